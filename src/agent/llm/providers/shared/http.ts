@@ -1,0 +1,293 @@
+/**
+ * HTTP for providers: one POST with retries, and error messages people can read.
+ *
+ * Usage (inside a provider's stream body, see `message-builder.ts`):
+ * ```ts
+ * const response = await fetchWithRetry({
+ *   provider: "Anthropic", url: `${baseUrl}/v1/messages`, headers, body: payload,
+ *   apiKey, signal: options.signal, maxRetries: options.maxRetries,
+ *   maxRetryDelayMs: options.maxRetryDelayMs, retry: options.retry,
+ * });
+ * for await (const event of parseSSE(response.body!, options.signal)) ...
+ * ```
+ * `fetchWithRetry` resolves only with a 2xx response whose body has not been read, so retries
+ * happen strictly before the first token: an error that arrives inside the stream is never
+ * retried (the caller may already have shown the tokens before it). It retries 408, 429, 5xx,
+ * any response whose body says "overloaded", and connection failures, with exponential backoff
+ * and jitter that honours `retry-after-ms`, `retry-after` (seconds or HTTP date) and Google's
+ * `retryDelay`. Every error it throws is a `ProviderError` whose message names the provider,
+ * the HTTP status and the provider's own message, with credentials scrubbed.
+ *
+ * Tests make backoff instant by passing `retry: { sleep }` (record the delay, resolve at once).
+ */
+import { abortError } from "./sse.js";
+
+/** Knobs for tests and unusual deployments; production code leaves them unset. */
+export interface RetryTuning {
+  /** First backoff delay; doubles each attempt (with ±25% jitter). Default 1000 ms. */
+  baseDelayMs?: number;
+  /** Waits `ms` or rejects when `signal` aborts. Default: a real timer. */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+}
+
+export interface ProviderHttpRequest {
+  /** Human-readable provider name used in error messages, e.g. "Anthropic". */
+  provider: string;
+  url: string;
+  headers: Record<string, string>;
+  /** JSON-serialisable request body. */
+  body: unknown;
+  /** The credential in use: scrubbed from every error message. */
+  apiKey?: string;
+  signal?: AbortSignal;
+  /** Default 3. */
+  maxRetries?: number;
+  /** Upper bound of one wait, including a server's retry-after. Default 60 000 ms. */
+  maxRetryDelayMs?: number;
+  retry?: RetryTuning;
+}
+
+/** A provider failure with a message that is safe to show: no stack trace, no credential. */
+export class ProviderError extends Error {
+  override readonly name = "ProviderError";
+  /** HTTP status, when the failure was an HTTP error response. */
+  readonly status: number | undefined;
+  /** The provider's error type or code (e.g. `rate_limit_error`, `context_length_exceeded`). */
+  readonly code: string | undefined;
+
+  constructor(message: string, details: { status?: number; code?: string } = {}) {
+    super(message);
+    this.status = details.status;
+    this.code = details.code;
+  }
+}
+
+const DEFAULT_MAX_RETRIES = 3;
+const DEFAULT_MAX_RETRY_DELAY_MS = 60_000;
+const DEFAULT_BASE_DELAY_MS = 1000;
+
+/** Waits `ms`, rejecting early with an abort error when `signal` aborts. */
+export function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(abortError(signal));
+      return;
+    }
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(abortError(signal));
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+/**
+ * POSTs `request.body` as JSON and resolves with the first 2xx response, its body unread.
+ * Retries transient failures as described in the file header; throws `ProviderError` for an
+ * HTTP error or an unreachable server, and an abort error when `request.signal` aborts
+ * (including during a backoff wait).
+ */
+export async function fetchWithRetry(request: ProviderHttpRequest): Promise<Response> {
+  const maxRetries = request.maxRetries ?? DEFAULT_MAX_RETRIES;
+  const maxDelay = request.maxRetryDelayMs ?? DEFAULT_MAX_RETRY_DELAY_MS;
+  const baseDelay = request.retry?.baseDelayMs ?? DEFAULT_BASE_DELAY_MS;
+  const sleep = request.retry?.sleep ?? abortableSleep;
+  const secrets = [request.apiKey];
+  const body = JSON.stringify(request.body);
+
+  for (let attempt = 0; ; attempt++) {
+    if (request.signal?.aborted) throw abortError(request.signal);
+    const backoff = Math.min(maxDelay, baseDelay * 2 ** attempt * (0.75 + Math.random() * 0.5));
+    let response: Response;
+    try {
+      response = await fetch(request.url, {
+        method: "POST",
+        headers: request.headers,
+        body,
+        signal: request.signal ?? null,
+      });
+    } catch (error) {
+      if (request.signal?.aborted) throw abortError(request.signal);
+      if (attempt >= maxRetries) {
+        throw new ProviderError(
+          scrubSecrets(
+            `Could not reach ${request.provider} at ${safeOrigin(request.url)}: ${networkCause(error)}` +
+              retriesNote(attempt),
+            secrets,
+          ),
+        );
+      }
+      await sleep(backoff, request.signal);
+      continue;
+    }
+    if (response.ok) return response;
+
+    const text = await response.text().catch(() => "");
+    const parsed = parseErrorBody(text);
+    const message = formatHttpError(request.provider, response.status, response.statusText, text, secrets);
+    const retryable = isRetryableStatus(response.status) || /overloaded/i.test(text);
+    if (!retryable || attempt >= maxRetries) {
+      throw new ProviderError(message + retriesNote(attempt), { status: response.status, code: parsed.code });
+    }
+    const asked = retryAfterMs(response.headers, text);
+    if (asked !== undefined && asked > maxDelay) {
+      throw new ProviderError(
+        `${message}. The server asked to retry after ${formatSeconds(asked)}, longer than the allowed ` +
+          `${formatSeconds(maxDelay)} (maxRetryDelayMs); try again later or raise maxRetryDelayMs.`,
+        { status: response.status, code: parsed.code },
+      );
+    }
+    await sleep(asked ?? backoff, request.signal);
+  }
+}
+
+/** Whether an HTTP status is worth retrying: timeouts, rate limits and server errors. */
+export function isRetryableStatus(status: number): boolean {
+  return status === 408 || status === 429 || status >= 500;
+}
+
+/**
+ * The delay a response asks for, in milliseconds: `retry-after-ms`, then `retry-after`
+ * (seconds or an HTTP date), then a Google `retryDelay: "12s"` in the body. Undefined when absent.
+ */
+export function retryAfterMs(headers: Headers, bodyText = ""): number | undefined {
+  const ms = Number.parseFloat(headers.get("retry-after-ms") ?? "");
+  if (Number.isFinite(ms) && ms >= 0) return ms;
+  const after = headers.get("retry-after");
+  if (after !== null && after.trim() !== "") {
+    const seconds = Number(after);
+    if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
+    const date = Date.parse(after);
+    if (Number.isFinite(date)) return Math.max(0, date - Date.now());
+  }
+  const google = /"retryDelay"\s*:\s*"(\d+(?:\.\d+)?)s"/.exec(bodyText);
+  if (google?.[1] !== undefined) return Number.parseFloat(google[1]) * 1000;
+  return undefined;
+}
+
+/** The provider's own message and error code/type from an error body, in any vendor's shape. */
+export function parseErrorBody(text: string): { message?: string; code?: string } {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    const trimmed = text.trim();
+    return trimmed ? { message: truncate(trimmed.replace(/\s+/g, " "), 300) } : {};
+  }
+  if (Array.isArray(json)) json = json[0];
+  if (!isRecord(json)) return {};
+  const error = json.error;
+  if (typeof error === "string") return { message: error };
+  if (isRecord(error)) {
+    // Prefer the most specific text: OpenAI `code`, Google `status` (its `code` is the HTTP number), Anthropic `type`.
+    const code = firstString(error.code, error.status, error.type);
+    const message = firstString(error.message);
+    return { ...(message !== undefined && { message }), ...(code !== undefined && { code }) };
+  }
+  const message = firstString(json.message, json.detail);
+  const code = firstString(json.code, json.type);
+  return { ...(message !== undefined && { message }), ...(code !== undefined && { code }) };
+}
+
+/**
+ * `"<Provider> API error (HTTP <status>[, <code>]): <provider message>"`, with `secrets`
+ * and anything shaped like an API key replaced by `[redacted]`.
+ */
+export function formatHttpError(
+  provider: string,
+  status: number,
+  statusText: string,
+  bodyText: string,
+  secrets: readonly (string | undefined)[] = [],
+): string {
+  const { message, code } = parseErrorBody(bodyText);
+  const head = `${provider} API error (HTTP ${status}${code ? `, ${code}` : statusText ? ` ${statusText}` : ""})`;
+  return scrubSecrets(message ? `${head}: ${message}` : head, secrets);
+}
+
+/**
+ * A one-line, credential-free description of any failure during a provider request, for
+ * `errorMessage`. `ProviderError`s pass through; connection drops and other exceptions get
+ * the provider name and the underlying cause, never a stack trace.
+ */
+export function describeError(
+  error: unknown,
+  provider: string,
+  secrets: readonly (string | undefined)[] = [],
+): string {
+  if (error instanceof ProviderError) return scrubSecrets(error.message, secrets);
+  if (error instanceof Error && error.name === "AbortError") return "Request was aborted";
+  const cause = networkCause(error);
+  if (error instanceof TypeError && /terminated|other side closed|socket/i.test(cause)) {
+    return scrubSecrets(`${provider} connection dropped before the response finished (${cause})`, secrets);
+  }
+  return scrubSecrets(`${provider} request failed: ${cause}`, secrets);
+}
+
+const KEY_PATTERNS: readonly RegExp[] = [
+  /sk-ant-[A-Za-z0-9_-]{8,}/g,
+  /sk-[A-Za-z0-9_-]{16,}/g,
+  /AIza[0-9A-Za-z_-]{20,}/g,
+  /(Bearer\s+)[A-Za-z0-9._~+/=-]{8,}/gi,
+];
+
+/** Replaces every occurrence of `secrets` and of common API-key shapes with `[redacted]`. */
+export function scrubSecrets(text: string, secrets: readonly (string | undefined)[] = []): string {
+  let out = text;
+  for (const secret of secrets) {
+    if (secret && secret.length >= 4) out = out.split(secret).join("[redacted]");
+  }
+  for (const pattern of KEY_PATTERNS) {
+    out = out.replace(pattern, (_match, prefix: unknown) =>
+      typeof prefix === "string" ? `${prefix}[redacted]` : "[redacted]",
+    );
+  }
+  return out;
+}
+
+function networkCause(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const cause: unknown = error.cause;
+  if (cause instanceof Error) {
+    const code = (cause as { code?: unknown }).code;
+    const detail =
+      typeof code === "string" && !cause.message.includes(code) ? `${code} ${cause.message}` : cause.message;
+    return error.message === "fetch failed" ? detail : `${error.message}: ${detail}`;
+  }
+  return error.message;
+}
+
+function retriesNote(attempt: number): string {
+  return attempt > 0 ? ` (gave up after ${attempt} ${attempt === 1 ? "retry" : "retries"})` : "";
+}
+
+function safeOrigin(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return "the configured baseUrl";
+  }
+}
+
+function formatSeconds(ms: number): string {
+  return `${Math.round(ms / 100) / 10} s`;
+}
+
+function truncate(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max)}…` : text;
+}
+
+function firstString(...values: unknown[]): string | undefined {
+  for (const v of values) {
+    if (typeof v === "string" && v !== "") return v;
+  }
+  return undefined;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
