@@ -1,0 +1,319 @@
+/**
+ * The channel seam: what every chat platform adapter (Slack, Discord, Telegram, web chat) turns its
+ * platform's events into, and the outbound operations the rest of Switchboard uses to talk back.
+ *
+ * Rules every adapter follows:
+ * - Platform SDK types never leave `src/adapters/<platform>/` (a test checks the imports).
+ * - Ids crossing this seam are opaque strings the adapter encodes and decodes itself (`threadKey`,
+ *   `messageId`/`MessageRef`, `eventId`); nobody else parses them.
+ * - Outbound methods work without `start()`: a worker process creates the adapter in outbound-only
+ *   mode and posts and edits without holding the inbound connection.
+ * - Platform failures are thrown as `ChannelError` with a small `code`, so callers (the renderer)
+ *   handle rate limits and "not modified" without SDK knowledge.
+ * - Bad input from the platform (malformed updates) is logged and dropped, never thrown to the caller.
+ */
+
+/** The chat platforms Switchboard speaks. */
+export type Platform = "slack" | "discord" | "telegram" | "web";
+
+/**
+ * An opaque reference to one message a platform holds, usable for `edit`, `delete`, `react`,
+ * `unreact`. It names the conversation as well as the message (e.g. `telegram:-1001:42`), so callers
+ * need nothing else to address it.
+ */
+export type MessageRef = string;
+
+/** Who wrote a message or reacted. `id` is the platform's user id, as a string. */
+export interface ChatUser {
+  id: string;
+  name?: string;
+  isBot: boolean;
+}
+
+/**
+ * A file or media item attached to an inbound message, by reference only (no bytes): the consumer
+ * downloads it through the adapter or platform when it needs it.
+ */
+export interface AttachmentRef {
+  /** Platform file id (Telegram `file_id`, Slack file id, Discord attachment id). */
+  id: string;
+  kind: "image" | "audio" | "video" | "file" | "other";
+  name?: string;
+  mimeType?: string;
+  sizeBytes?: number;
+  /** A direct URL when the platform gives one (Slack, Discord); Telegram needs `getFile` first. */
+  url?: string;
+}
+
+/**
+ * One chat message delivered to the bot, normalised.
+ *
+ * Adapters deliver only messages addressed to the bot (`mentioned` true: a mention, a reply to the
+ * bot, a DM) unless the platform's rules make a non-addressed message part of a bot conversation
+ * (e.g. Slack replies in a thread the bot is in); consumers may still check `mentioned`.
+ */
+export interface InboundMessage {
+  platform: Platform;
+  /**
+   * The conversation this message belongs to; one agent session per thread key. Encoded by the
+   * adapter: `telegram:<chat>:<topic|0>:<reply root|0>`, `slack:<team>:<channel>:<thread_ts>`,
+   * `discord:<guild|dm>:<channel>:<thread|root message>`, `web:<conversation>`.
+   */
+  threadKey: string;
+  /** Namespaced platform event id for dedupe, e.g. `telegram:update:123`. Same event → same id. */
+  eventId: string;
+  /** Reference to this message (react to it, e.g. the 👀 acknowledgement). */
+  messageId: MessageRef;
+  /** Platform channel/chat id (for access checks and per-channel config). */
+  channelId: string;
+  user: ChatUser;
+  /** The text with the bot's mention removed and surrounding whitespace trimmed. */
+  text: string;
+  attachments: AttachmentRef[];
+  /** True when the bot was addressed: mentioned, replied to, or written to in a DM. */
+  mentioned: boolean;
+  /** True in a one-to-one conversation with the bot. */
+  isDirect: boolean;
+  /** The message this one replies to, when it is a reply. */
+  replyTo?: MessageRef;
+  /** When the platform says the message was sent, in ms since the epoch. */
+  timestamp: number;
+}
+
+/**
+ * A reaction added to or removed from a message. `emoji` is normalised to the Unicode emoji
+ * ("✅", "❌", "♾️", "👀"); custom platform emoji are passed as `:name:`.
+ */
+export interface InboundReaction {
+  platform: Platform;
+  threadKey: string;
+  eventId: string;
+  /** The message reacted to; equal to the `MessageRef` returned by `post` for the bot's own messages. */
+  messageId: MessageRef;
+  channelId: string;
+  emoji: string;
+  user: ChatUser;
+  added: boolean;
+  timestamp: number;
+}
+
+/**
+ * A native command (Telegram `/model@bot`, Slack slash command, Discord application command).
+ * Commands typed as text after a mention arrive as an `InboundMessage` instead; the command layer
+ * parses both.
+ */
+export interface InboundCommand {
+  platform: Platform;
+  threadKey: string;
+  eventId: string;
+  /** Command name without the slash and without a `@botname` suffix, lower case: `model`. */
+  name: string;
+  /** Everything after the name, trimmed (may be empty). */
+  args: string;
+  user: ChatUser;
+  channelId: string;
+  /** The message carrying the command, where there is one (Telegram). */
+  messageId?: MessageRef;
+  isDirect: boolean;
+  timestamp: number;
+  /**
+   * Present on platforms that require an acknowledgement of the command itself (Slack, Discord
+   * interactions). Call it once, quickly; the text is shown to the invoking user or the channel.
+   * Where absent, answer by `post` into `threadKey`.
+   */
+  respond?(text: string, opts?: { ephemeral?: boolean }): Promise<void>;
+}
+
+/**
+ * Callbacks an adapter calls for inbound events. A handler that throws or rejects is logged by the
+ * adapter and does not stop the connection; the event is not retried by the adapter (durability is
+ * the consumer's job: write to the inbox before returning).
+ */
+export interface InboundHandlers {
+  onMessage(message: InboundMessage): Promise<void> | void;
+  onReaction(reaction: InboundReaction): Promise<void> | void;
+  onCommand(command: InboundCommand): Promise<void> | void;
+}
+
+/** The markdown dialect a platform renders. Outbound text is CommonMark; adapters convert it. */
+export type MarkdownDialect = "telegram-html" | "slack-mrkdwn" | "discord" | "plain";
+
+/** What a platform can do, as data, so the renderer and core never branch on the platform name. */
+export interface AdapterCapabilities {
+  /** Longest message the platform accepts, in characters of visible text. */
+  maxMessageLength: number;
+  /**
+   * Minimum interval between edits of one message, in ms (default 1000). The adapter may return a
+   * slower value for some threads (Telegram groups) through `editIntervalFor`.
+   */
+  editIntervalMs: number;
+  markdown: MarkdownDialect;
+  /** Commands can be registered natively (`registerCommands`). */
+  nativeCommands: boolean;
+  /** Reactions can be added and are delivered as `InboundReaction`. */
+  reactions: boolean;
+  /** Messages can be edited (false: the renderer posts only final text). */
+  edits: boolean;
+  /** How long one `typing()` call stays visible, in ms; 0 when the platform has no typing indicator. */
+  typingDurationMs: number;
+  /** The adapter can return earlier thread messages (`fetchHistory`). */
+  history: boolean;
+}
+
+/** Options of `post`. */
+export interface PostOptions {
+  /** `markdown` (default): CommonMark converted to the platform dialect; `plain`: sent as is. */
+  format?: "markdown" | "plain";
+  /** Reply to this message instead of the thread's default anchor. */
+  replyTo?: MessageRef;
+  /** Ask the platform not to notify (Telegram `disable_notification`). */
+  silent?: boolean;
+}
+
+/** Options of `edit`. */
+export interface EditOptions {
+  format?: "markdown" | "plain";
+}
+
+/** A message from a thread's past, for the context of a session that starts mid-thread. */
+export interface HistoryMessage {
+  messageId: MessageRef;
+  user: ChatUser;
+  text: string;
+  timestamp: number;
+  /** True for messages the bot itself wrote. */
+  fromBot: boolean;
+}
+
+/** A command to show in the platform's command menu. */
+export interface CommandSpec {
+  /** Lower-case name without slash: `model`. */
+  name: string;
+  description: string;
+}
+
+/** State of one inbound connection, for `/readyz`. */
+export interface ConnectionStatus {
+  /** What the connection is: `telegram:polling`, `telegram:webhook`, `discord:shard:0`, … */
+  name: string;
+  state: "idle" | "connecting" | "connected" | "standby" | "stopped" | "failed";
+  /** For `standby`: another process holds the connection lease. For `failed`: the last error. */
+  detail?: string;
+  /** When the state last changed, ms since the epoch. */
+  since: number;
+}
+
+/**
+ * A chat platform, both directions.
+ *
+ * Inbound: `start(handlers)` opens the connection (or registers the webhook route) and calls the
+ * handlers; `stop()` closes it and resolves when no handler will be called any more. Outbound methods
+ * work before, during and after `start()`. Outbound methods throw `ChannelError` on platform failure;
+ * an `edit` whose text equals the current text resolves (never throws `not_modified`).
+ */
+export interface ChannelAdapter {
+  readonly platform: Platform;
+  readonly capabilities: AdapterCapabilities;
+
+  start(handlers: InboundHandlers): Promise<void>;
+  stop(): Promise<void>;
+  /** Current state of each inbound connection this adapter manages (empty before `start`). */
+  connections(): ConnectionStatus[];
+
+  /** Post a new message into a thread; returns its reference. */
+  post(threadKey: string, text: string, opts?: PostOptions): Promise<MessageRef>;
+  edit(ref: MessageRef, text: string, opts?: EditOptions): Promise<void>;
+  delete(ref: MessageRef): Promise<void>;
+  react(ref: MessageRef, emoji: string): Promise<void>;
+  unreact(ref: MessageRef, emoji: string): Promise<void>;
+  /** Show a typing indicator in the thread for about `capabilities.typingDurationMs`. */
+  typing(threadKey: string): Promise<void>;
+
+  /** The rate-limit bucket a thread's messages count against (its chat or channel), e.g. `telegram:-1001`. */
+  channelOf(threadKey: string): string;
+  /** Edit interval for one thread, when it differs from `capabilities.editIntervalMs` (Telegram groups). */
+  editIntervalFor?(threadKey: string): number;
+  /**
+   * Earlier messages of the thread, oldest first, at most `limit`, excluding messages newer than
+   * `before` when given. Platforms without a history API return what the adapter saw (documented).
+   */
+  fetchHistory?(threadKey: string, limit: number, before?: MessageRef): Promise<HistoryMessage[]>;
+  /** Register commands in the platform's command menu. */
+  registerCommands?(commands: CommandSpec[]): Promise<void>;
+}
+
+/** Builds an adapter from its own config slice; implementations annotate themselves with it. */
+export type ChannelAdapterFactory<TConfig> = (config: TConfig) => ChannelAdapter;
+
+/** Normalised kinds of platform failure. */
+export type ChannelErrorCode =
+  | "rate_limited"
+  | "not_modified"
+  | "not_found"
+  | "forbidden"
+  | "bad_request"
+  | "too_long"
+  | "unauthorized"
+  | "network"
+  | "other";
+
+/**
+ * A platform failure, normalised. `retryAfterMs` is set for `rate_limited` (from the platform's
+ * retry-after). The message says what failed and never contains tokens.
+ */
+export class ChannelError extends Error {
+  override readonly name = "ChannelError";
+  constructor(
+    readonly code: ChannelErrorCode,
+    message: string,
+    readonly platform: Platform,
+    readonly retryAfterMs?: number,
+  ) {
+    super(message);
+  }
+}
+
+/** True when `err` is a `ChannelError` with one of the given codes. */
+export function isChannelError(err: unknown, ...codes: ChannelErrorCode[]): err is ChannelError {
+  return err instanceof ChannelError && (codes.length === 0 || codes.includes(err.code));
+}
+
+/**
+ * A shared budget of requests per key (a channel), so several processes posting into one channel
+ * stay under the platform's limit together. `acquire` reserves one request and resolves with how long
+ * the caller must wait before sending it (0: now). `penalize` records a platform 429 so every
+ * process backs off for `retryAfterMs`. Implementations: `MemoryRateLimiter` (one process) and
+ * `RedisRateLimiter` (src/gateway, several processes).
+ */
+export interface RateLimiter {
+  acquire(key: string, rule: RateRule): Promise<number>;
+  penalize(key: string, retryAfterMs: number): Promise<void>;
+}
+
+/** At most `limit` requests per `windowMs` for one key. */
+export interface RateRule {
+  limit: number;
+  windowMs: number;
+}
+
+/**
+ * A lease on a connection that must be unique across gateway processes (Telegram long polling, a
+ * Discord shard). `acquire` resolves true when this holder now owns it; `renew` extends it and
+ * resolves false when it was lost; `release` gives it up only if still held.
+ */
+export interface ConnectionLease {
+  readonly name: string;
+  acquire(): Promise<boolean>;
+  renew(): Promise<boolean>;
+  release(): Promise<void>;
+  /** Lease time-to-live in ms; holders renew well within it (a third of it). */
+  readonly ttlMs: number;
+}
+
+/** Minimal structured logger the adapters accept (pino-compatible subset). */
+export interface AdapterLogger {
+  debug(obj: object, msg?: string): void;
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
