@@ -1,0 +1,64 @@
+import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
+import type { Tool, ToolCall } from "./llm/types.js";
+
+// Coercion turns the strings models often send ("5", "true") into the declared types;
+// `strict: false` accepts schemas from extensions that carry extra keywords.
+const ajv = new Ajv({ coerceTypes: true, allErrors: true, strict: false });
+const validators = new WeakMap<object, ValidateFunction>();
+
+const MAX_ARGUMENTS_SHOWN = 2000;
+
+function validatorFor(tool: Tool): ValidateFunction {
+  const schema = tool.parameters as object;
+  let validate = validators.get(schema);
+  if (!validate) {
+    try {
+      validate = ajv.compile(schema);
+    } catch (e) {
+      const reason = e instanceof Error ? e.message : String(e);
+      throw new Error(
+        `Tool "${tool.name}" has an invalid parameter schema (${reason}). Fix the tool's TypeBox schema.`,
+      );
+    }
+    validators.set(schema, validate);
+  }
+  return validate;
+}
+
+function errorPath(error: ErrorObject): string {
+  let path = error.instancePath;
+  if (error.keyword === "required") {
+    const missing = (error.params as { missingProperty?: string }).missingProperty;
+    if (missing !== undefined) path = `${path}/${missing}`;
+  }
+  return path === "" ? "(root)" : path;
+}
+
+function showArguments(args: unknown): string {
+  let text: string;
+  try {
+    text = JSON.stringify(args) ?? String(args);
+  } catch {
+    text = String(args);
+  }
+  if (text.length <= MAX_ARGUMENTS_SHOWN) return text;
+  return `${text.slice(0, MAX_ARGUMENTS_SHOWN)}… (${text.length - MAX_ARGUMENTS_SHOWN} more characters)`;
+}
+
+/**
+ * Validates a tool call's arguments against the tool's TypeBox schema and returns them coerced to
+ * the declared types (`"5"` → `5` for a number). Works on a copy: the assistant message is never
+ * changed. Throws an `Error` whose message names every failing path with the reason and shows the
+ * arguments received (truncated when huge), written for the model to correct its call. Compiled
+ * validators are cached per schema object.
+ */
+export function validateToolArguments(tool: Tool, toolCall: ToolCall): Record<string, unknown> {
+  const validate = validatorFor(tool);
+  const args: unknown = structuredClone(toolCall.arguments ?? {});
+  if (validate(args)) return args as Record<string, unknown>;
+  const problems = (validate.errors ?? []).map((e) => `  - ${errorPath(e)}: ${e.message ?? "is invalid"}`);
+  throw new Error(
+    `Invalid arguments for tool "${toolCall.name}":\n${problems.join("\n")}\n` +
+      `Arguments received: ${showArguments(toolCall.arguments)}`,
+  );
+}
