@@ -20,6 +20,7 @@ const OVERFLOW_PATTERNS: readonly RegExp[] = [
   /context size has been exceeded/i, // llama.cpp server
   /exceeds? (?:the )?(?:available )?context (?:size|length)/i, // llama.cpp, LM Studio
   /greater than the context length/i, // LM Studio
+  /context length of only \d+ tokens/i, // LM Studio: "the model is loaded with context length of only 4096 tokens"
   /too many tokens/i, // generic ("Request contains too many tokens")
   /reduce the length of the (?:messages|prompt)/i, // OpenAI-compatible proxies
   /maximum prompt length/i, // Groq, others

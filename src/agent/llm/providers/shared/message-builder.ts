@@ -35,7 +35,7 @@ import type {
   ToolCall,
 } from "../../types.js";
 import { calculateCost, createAssistantMessage } from "../../usage.js";
-import { describeError, scrubSecrets } from "./http.js";
+import { describeError, ProviderError, scrubSecrets } from "./http.js";
 import { parseStreamingJson } from "./partial-json.js";
 
 type BlockState =
@@ -74,7 +74,7 @@ export function runProviderStream(
     .then(
       () => {
         if (!builder.finished) {
-          builder.fail(new Error(`${info.provider} stream ended before the response finished`));
+          builder.fail(new ProviderError(`${info.provider} stream ended before the response finished`));
         }
       },
       (error: unknown) => builder.fail(error),
