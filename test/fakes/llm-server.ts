@@ -30,7 +30,9 @@ import { once } from "node:events";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { anthropicProtocol } from "./llm/anthropic.js";
+import { googleProtocol } from "./llm/google.js";
 import { openAICompletionsProtocol } from "./llm/openai-completions.js";
+import { openAIResponsesProtocol } from "./llm/openai-responses.js";
 
 /** The wire APIs the server speaks. */
 export type FakeApi =
@@ -176,7 +178,13 @@ export function sseEvent(event: string | undefined, data: unknown, token = false
   return { text: `${event === undefined ? "" : `event: ${event}\n`}data: ${json}\n\n`, token };
 }
 
-const BUILT_IN_PROTOCOLS: readonly WireProtocol[] = [anthropicProtocol, openAICompletionsProtocol];
+/**
+ * The four built-in protocol modules. A function, not a constant: the modules import helpers from
+ * this file, so whichever side a test imports first, the list is read only after both are loaded.
+ */
+function builtInProtocols(): WireProtocol[] {
+  return [anthropicProtocol, openAICompletionsProtocol, openAIResponsesProtocol, googleProtocol];
+}
 
 export interface FakeLlmServerOptions {
   /** Extra or replacement protocol modules (a later one for the same api wins). */
@@ -203,7 +211,7 @@ export interface FakeLlmServer {
 /** Starts the server on a random loopback port. */
 export async function startFakeLlmServer(options: FakeLlmServerOptions = {}): Promise<FakeLlmServer> {
   const protocols = new Map<FakeApi, WireProtocol>();
-  for (const p of [...BUILT_IN_PROTOCOLS, ...(options.protocols ?? [])]) protocols.set(p.api, p);
+  for (const p of [...builtInProtocols(), ...(options.protocols ?? [])]) protocols.set(p.api, p);
   const queues = new Map<FakeApi, ScriptedReply[]>();
   const handlers = new Map<FakeApi, ReplyFunction>();
   const requests: RecordedRequest[] = [];
