@@ -234,6 +234,11 @@ export interface ChannelAdapter {
   /** Edit interval for one thread, when it differs from `capabilities.editIntervalMs` (Telegram groups). */
   editIntervalFor?(threadKey: string): number;
   /**
+   * The platform's budget for posts and edits into the thread's channel (`channelOf`), which the
+   * renderer spends through a `RateLimiter`. Absent: no per-channel budget beyond the edit interval.
+   */
+  rateRuleFor?(threadKey: string): RateRule;
+  /**
    * Earlier messages of the thread, oldest first, at most `limit`, excluding messages newer than
    * `before` when given. Platforms without a history API return what the adapter saw (documented).
    */

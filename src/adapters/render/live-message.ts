@@ -1,0 +1,239 @@
+/**
+ * A message that follows a growing text: the reply being streamed, or a run's tool status lines.
+ *
+ * Guarantees, per `LiveMessage`:
+ * - at most one platform request in flight;
+ * - at most one edit of each platform message per edit interval (measured between request starts);
+ * - only the latest text is sent: intermediate frames that were superseded while waiting are skipped;
+ * - the final text is always sent exactly, split into several platform messages when longer than the
+ *   limit; a rate limit (429) delays it by the platform's retry-after and never drops it;
+ * - "not modified" counts as sent; an edit of a message someone deleted posts it again.
+ * Requests also spend the channel's shared budget through the `RateLimiter`.
+ */
+import {
+  type AdapterLogger,
+  type ChannelAdapter,
+  isChannelError,
+  type MessageRef,
+  type RateLimiter,
+  type RateRule,
+} from "../types.js";
+import type { Clock } from "./clock.js";
+import { splitMessage } from "./split.js";
+
+export interface LiveMessageOptions {
+  adapter: ChannelAdapter;
+  threadKey: string;
+  clock: Clock;
+  limiter: RateLimiter;
+  /** Defaults: the adapter's `editIntervalFor(threadKey)`, else `capabilities.editIntervalMs`, else 1000. */
+  editIntervalMs?: number;
+  format?: "markdown" | "plain";
+  logger?: AdapterLogger;
+  /** Attempts for the final text on failures other than rate limits (default 5, with backoff). */
+  maxFinalAttempts?: number;
+}
+
+/** What happened to the final text. */
+export type LiveMessageOutcome = "delivered" | "failed" | "cancelled";
+
+const silent: AdapterLogger = { debug() {}, info() {}, warn() {}, error() {} };
+
+export class LiveMessage {
+  private latest = "";
+  private final: string | undefined;
+  private readonly sent: (string | undefined)[] = [];
+  private readonly refList: (MessageRef | undefined)[] = [];
+  private readonly lastStart: number[] = [];
+  private wake: (() => void) | undefined;
+  private running: Promise<LiveMessageOutcome> | undefined;
+  private readonly abort = new AbortController();
+  private failures = 0;
+  private working = false;
+  private readonly interval: number;
+  private readonly channel: string;
+  private readonly rule: RateRule | undefined;
+  private readonly log: AdapterLogger;
+
+  constructor(private readonly o: LiveMessageOptions) {
+    const a = o.adapter;
+    this.interval =
+      o.editIntervalMs ?? a.editIntervalFor?.(o.threadKey) ?? a.capabilities.editIntervalMs ?? 1000;
+    this.channel = a.channelOf(o.threadKey);
+    this.rule = a.rateRuleFor?.(o.threadKey);
+    this.log = o.logger ?? silent;
+  }
+
+  /** Show `text` (the whole text so far). Cheap: call it on every delta. Ignored after `finish`. */
+  set(text: string): void {
+    if (this.final !== undefined) return;
+    this.latest = text;
+    this.kick();
+  }
+
+  /**
+   * The text is complete: send exactly `text` (default: the last `set`) and resolve when every part is
+   * on the platform, or when it failed for good ("failed") or was cancelled.
+   */
+  finish(text?: string): Promise<LiveMessageOutcome> {
+    if (this.final === undefined) this.final = text ?? this.latest;
+    this.kick();
+    return this.running ?? Promise.resolve("delivered");
+  }
+
+  /** Stop sending (the run was discarded). Pending sleeps end at once. */
+  cancel(): void {
+    this.abort.abort(new Error("live message cancelled"));
+    this.wake?.();
+  }
+
+  /** References of the platform messages, in order. */
+  get refs(): MessageRef[] {
+    return this.refList.filter((r): r is MessageRef => r !== undefined);
+  }
+
+  /** True while a request is being prepared or is in flight (tests wait for false). */
+  get busy(): boolean {
+    return this.working;
+  }
+
+  private kick(): void {
+    if (this.abort.signal.aborted) return;
+    if (!this.running) {
+      this.working = true;
+      this.running = this.pump().finally(() => {
+        this.working = false;
+      });
+    }
+    const w = this.wake;
+    this.wake = undefined;
+    w?.();
+  }
+
+  private target(): string[] {
+    const text = this.final ?? this.latest;
+    if (text.trim() === "") return [];
+    return splitMessage(text, this.o.adapter.capabilities.maxMessageLength);
+  }
+
+  private async pump(): Promise<LiveMessageOutcome> {
+    const { clock } = this.o;
+    const signal = this.abort.signal;
+    try {
+      for (;;) {
+        if (signal.aborted) return "cancelled";
+        const parts = this.target();
+        const now = clock.now();
+        let next: { index: number; text: string } | undefined;
+        let earliest = Number.POSITIVE_INFINITY;
+        for (let i = 0; i < parts.length; i++) {
+          const text = parts[i] as string;
+          if (this.sent[i] === text && this.refList[i] !== undefined) continue;
+          if (this.refList[i] === undefined) {
+            next = { index: i, text };
+            break;
+          }
+          const due = (this.lastStart[i] ?? 0) + this.interval;
+          if (due <= now) {
+            next = { index: i, text };
+            break;
+          }
+          earliest = Math.min(earliest, due);
+        }
+        if (!next && this.final !== undefined && earliest === Number.POSITIVE_INFINITY) {
+          // Final text fewer parts than what was shown: remove the leftovers.
+          const extra = this.refList.length - 1;
+          if (extra >= parts.length && extra >= 0) {
+            await this.removeLast();
+            continue;
+          }
+          return "delivered";
+        }
+        if (!next) {
+          this.working = false;
+          if (earliest !== Number.POSITIVE_INFINITY) await clock.sleep(earliest - now, signal);
+          else await new Promise<void>((r) => (this.wake = r));
+          this.working = true;
+          continue;
+        }
+        const wait = await this.o.limiter.acquire(
+          this.channel,
+          this.rule ?? { limit: 1_000_000, windowMs: 1000 },
+        );
+        if (wait > 0) {
+          this.working = false;
+          await clock.sleep(wait, signal);
+          this.working = true;
+        }
+        // Send the newest text for this part, which may have moved on while waiting.
+        const text = this.target()[next.index] ?? next.text;
+        const result = await this.send(next.index, text);
+        if (result === "failed") return "failed";
+      }
+    } catch (err) {
+      if (signal.aborted) return "cancelled";
+      throw err;
+    }
+  }
+
+  private async send(index: number, text: string): Promise<"ok" | "retry" | "failed"> {
+    const { adapter, threadKey, clock } = this.o;
+    const ref = this.refList[index];
+    this.lastStart[index] = clock.now();
+    try {
+      if (ref === undefined) {
+        this.refList[index] = await adapter.post(threadKey, text, { format: this.o.format ?? "markdown" });
+      } else {
+        await adapter.edit(ref, text, { format: this.o.format ?? "markdown" });
+      }
+      this.sent[index] = text;
+      this.failures = 0;
+      return "ok";
+    } catch (err) {
+      if (isChannelError(err, "not_modified")) {
+        this.sent[index] = text;
+        return "ok";
+      }
+      if (isChannelError(err, "rate_limited")) {
+        const retry = err.retryAfterMs ?? 1000;
+        this.log.debug({ threadKey, retryAfterMs: retry }, "rate limited; waiting");
+        await this.o.limiter.penalize(this.channel, retry);
+        return "retry";
+      }
+      if (ref !== undefined && isChannelError(err, "not_found")) {
+        // Someone deleted the message: post the part again.
+        this.refList[index] = undefined;
+        this.sent[index] = undefined;
+        return "retry";
+      }
+      this.failures++;
+      const fatal = isChannelError(err, "forbidden", "unauthorized");
+      const attempts = this.o.maxFinalAttempts ?? 5;
+      this.log.warn(
+        { threadKey, err: err instanceof Error ? err.message : String(err), attempt: this.failures },
+        "could not update chat message",
+      );
+      if (fatal || (this.final !== undefined && this.failures >= attempts)) return "failed";
+      this.working = false;
+      await clock.sleep(Math.min(30_000, 500 * 2 ** (this.failures - 1)), this.abort.signal);
+      this.working = true;
+      return "retry";
+    }
+  }
+
+  private async removeLast(): Promise<void> {
+    const ref = this.refList.pop();
+    this.sent.pop();
+    this.lastStart.pop();
+    if (ref === undefined) return;
+    try {
+      await this.o.adapter.delete(ref);
+    } catch (err) {
+      if (!isChannelError(err, "not_found"))
+        this.log.warn(
+          { err: err instanceof Error ? err.message : String(err) },
+          "could not delete a superseded part",
+        );
+    }
+  }
+}

@@ -1,0 +1,101 @@
+import { describe, expect, it } from "vitest";
+import { ManualClock } from "../../../src/adapters/render/clock.js";
+import { MemoryRateLimiter } from "../../../src/adapters/render/rate-limiter.js";
+import { briefError, RunRenderer } from "../../../src/adapters/render/run-renderer.js";
+import { assistant, streamedText, toolEnd, toolStart } from "../support/agent-events.js";
+import { driveUntil, settle } from "../support/drive.js";
+import { RecordingAdapter } from "../support/recording-adapter.js";
+
+function setup() {
+  const clock = new ManualClock();
+  const adapter = new RecordingAdapter(clock, { markdown: "plain" });
+  const renderer = new RunRenderer({
+    adapter,
+    threadKey: "t1",
+    clock,
+    limiter: new MemoryRateLimiter(clock),
+  });
+  return { clock, adapter, renderer };
+}
+
+const typingCalls = (a: RecordingAdapter) => a.calls.filter((c) => c.op === "typing").length;
+
+describe("RunRenderer", () => {
+  it("shows a status line per tool with state and duration, and the reply in its own message", async () => {
+    const { clock, adapter, renderer } = setup();
+    renderer.onEvent({ type: "agent_start" });
+    renderer.onEvent(toolStart("c1", "bash", { command: "ls -la /tmp" }));
+    await settle(() => renderer.busy);
+    expect(adapter.messages()).toEqual(["🔧 **bash** `ls -la /tmp` ⏳"]);
+    await clock.advance(400);
+    renderer.onEvent(toolEnd("c1", "bash"));
+    renderer.onEvent(toolStart("c2", "read", { path: "/etc/hosts" }));
+    await clock.advance(1500);
+    renderer.onEvent(toolEnd("c2", "read", true));
+    for (const e of streamedText(["The ", "answer ", "is 42."])) renderer.onEvent(e);
+    renderer.onEvent({ type: "agent_end", messages: [] });
+    await driveUntil(clock, renderer.close(), { busy: () => renderer.busy });
+    expect(adapter.messages()).toEqual([
+      "🔧 **bash** `ls -la /tmp` ✅ 0.4 s\n🔧 **read** `/etc/hosts` ❌ 1.5 s",
+      "The answer is 42.",
+    ]);
+  });
+
+  it("joins the text of several assistant messages of one run", async () => {
+    const { clock, adapter, renderer } = setup();
+    for (const e of streamedText(["Let me check."])) renderer.onEvent(e);
+    renderer.onEvent(toolStart("c1", "bash", { command: "date" }));
+    renderer.onEvent(toolEnd("c1", "bash"));
+    for (const e of streamedText(["It is noon."])) renderer.onEvent(e);
+    await driveUntil(clock, renderer.close(), { busy: () => renderer.busy });
+    expect(adapter.messages()).toContain("Let me check.\n\nIt is noon.");
+  });
+
+  it("keeps typing while the agent works and stops when the run ends", async () => {
+    const { clock, adapter, renderer } = setup();
+    renderer.onEvent({ type: "agent_start" });
+    await settle(() => renderer.busy);
+    await clock.advance(20_000);
+    const whileWorking = typingCalls(adapter);
+    expect(whileWorking).toBeGreaterThanOrEqual(4);
+    await driveUntil(clock, renderer.close(), { busy: () => renderer.busy });
+    await clock.advance(60_000);
+    expect(typingCalls(adapter)).toBe(whileWorking);
+    expect(clock.pending).toBe(0);
+  });
+
+  it("stops typing and marks running tools when a run is aborted", async () => {
+    const { clock, adapter, renderer } = setup();
+    renderer.onEvent({ type: "agent_start" });
+    renderer.onEvent(toolStart("c1", "bash", { command: "sleep 100" }));
+    await clock.advance(2000);
+    renderer.onEvent({ type: "message_end", message: assistant("", "aborted", "Request was aborted") });
+    await driveUntil(clock, renderer.close({ aborted: true }), { busy: () => renderer.busy });
+    expect(adapter.messages()).toEqual(["🔧 **bash** `sleep 100` ⏹️ 2.0 s"]);
+    const before = typingCalls(adapter);
+    await clock.advance(30_000);
+    expect(typingCalls(adapter)).toBe(before);
+  });
+
+  it("shows an error once, briefly, without stack traces or secrets", async () => {
+    const { clock, adapter, renderer } = setup();
+    renderer.onEvent({ type: "agent_start" });
+    renderer.onEvent({
+      type: "message_end",
+      message: assistant(
+        "",
+        "error",
+        "401 invalid key sk-abcdefghijklmnopqrstuv\n    at fetch (node:internal/deps/undici:1:1)\n    at x",
+      ),
+    });
+    renderer.onEvent({ type: "agent_end", messages: [] });
+    await driveUntil(clock, renderer.close({ error: "again" }), { busy: () => renderer.busy });
+    await renderer.close({ error: "third time" });
+    expect(adapter.messages()).toEqual(["⚠️ 401 invalid key [redacted]"]);
+  });
+
+  it("briefError keeps the first meaningful line under 200 characters", () => {
+    expect(briefError(`Error: ${"x".repeat(500)}\n  at foo`).length).toBeLessThanOrEqual(200);
+    expect(briefError("\n\n  at a\nreal problem")).toBe("real problem");
+  });
+});
