@@ -11,7 +11,6 @@
  * "skip validator" placeholder instead.
  */
 import { randomBytes } from "node:crypto";
-import { getEnvApiKey, requiresApiKey } from "../models.js";
 import { type GoogleThinkingConfig, googleThinkingParams, usesThinkingLevel } from "../thinking.js";
 import { transformMessages } from "../transform-messages.js";
 import type {
@@ -28,6 +27,7 @@ import type {
 } from "../types.js";
 import { fetchWithRetry, ProviderError, type RetryTuning } from "./shared/http.js";
 import { type AssistantMessageBuilder, runProviderStream } from "./shared/message-builder.js";
+import { endpointUrl, mergeHeaders, resolveApiKey } from "./shared/request.js";
 import { parseSSE } from "./shared/sse.js";
 
 const PROVIDER_NAME = "Google";
@@ -267,30 +267,27 @@ export const streamGoogle: StreamFunction<"google-generative-ai", GoogleOptions>
   context,
   options = {},
 ) => {
-  const apiKey = options.apiKey ?? getEnvApiKey(model.provider);
+  // Filled once the key is resolved, so a key taken from the environment is scrubbed from errors too.
+  const secrets: (string | undefined)[] = [options.apiKey];
   return runProviderStream(
-    { model, provider: PROVIDER_NAME, ...(options.signal && { signal: options.signal }), secrets: [apiKey] },
+    { model, provider: PROVIDER_NAME, ...(options.signal && { signal: options.signal }), secrets },
     async (b) => {
-      if (!apiKey && requiresApiKey(model)) {
-        b.finish(
-          "error",
-          `No API key for provider "${model.provider}": set GEMINI_API_KEY (or GOOGLE_API_KEY), pass apiKey, or provide a getApiKey callback.`,
-        );
-        return;
-      }
+      const apiKey = resolveApiKey(model, options.apiKey, PROVIDER_NAME);
+      secrets.push(apiKey);
       const body = buildGoogleRequest(model, context, options);
       options.onPayload?.(body);
-      const baseUrl = (model.baseUrl ?? DEFAULT_BASE_URL).replace(/\/+$/, "");
-      const headers: Record<string, string> = {
-        "content-type": "application/json",
-        accept: "text/event-stream",
-        ...model.headers,
-        ...options.headers,
-      };
-      if (apiKey) headers["x-goog-api-key"] = apiKey;
+      const headers = mergeHeaders(
+        { "content-type": "application/json", accept: "text/event-stream" },
+        apiKey !== undefined ? { "x-goog-api-key": apiKey } : undefined,
+        model.headers,
+        options.headers,
+      );
       const response = await fetchWithRetry({
         provider: PROVIDER_NAME,
-        url: `${baseUrl}/models/${encodeURIComponent(model.id)}:streamGenerateContent?alt=sse`,
+        url: endpointUrl(
+          model.baseUrl ?? DEFAULT_BASE_URL,
+          `/models/${encodeURIComponent(model.id)}:streamGenerateContent?alt=sse`,
+        ),
         headers,
         body,
         ...(apiKey !== undefined && { apiKey }),

@@ -8,7 +8,6 @@
  * Tool-call ids are `call_id|item_id`; the item id goes back only for the same model, since a
  * function-call item id without its reasoning item is rejected.
  */
-import { getEnvApiKey, requiresApiKey } from "../models.js";
 import { clampThinkingLevel, openaiReasoningEffort, thinkingTokenBudget } from "../thinking.js";
 import { transformMessages } from "../transform-messages.js";
 import type {
@@ -26,9 +25,11 @@ import type {
 } from "../types.js";
 import { fetchWithRetry, ProviderError, type RetryTuning } from "./shared/http.js";
 import { type AssistantMessageBuilder, runProviderStream } from "./shared/message-builder.js";
+import { endpointUrl, mergeHeaders, resolveApiKey } from "./shared/request.js";
 import { parseSSE } from "./shared/sse.js";
 
 const PROVIDER_NAME = "OpenAI";
+const DEFAULT_BASE_URL = "https://api.openai.com/v1";
 
 /** Options of the raw Responses stream. */
 export interface OpenAIResponsesOptions extends StreamOptions {
@@ -332,40 +333,30 @@ function finishFromResponse(b: AssistantMessageBuilder, response: ResponseObject
   b.finish(reason);
 }
 
-function missingKeyMessage(model: Model): string {
-  return (
-    `No API key for provider "${model.provider}": set OPENAI_API_KEY, pass apiKey, ` +
-    `or provide a getApiKey callback.`
-  );
-}
-
 /** Streams one assistant message from the Responses API. Never throws; see `StreamFunction`. */
 export const streamOpenAIResponses: StreamFunction<"openai-responses", OpenAIResponsesOptions> = (
   model,
   context,
   options = {},
 ) => {
-  const apiKey = options.apiKey ?? getEnvApiKey(model.provider);
+  // Filled once the key is resolved, so a key taken from the environment is scrubbed from errors too.
+  const secrets: (string | undefined)[] = [options.apiKey];
   return runProviderStream(
-    { model, provider: PROVIDER_NAME, ...(options.signal && { signal: options.signal }), secrets: [apiKey] },
+    { model, provider: PROVIDER_NAME, ...(options.signal && { signal: options.signal }), secrets },
     async (b) => {
-      if (!apiKey && requiresApiKey(model)) {
-        b.finish("error", missingKeyMessage(model));
-        return;
-      }
+      const apiKey = resolveApiKey(model, options.apiKey, PROVIDER_NAME);
+      secrets.push(apiKey);
       const body = buildResponsesRequest(model, context, options);
       options.onPayload?.(body);
-      const baseUrl = (model.baseUrl ?? "https://api.openai.com/v1").replace(/\/+$/, "");
-      const headers: Record<string, string> = {
-        "content-type": "application/json",
-        accept: "text/event-stream",
-        ...model.headers,
-        ...options.headers,
-      };
-      if (apiKey) headers.authorization = `Bearer ${apiKey}`;
+      const headers = mergeHeaders(
+        { "content-type": "application/json", accept: "text/event-stream" },
+        apiKey !== undefined ? { authorization: `Bearer ${apiKey}` } : undefined,
+        model.headers,
+        options.headers,
+      );
       const response = await fetchWithRetry({
         provider: PROVIDER_NAME,
-        url: `${baseUrl}/responses`,
+        url: endpointUrl(model.baseUrl ?? DEFAULT_BASE_URL, "/responses"),
         headers,
         body,
         ...(apiKey !== undefined && { apiKey }),
