@@ -1,0 +1,81 @@
+--[[
+  Appends entries to a session list, indexes them, moves the leaf and adds usage, atomically,
+  and only while the caller still holds the thread's lease (when a fence is given).
+
+  KEYS[1] meta hash      {t}:meta      currentSessionId, leafId, model, thinkingLevel, usage totals
+  KEYS[2] session list   {t}:s:<sid>   element 0 = header, then one JSON entry per element
+  KEYS[3] entry index    {t}:s:<sid>:idx   entryId -> "<list index>\t<parentId>\t<firstKeptEntryId>"
+  KEYS[4] leaves hash    {t}:leaves    sessionId -> leaf entry id ("" = before the first entry)
+  KEYS[5] lease key      {t}:lease     (only read, and only when ARGV[2] is not empty)
+
+  ARGV[1]  session id
+  ARGV[2]  fence token ("" = no fence check)
+  ARGV[3]  input tokens to add        ARGV[4] output tokens
+  ARGV[5]  cacheRead tokens           ARGV[6] cacheWrite tokens
+  ARGV[7]  cost to add (float string)
+  ARGV[8]  model "provider/id" to record for the current session ("" = unchanged)
+  ARGV[9]  thinking level to record ("" = unchanged)
+  ARGV[10] now, ms since epoch
+  ARGV[11] n, number of entries; then for each entry 4 values:
+           JSON line, id, parentId ("" = null), firstKeptEntryId ("" = not a compaction)
+
+  Returns:
+    {1, leafId}          appended
+    {-1}                 lease lost (GET KEYS[5] ~= token); nothing written
+    {-2}                 session does not exist; nothing written
+    {-3, id}             id already used in the session (or twice in the batch); nothing written
+    {-4, id, parentId}   parent is neither stored nor earlier in the batch; nothing written
+]]
+local sid = ARGV[1]
+local token = ARGV[2]
+if token ~= "" then
+  if redis.call("GET", KEYS[5]) ~= token then return {-1} end
+end
+if redis.call("EXISTS", KEYS[2]) == 0 then return {-2} end
+
+local n = tonumber(ARGV[11])
+local batch = {}
+for k = 0, n - 1 do
+  local base = 12 + k * 4
+  local id = ARGV[base + 1]
+  local parent = ARGV[base + 2]
+  if batch[id] or redis.call("HEXISTS", KEYS[3], id) == 1 then return {-3, id} end
+  if parent ~= "" and not batch[parent] and redis.call("HEXISTS", KEYS[3], parent) == 0 then
+    return {-4, id, parent}
+  end
+  batch[id] = true
+end
+
+-- Push in slices: unpack() of thousands of values would overflow the Lua stack.
+local len = 0
+local k = 0
+while k < n do
+  local slice = {}
+  local upto = math.min(n, k + 500)
+  for j = k, upto - 1 do slice[#slice + 1] = ARGV[12 + j * 4] end
+  len = redis.call("RPUSH", KEYS[2], unpack(slice))
+  k = upto
+end
+
+local first = len - n
+local leaf = ""
+for j = 0, n - 1 do
+  local base = 12 + j * 4
+  leaf = ARGV[base + 1]
+  redis.call("HSET", KEYS[3], leaf, (first + j) .. "\t" .. ARGV[base + 2] .. "\t" .. ARGV[base + 3])
+end
+redis.call("HSET", KEYS[4], sid, leaf)
+
+if redis.call("HGET", KEYS[1], "currentSessionId") == sid then
+  redis.call("HSET", KEYS[1], "leafId", leaf)
+  if ARGV[8] ~= "" then redis.call("HSET", KEYS[1], "model", ARGV[8]) end
+  if ARGV[9] ~= "" then redis.call("HSET", KEYS[1], "thinkingLevel", ARGV[9]) end
+end
+local fields = {"input", "output", "cacheRead", "cacheWrite"}
+for i = 1, 4 do
+  local v = tonumber(ARGV[2 + i])
+  if v ~= 0 then redis.call("HINCRBY", KEYS[1], fields[i], v) end
+end
+if tonumber(ARGV[7]) ~= 0 then redis.call("HINCRBYFLOAT", KEYS[1], "cost", ARGV[7]) end
+redis.call("HSET", KEYS[1], "updatedAt", ARGV[10])
+return {1, leaf}

@@ -1,0 +1,385 @@
+/**
+ * `SessionStore` on Redis. Layout (prefix default `sb:`, `{t}` = `{threadKey}`):
+ *
+ * - `{t}:meta` hash: currentSessionId, leafId, model, thinkingLevel, usage totals, updatedAt
+ * - `{t}:s:<sessionId>` list: the header, then one JSON entry per element, RPUSH only
+ * - `{t}:s:<sessionId>:idx` hash: entryId → list index, parent and kept-range start, so a branch
+ *   is walked without reading entries and only the entries since the last compaction are fetched
+ * - `{t}:leaves` hash: sessionId → leaf · `{t}:sessions` list: session ids in creation order
+ * - `threads` sorted set: thread keys by last activity
+ *
+ * Appends and leaf moves run as Lua scripts, fenced on `{t}:lease` when the caller passes a fence.
+ */
+import type { Redis } from "ioredis";
+import { buildSessionContext } from "../../agent/session/context.js";
+import { createSessionHeader } from "../../agent/session/entries.js";
+import {
+  consoleWarnLogger,
+  isSessionEntry,
+  isSessionHeader,
+  repairEntries,
+  serializeSession,
+  type WarnLogger,
+} from "../../agent/session/jsonl.js";
+import type { SessionEntry, SessionHeader } from "../../agent/session/types.js";
+import { EntryNotFoundError, InvalidEntryError, LeaseLostError, SessionNotFoundError } from "./errors.js";
+import { SessionKeys } from "./keys.js";
+import { type LuaReply, scripts } from "./lua.js";
+import {
+  assertEntries,
+  initialEntries,
+  prepareImport,
+  renameTakenIds,
+  settingsOf,
+  totalsFrom,
+  usageOf,
+} from "./shared.js";
+import type {
+  AppendOptions,
+  AppendResult,
+  BranchRead,
+  CreateSessionOptions,
+  ImportResult,
+  SessionRead,
+  SessionStore,
+  SessionSummary,
+  ThreadMeta,
+  ThreadMetaPatch,
+  ThreadSummary,
+  UsageTotals,
+} from "./types.js";
+
+export interface RedisSessionStoreOptions {
+  /** A connection the caller owns (the store never closes it). */
+  redis: Redis;
+  /** Key prefix, default `sb:`. */
+  prefix?: string;
+  /** Receives warnings about unreadable stored lines. Default: console.warn. */
+  logger?: WarnLogger;
+}
+
+/** Entries per RPUSH/HSET command when importing, to keep single commands small. */
+const IMPORT_CHUNK = 1000;
+
+function indexValue(entry: SessionEntry, position: number): string {
+  const kept = entry.type === "compaction" ? entry.firstKeptEntryId : "";
+  return `${position}\t${entry.parentId ?? ""}\t${kept}`;
+}
+
+function str(v: LuaReply | undefined): string {
+  return typeof v === "string" ? v : String(v ?? "");
+}
+
+export class RedisSessionStore implements SessionStore {
+  readonly keys: SessionKeys;
+  /** Counts list elements read from Redis, so tests and benchmarks can see what a read costs. */
+  readonly stats = { elementsFetched: 0 };
+  private readonly redis: Redis;
+  private readonly logger: WarnLogger;
+
+  constructor(options: RedisSessionStoreOptions) {
+    this.redis = options.redis;
+    this.keys = new SessionKeys(options.prefix ?? "sb:");
+    this.logger = options.logger ?? consoleWarnLogger;
+  }
+
+  async createSession(threadKey: string, options: CreateSessionOptions = {}): Promise<SessionHeader> {
+    const headerOptions = options.parentSession === undefined ? {} : { parentSession: options.parentSession };
+    const header = createSessionHeader(threadKey, headerOptions);
+    const entries = initialEntries(options);
+    await this.writeNewSession(threadKey, header, entries);
+    return header;
+  }
+
+  async newSession(threadKey: string): Promise<SessionHeader> {
+    const [model, thinkingLevel] = await this.redis.hmget(
+      this.keys.meta(threadKey),
+      "model",
+      "thinkingLevel",
+    );
+    const options: CreateSessionOptions = {};
+    if (model) options.model = model;
+    if (thinkingLevel) options.thinkingLevel = thinkingLevel;
+    return this.createSession(threadKey, options);
+  }
+
+  /** Writes a session that does not exist yet, with its entries, and makes it current: one MULTI. */
+  private async writeNewSession(
+    threadKey: string,
+    header: SessionHeader,
+    entries: SessionEntry[],
+  ): Promise<void> {
+    const k = this.keys;
+    const listKey = k.session(threadKey, header.id);
+    const idxKey = k.index(threadKey, header.id);
+    const now = Date.now();
+    const leaf = entries[entries.length - 1]?.id ?? "";
+    const context = buildSessionContext(entries);
+    const multi = this.redis.multi();
+    multi.rpush(listKey, JSON.stringify(header));
+    for (let i = 0; i < entries.length; i += IMPORT_CHUNK) {
+      const chunk = entries.slice(i, i + IMPORT_CHUNK);
+      multi.rpush(listKey, ...chunk.map((e) => JSON.stringify(e)));
+      const fields = chunk.flatMap((e, j) => [e.id, indexValue(e, i + j + 1)]);
+      multi.hset(idxKey, ...fields);
+    }
+    multi.hset(k.leaves(threadKey), header.id, leaf);
+    multi.hset(k.meta(threadKey), "currentSessionId", header.id, "leafId", leaf, "updatedAt", String(now));
+    if (context.model)
+      multi.hset(k.meta(threadKey), "model", `${context.model.provider}/${context.model.modelId}`);
+    const settings = settingsOf(entries);
+    if (settings.thinkingLevel) multi.hset(k.meta(threadKey), "thinkingLevel", settings.thinkingLevel);
+    multi.rpush(k.sessions(threadKey), header.id);
+    multi.zadd(k.threads(), now, threadKey);
+    const results = await multi.exec();
+    for (const [err] of results ?? []) if (err) throw err;
+  }
+
+  async append(
+    threadKey: string,
+    sessionId: string,
+    entries: SessionEntry[],
+    options: AppendOptions = {},
+  ): Promise<AppendResult> {
+    assertEntries(entries);
+    if (entries.length === 0) throw new InvalidEntryError("append() needs at least one entry.");
+    const k = this.keys;
+    const keys = [
+      k.meta(threadKey),
+      k.session(threadKey, sessionId),
+      k.index(threadKey, sessionId),
+      k.leaves(threadKey),
+    ];
+    if (options.fence) keys.push(options.fence.key);
+    const usage = usageOf(entries);
+    const settings = settingsOf(entries);
+    let batch = renameTakenIds(entries, () => false);
+    for (let attempt = 0; ; attempt++) {
+      const args: (string | number)[] = [
+        sessionId,
+        options.fence?.token ?? "",
+        usage.input,
+        usage.output,
+        usage.cacheRead,
+        usage.cacheWrite,
+        usage.cost.toFixed(12),
+        settings.model ?? "",
+        settings.thinkingLevel ?? "",
+        Date.now(),
+        batch.length,
+      ];
+      for (const e of batch) {
+        args.push(
+          JSON.stringify(e),
+          e.id,
+          e.parentId ?? "",
+          e.type === "compaction" ? e.firstKeptEntryId : "",
+        );
+      }
+      const reply = await scripts.append.run(this.redis, keys, args);
+      const code = Number(reply[0]);
+      if (code === 1) {
+        await this.redis.zadd(k.threads(), Date.now(), threadKey);
+        return { entries: batch, leafId: str(reply[1]) };
+      }
+      if (code === -1) throw new LeaseLostError(threadKey, options.fence?.key ?? "");
+      if (code === -2) throw new SessionNotFoundError(threadKey, sessionId);
+      if (code === -4) throw new EntryNotFoundError(threadKey, sessionId, str(reply[2]));
+      if (code === -3 && attempt < 5) {
+        // An id is taken: ask which ones, rename them, try again (rare: 8 hex ids rarely collide).
+        const ids = batch.map((e) => e.id);
+        const found = await this.redis.hmget(k.index(threadKey, sessionId), ...ids);
+        const taken = new Set(ids.filter((_, i) => found[i] !== null));
+        batch = renameTakenIds(batch, (id) => taken.has(id));
+        continue;
+      }
+      throw new InvalidEntryError(
+        `Could not append to session ${sessionId}: entry id ${str(reply[1])} stays taken.`,
+      );
+    }
+  }
+
+  async readBranch(threadKey: string, sessionId?: string, leafId?: string): Promise<BranchRead | undefined> {
+    const sid = sessionId ?? (await this.redis.hget(this.keys.meta(threadKey), "currentSessionId"));
+    if (!sid) return undefined;
+    const k = this.keys;
+    const reply = await scripts.readBranch.run(
+      this.redis,
+      [k.session(threadKey, sid), k.index(threadKey, sid), k.leaves(threadKey)],
+      [sid, leafId ?? ""],
+    );
+    const code = Number(reply[0]);
+    if (code === -2) throw new SessionNotFoundError(threadKey, sid);
+    if (code === -5) throw new EntryNotFoundError(threadKey, sid, str(reply[1]));
+    this.stats.elementsFetched += Number(reply[2]);
+    const header = this.parseHeader(str(reply[3]), threadKey, sid);
+    const entries = this.parseEntries(reply.slice(4).map(str), threadKey, sid);
+    const leaf = str(reply[1]);
+    return { header, entries, leafId: leaf === "" ? null : leaf };
+  }
+
+  async readAll(threadKey: string, sessionId: string): Promise<SessionRead> {
+    const k = this.keys;
+    const [lines, leaf] = await Promise.all([
+      this.redis.lrange(k.session(threadKey, sessionId), 0, -1),
+      this.redis.hget(k.leaves(threadKey), sessionId),
+    ]);
+    const [first, ...rest] = lines;
+    if (first === undefined) throw new SessionNotFoundError(threadKey, sessionId);
+    this.stats.elementsFetched += lines.length;
+    const source = `${threadKey}/${sessionId}`;
+    const entries = repairEntries(this.parseEntries(rest, threadKey, sessionId), this.logger, source);
+    return { header: this.parseHeader(first, threadKey, sessionId), entries, leafId: leaf ? leaf : null };
+  }
+
+  async setLeaf(
+    threadKey: string,
+    sessionId: string,
+    entryId: string | null,
+    options: AppendOptions = {},
+  ): Promise<void> {
+    const k = this.keys;
+    const keys = [
+      k.meta(threadKey),
+      k.session(threadKey, sessionId),
+      k.index(threadKey, sessionId),
+      k.leaves(threadKey),
+    ];
+    if (options.fence) keys.push(options.fence.key);
+    const reply = await scripts.setLeaf.run(this.redis, keys, [
+      sessionId,
+      entryId ?? "",
+      options.fence?.token ?? "",
+      Date.now(),
+    ]);
+    const code = Number(reply[0]);
+    if (code === -1) throw new LeaseLostError(threadKey, options.fence?.key ?? "");
+    if (code === -2) throw new SessionNotFoundError(threadKey, sessionId);
+    if (code === -5) throw new EntryNotFoundError(threadKey, sessionId, entryId ?? "");
+  }
+
+  async listThreads(options: { limit?: number } = {}): Promise<ThreadSummary[]> {
+    const stop = options.limit === undefined ? -1 : Math.max(0, options.limit) - 1;
+    if (stop < -1 || options.limit === 0) return [];
+    const flat = await this.redis.zrevrange(this.keys.threads(), 0, stop, "WITHSCORES");
+    const out: ThreadSummary[] = [];
+    for (let i = 0; i + 1 < flat.length; i += 2)
+      out.push({ threadKey: flat[i] as string, lastActivityAt: Number(flat[i + 1]) });
+    return out;
+  }
+
+  async listSessions(threadKey: string): Promise<SessionSummary[]> {
+    const k = this.keys;
+    const ids = await this.redis.lrange(k.sessions(threadKey), 0, -1);
+    if (ids.length === 0) return [];
+    const pipeline = this.redis.pipeline();
+    for (const id of ids) {
+      pipeline.lindex(k.session(threadKey, id), 0);
+      pipeline.llen(k.session(threadKey, id));
+    }
+    pipeline.hgetall(k.leaves(threadKey));
+    const results = (await pipeline.exec()) ?? [];
+    const leaves = (results[results.length - 1]?.[1] ?? {}) as Record<string, string>;
+    return ids.map((id, i) => {
+      const headerLine = results[2 * i]?.[1];
+      const length = Number(results[2 * i + 1]?.[1] ?? 0);
+      const leaf = leaves[id];
+      return {
+        header: this.parseHeader(typeof headerLine === "string" ? headerLine : "", threadKey, id),
+        entryCount: Math.max(0, length - 1),
+        leafId: leaf ? leaf : null,
+      };
+    });
+  }
+
+  async exportJsonl(threadKey: string, sessionId: string): Promise<string> {
+    const { header, entries } = await this.readAll(threadKey, sessionId);
+    return serializeSession(header, entries);
+  }
+
+  async importJsonl(text: string, threadKey?: string): Promise<ImportResult> {
+    const prepared = prepareImport(text, threadKey, this.logger);
+    let header = prepared.header;
+    if ((await this.redis.exists(this.keys.session(prepared.threadKey, header.id))) === 1) {
+      header = { ...header, id: createSessionHeader(prepared.threadKey).id };
+    }
+    await this.writeNewSession(prepared.threadKey, header, prepared.entries);
+    return { threadKey: prepared.threadKey, sessionId: header.id, entryCount: prepared.entries.length };
+  }
+
+  async getThreadMeta(threadKey: string): Promise<ThreadMeta | undefined> {
+    const h = await this.redis.hgetall(this.keys.meta(threadKey));
+    if (Object.keys(h).length === 0) return undefined;
+    const meta: ThreadMeta = {
+      threadKey,
+      leafId: h.leafId ? h.leafId : null,
+      usage: totalsFrom(h),
+      updatedAt: Number(h.updatedAt ?? 0),
+    };
+    if (h.currentSessionId) meta.currentSessionId = h.currentSessionId;
+    if (h.model) meta.model = h.model;
+    if (h.thinkingLevel) meta.thinkingLevel = h.thinkingLevel;
+    return meta;
+  }
+
+  async updateThreadMeta(threadKey: string, patch: ThreadMetaPatch): Promise<void> {
+    const key = this.keys.meta(threadKey);
+    const now = Date.now();
+    const multi = this.redis.multi();
+    for (const field of ["model", "thinkingLevel"] as const) {
+      const value = patch[field];
+      if (value === null) multi.hdel(key, field);
+      else if (value !== undefined) multi.hset(key, field, value);
+    }
+    multi.hset(key, "updatedAt", String(now));
+    multi.zadd(this.keys.threads(), now, threadKey);
+    await multi.exec();
+  }
+
+  async addUsage(threadKey: string, usage: Partial<UsageTotals>): Promise<void> {
+    const key = this.keys.meta(threadKey);
+    const multi = this.redis.multi();
+    for (const field of ["input", "output", "cacheRead", "cacheWrite"] as const) {
+      const v = Math.round(usage[field] ?? 0);
+      if (Number.isFinite(v) && v !== 0) multi.hincrby(key, field, v);
+    }
+    const cost = usage.cost ?? 0;
+    if (Number.isFinite(cost) && cost !== 0) multi.hincrbyfloat(key, "cost", cost.toFixed(12));
+    multi.hset(key, "updatedAt", String(Date.now()));
+    await multi.exec();
+  }
+
+  async close(): Promise<void> {
+    // The connection belongs to the caller.
+  }
+
+  private parseHeader(line: string, threadKey: string, sessionId: string): SessionHeader {
+    try {
+      const v: unknown = JSON.parse(line);
+      if (isSessionHeader(v)) return v;
+    } catch {
+      // fall through to the substitute header
+    }
+    this.logger.warn({ threadKey, sessionId }, "Session header is unreadable; using a substitute");
+    return { ...createSessionHeader(threadKey, { id: sessionId }), timestamp: new Date(0).toISOString() };
+  }
+
+  private parseEntries(lines: readonly string[], threadKey: string, sessionId: string): SessionEntry[] {
+    const out: SessionEntry[] = [];
+    for (const line of lines) {
+      let v: unknown;
+      try {
+        v = JSON.parse(line);
+      } catch {
+        v = undefined;
+      }
+      if (isSessionEntry(v)) out.push(v);
+      else
+        this.logger.warn(
+          { threadKey, sessionId, preview: line.slice(0, 80) },
+          "Skipping an unreadable session entry in Redis",
+        );
+    }
+    return out;
+  }
+}

@@ -1,0 +1,170 @@
+/**
+ * Logic both stores share: checking and renaming a batch, the usage and settings it carries, and
+ * the first entries of a new session.
+ */
+import { EntryChain, headerThreadKey, newEntryId, newSessionId } from "../../agent/session/entries.js";
+import { isSessionEntry, parseSessionJsonl, type WarnLogger } from "../../agent/session/jsonl.js";
+import { CURRENT_SESSION_VERSION, type SessionEntry, type SessionHeader } from "../../agent/session/types.js";
+import { InvalidEntryError, InvalidImportError } from "./errors.js";
+import type { UsageTotals } from "./types.js";
+
+/** Throws `InvalidEntryError` unless every element is a well-formed entry. */
+export function assertEntries(entries: readonly unknown[]): asserts entries is SessionEntry[] {
+  entries.forEach((e, i) => {
+    if (!isSessionEntry(e))
+      throw new InvalidEntryError(
+        `Entry ${i} of the batch is not a valid session entry (needs type, an id without whitespace, parentId string|null, timestamp string, and its type's fields).`,
+      );
+  });
+}
+
+/**
+ * Gives a fresh id to every entry whose id is taken (stored, or earlier in the batch) and points
+ * the batch's `parentId`s at the new ids. Returns the input itself when nothing was renamed.
+ */
+export function renameTakenIds(entries: SessionEntry[], isTaken: (id: string) => boolean): SessionEntry[] {
+  const renamed = new Map<string, string>();
+  const inBatch = new Set<string>();
+  let changed = false;
+  const out = entries.map((entry) => {
+    let next = entry;
+    // The parent is resolved before this entry's own rename, so an entry never becomes its own parent.
+    const parent = entry.parentId === null ? undefined : renamed.get(entry.parentId);
+    if (parent !== undefined) {
+      next = { ...next, parentId: parent };
+      changed = true;
+    }
+    if (isTaken(entry.id) || inBatch.has(entry.id)) {
+      const id = newEntryId({ has: (x) => isTaken(x) || inBatch.has(x) || renamed.has(x) });
+      renamed.set(entry.id, id);
+      next = { ...next, id };
+      changed = true;
+    }
+    inBatch.add(next.id);
+    return next;
+  });
+  return changed ? out : entries;
+}
+
+export function emptyTotals(): UsageTotals {
+  return { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, cost: 0 };
+}
+
+function finite(n: unknown): number {
+  return typeof n === "number" && Number.isFinite(n) ? n : 0;
+}
+
+/** Usage of the assistant messages in `entries` (tokens rounded to integers). */
+export function usageOf(entries: readonly SessionEntry[]): UsageTotals {
+  const t = emptyTotals();
+  for (const e of entries) {
+    if (e.type !== "message" || e.message.role !== "assistant") continue;
+    const u = e.message.usage;
+    if (!u) continue;
+    t.input += Math.round(finite(u.input));
+    t.output += Math.round(finite(u.output));
+    t.cacheRead += Math.round(finite(u.cacheRead));
+    t.cacheWrite += Math.round(finite(u.cacheWrite));
+    t.cost += finite(u.cost?.total);
+  }
+  return t;
+}
+
+/** The last model (`provider/modelId`) and thinking level set by entries of the batch. */
+export function settingsOf(entries: readonly SessionEntry[]): { model?: string; thinkingLevel?: string } {
+  const out: { model?: string; thinkingLevel?: string } = {};
+  for (const e of entries) {
+    if (e.type === "model_change") out.model = `${e.provider}/${e.modelId}`;
+    else if (e.type === "thinking_level_change") out.thinkingLevel = e.thinkingLevel;
+  }
+  return out;
+}
+
+/** Splits `provider/modelId` at the first slash (model ids may contain slashes, providers do not). */
+export function parseModelRef(ref: string): { provider: string; modelId: string } {
+  const slash = ref.indexOf("/");
+  if (slash <= 0 || slash === ref.length - 1)
+    throw new InvalidEntryError(`Model "${ref}" is not of the form "provider/modelId".`);
+  return { provider: ref.slice(0, slash), modelId: ref.slice(slash + 1) };
+}
+
+/**
+ * The branch ending at `leafId`, from the latest compaction's first kept entry on (root→leaf),
+ * given an id → entry lookup of the whole session.
+ */
+export function walkBranch(byId: (id: string) => SessionEntry | undefined, leafId: string): SessionEntry[] {
+  const path: SessionEntry[] = [];
+  const seen = new Set<string>();
+  let stop: string | undefined;
+  let current = byId(leafId);
+  while (current && !seen.has(current.id)) {
+    seen.add(current.id);
+    path.push(current);
+    if (stop !== undefined && current.id === stop) break;
+    if (stop === undefined && current.type === "compaction") stop = current.firstKeptEntryId;
+    current = current.parentId === null ? undefined : byId(current.parentId);
+  }
+  return path.reverse();
+}
+
+/** Usage totals as Redis hash / JSON numbers, tolerant of missing fields. */
+export function totalsFrom(record: Record<string, unknown>): UsageTotals {
+  const num = (v: unknown) => {
+    const n = typeof v === "number" ? v : typeof v === "string" ? Number(v) : 0;
+    return Number.isFinite(n) ? n : 0;
+  };
+  return {
+    input: num(record.input),
+    output: num(record.output),
+    cacheRead: num(record.cacheRead),
+    cacheWrite: num(record.cacheWrite),
+    cost: num(record.cost),
+  };
+}
+
+/** The first entries of a new session: its model and thinking level, when given. */
+export function initialEntries(options: { model?: string; thinkingLevel?: string }): SessionEntry[] {
+  const chain = new EntryChain(null);
+  if (options.model) chain.add({ type: "model_change", ...parseModelRef(options.model) });
+  if (options.thinkingLevel)
+    chain.add({ type: "thinking_level_change", thinkingLevel: options.thinkingLevel });
+  return chain.entries;
+}
+
+export interface PreparedImport {
+  threadKey: string;
+  header: SessionHeader;
+  entries: SessionEntry[];
+}
+
+/**
+ * Parses an import and points its header at `threadKey` (default: the file's own thread key).
+ * Throws `InvalidImportError` when the text has no session header.
+ */
+export function prepareImport(
+  text: string,
+  threadKey: string | undefined,
+  logger: WarnLogger,
+): PreparedImport {
+  const parsed = parseSessionJsonl(text, { logger, source: "import" });
+  if (!parsed)
+    throw new InvalidImportError(
+      'The text is not a session file: no line is a session header ({"type":"session","id":…}).',
+    );
+  const target = threadKey ?? headerThreadKey(parsed.header);
+  if (!target)
+    throw new InvalidImportError("The session header names no thread key (cwd); pass one to importJsonl.");
+  const header: SessionHeader = {
+    ...parsed.header,
+    id: isSafeSessionId(parsed.header.id) ? parsed.header.id : newSessionId(),
+    version: CURRENT_SESSION_VERSION,
+    cwd: target,
+    threadKey: target,
+  };
+  return { threadKey: target, header, entries: parsed.entries };
+}
+
+/** Session ids usable as file names (UUIDs and the like): letters, digits, `_`, `-`, `.` not first. */
+export function isSafeSessionId(id: string): boolean {
+  return /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$/.test(id);
+}
