@@ -1,0 +1,116 @@
+import type { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildSessionContext } from "../../src/agent/session/context.js";
+import { EntryChain } from "../../src/agent/session/entries.js";
+import type { SessionEntry } from "../../src/agent/session/types.js";
+import { LeaseLostError } from "../../src/queue/store/errors.js";
+import { RedisSessionStore } from "../../src/queue/store/redis-store.js";
+import { connectRedis, uniquePrefix } from "../support/redis.js";
+import { assistant, conversation, user, warnCollector } from "./fixtures.js";
+import { describeSessionStoreContract } from "./store-contract.js";
+
+let redis: Redis;
+beforeAll(() => {
+  redis = connectRedis();
+});
+afterAll(async () => {
+  await redis.quit();
+});
+
+describeSessionStoreContract("redis", async () => {
+  const prefix = uniquePrefix("sbt-sess");
+  const logger = warnCollector();
+  const store = new RedisSessionStore({ redis, prefix, logger });
+  return {
+    store,
+    warnings: logger.messages,
+    holdLease: async (threadKey, token) => {
+      const key = store.keys.lease(threadKey);
+      await redis.set(key, token);
+      return { key, token };
+    },
+    injectGarbage: async (threadKey, sessionId, line) => {
+      await redis.rpush(store.keys.session(threadKey, sessionId), line);
+    },
+    reopen: async () => new RedisSessionStore({ redis, prefix, logger }),
+    dispose: async () => {
+      await store.close();
+    },
+  };
+});
+
+describe("RedisSessionStore", () => {
+  it("reads a branch of a 10,000-entry session by fetching only the entries after its compaction", async () => {
+    const store = new RedisSessionStore({ redis, prefix: uniquePrefix("sbt-sess") });
+    const thread = "web:big";
+    const header = await store.createSession(thread);
+    const chain = new EntryChain(null);
+    for (let i = 0; i < 4990; i++) {
+      chain.add({ type: "message", message: user(`question ${i}`) });
+      chain.add({ type: "message", message: assistant(`answer ${i}`) });
+    }
+    const kept = chain.entries[9_950] as SessionEntry;
+    chain.add({ type: "compaction", summary: "all of it", firstKeptEntryId: kept.id, tokensBefore: 150_000 });
+    for (let i = 0; i < 19; i++) chain.add({ type: "message", message: user(`after ${i}`) });
+    expect(chain.entries).toHaveLength(10_000);
+    for (let i = 0; i < chain.entries.length; i += 2500)
+      await store.append(thread, header.id, chain.entries.slice(i, i + 2500));
+
+    store.stats.elementsFetched = 0;
+    const branch = await store.readBranch(thread);
+    // 30 kept + the compaction + 19 after it + the header: 51 list elements, not 10,001.
+    expect(branch?.entries).toHaveLength(50);
+    expect(store.stats.elementsFetched).toBe(51);
+    const messages = buildSessionContext(branch?.entries ?? []).messages;
+    expect(messages[0]).toMatchObject({ role: "compactionSummary", summary: "all of it" });
+    expect(messages).toHaveLength(1 + 30 + 19);
+
+    store.stats.elementsFetched = 0;
+    await store.readAll(thread, header.id);
+    expect(store.stats.elementsFetched).toBe(10_001);
+  });
+
+  it("keeps the thread's keys under one hash tag and the prefix", async () => {
+    const prefix = uniquePrefix("sbt-sess");
+    const store = new RedisSessionStore({ redis, prefix });
+    const thread = "slack:T1:C2:1712.33";
+    const header = await store.createSession(thread);
+    await store.append(thread, header.id, conversation(1));
+    const keys = await redis.keys(`${prefix}*`);
+    expect(keys.sort()).toEqual(
+      [
+        `${prefix}threads`,
+        `${prefix}{${thread}}:meta`,
+        `${prefix}{${thread}}:leaves`,
+        `${prefix}{${thread}}:sessions`,
+        `${prefix}{${thread}}:s:${header.id}`,
+        `${prefix}{${thread}}:s:${header.id}:idx`,
+      ].sort(),
+    );
+    expect(await redis.type(`${prefix}{${thread}}:s:${header.id}`)).toBe("list");
+    expect(await redis.llen(`${prefix}{${thread}}:s:${header.id}`)).toBe(3);
+  });
+
+  it("fences on the lease key the queue runtime writes", async () => {
+    const prefix = uniquePrefix("sbt-sess");
+    const store = new RedisSessionStore({ redis, prefix });
+    const thread = "telegram:1:0:5";
+    const header = await store.createSession(thread);
+    const fence = { key: `${prefix}{${thread}}:lease`, token: "tok-1" };
+    // No lease at all (expired) is a lost lease too.
+    await expect(store.append(thread, header.id, conversation(1), { fence })).rejects.toBeInstanceOf(
+      LeaseLostError,
+    );
+    await redis.set(fence.key, "tok-1", "PX", 10_000);
+    await store.append(thread, header.id, conversation(1), { fence });
+    expect(await redis.llen(store.keys.session(thread, header.id))).toBe(3);
+  });
+
+  it("works after Redis forgot its scripts", async () => {
+    const store = new RedisSessionStore({ redis, prefix: uniquePrefix("sbt-sess") });
+    const header = await store.createSession("web:flush");
+    await redis.script("FLUSH");
+    await store.append("web:flush", header.id, conversation(1));
+    expect((await store.readBranch("web:flush"))?.entries).toHaveLength(2);
+  });
+});
