@@ -64,6 +64,18 @@ describe("Agent: a plain reply", () => {
     });
   });
 
+  it("accepts a message or several messages as the prompt", async () => {
+    const llm = new ScriptedStream(["one", "two"]);
+    const agent = new Agent({ initialState: { model }, streamFn: llm.streamFn });
+    await agent.prompt(user("single"));
+    await agent.prompt([user("first of two"), user("second of two")]);
+    expect(llm.calls[0]?.context.messages).toMatchObject([{ content: "single" }]);
+    expect(llm.calls[1]?.context.messages.slice(2)).toMatchObject([
+      { content: "first of two" },
+      { content: "second of two" },
+    ]);
+  });
+
   it("updates state before subscribers see an event", async () => {
     const llm = new ScriptedStream(["ok"]);
     const agent = new Agent({ initialState: { model }, streamFn: llm.streamFn });
