@@ -147,6 +147,16 @@ describe("openai-responses provider", () => {
     if (expected === undefined) expect(lastBody().include).toBeUndefined();
   });
 
+  it("sends temperature only to models without reasoning", async () => {
+    llm.enqueue(API, [{ text: "a" }, { text: "b" }]);
+    await collect(run(hello, { temperature: 0.3 }));
+    expect(lastBody()).not.toHaveProperty("temperature");
+    await collect(
+      run(hello, { temperature: 0.3 }, { ...getModel("openai", "gpt-4.1"), baseUrl: llm.baseUrl(API) }),
+    );
+    expect(lastBody().temperature).toBe(0.3);
+  });
+
   it("raises max_output_tokens to leave room for reasoning", async () => {
     llm.enqueue(API, [{ text: "a" }, { text: "b" }]);
     await collect(run(hello, { maxTokens: 1000 }));

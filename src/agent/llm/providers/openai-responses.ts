@@ -153,7 +153,8 @@ export function buildResponsesRequest(
   };
   if (context.systemPrompt) body.instructions = context.systemPrompt;
   body.max_output_tokens = options.maxTokens ?? Math.min(model.maxTokens, 32_000);
-  if (options.temperature !== undefined) body.temperature = options.temperature;
+  // OpenAI's reasoning models reject `temperature`; it is sent only to the others.
+  if (options.temperature !== undefined && !model.reasoning) body.temperature = options.temperature;
   if (context.tools && context.tools.length > 0) body.tools = convertTools(context.tools);
   if (options.sessionId) body.prompt_cache_key = options.sessionId;
   if (model.reasoning) {
