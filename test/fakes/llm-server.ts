@@ -405,10 +405,9 @@ async function streamReply(
   // A stalled stream stays open until the client aborts or close() destroys it.
 }
 
-function write(res: ServerResponse, chunk: Uint8Array): Promise<void> {
-  return new Promise((resolve) => {
-    res.write(chunk, () => resolve());
-  });
+/** Writes `chunk`, waiting only when the socket buffer is full. */
+async function write(res: ServerResponse, chunk: Uint8Array): Promise<void> {
+  if (!res.write(chunk)) await Promise.race([once(res, "drain"), once(res, "close")]);
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown): void {

@@ -31,7 +31,10 @@ import { type AssistantMessageBuilder, runProviderStream } from "./shared/messag
 import { endpointUrl, mergeHeaders, resolveApiKey } from "./shared/request.js";
 import { parseSSE } from "./shared/sse.js";
 
-const PROVIDER_NAME = "OpenAI";
+/** The name errors use: "OpenAI" for OpenAI itself, else the custom provider, e.g. "ollama (OpenAI-compatible)". */
+function providerName(model: Model): string {
+  return model.provider === "openai" ? "OpenAI" : `${model.provider} (OpenAI-compatible)`;
+}
 const DEFAULT_BASE_URL = "https://api.openai.com/v1";
 
 /** Options of the raw Chat Completions stream; `streamSimple` fills `reasoningEffort` from `reasoning`. */
@@ -163,7 +166,10 @@ export function buildOpenAICompletionsRequest(
   return body;
 }
 
-function mapFinishReason(reason: string | null): { reason: StopReason; errorMessage?: string } {
+function mapFinishReason(
+  reason: string | null,
+  provider: string,
+): { reason: StopReason; errorMessage?: string } {
   switch (reason) {
     case "length":
       return { reason: "length" };
@@ -173,7 +179,7 @@ function mapFinishReason(reason: string | null): { reason: StopReason; errorMess
     case "content_filter":
       return {
         reason: "error",
-        errorMessage: "OpenAI stopped the response: content filter (finish_reason: content_filter)",
+        errorMessage: `${provider} stopped the response: content filter (finish_reason: content_filter)`,
       };
     default:
       return { reason: "stop" };
@@ -217,14 +223,14 @@ function applyUsage(builder: AssistantMessageBuilder, usage: ChatUsage): void {
   });
 }
 
-function parseChunk(data: string): ChatChunk {
+function parseChunk(data: string, provider: string): ChatChunk {
   try {
     const parsed: unknown = JSON.parse(data);
     if (typeof parsed === "object" && parsed !== null) return parsed as ChatChunk;
   } catch {
     // Reported below.
   }
-  throw new ProviderError(`OpenAI sent a malformed stream chunk: ${data.slice(0, 200)}`);
+  throw new ProviderError(`${provider} sent a malformed stream chunk: ${data.slice(0, 200)}`);
 }
 
 /** Tracks the open block so text, thinking and tool calls alternate as the wire sends them. */
@@ -282,9 +288,10 @@ export const streamOpenAICompletions: StreamFunction<"openai-completions", OpenA
   options,
 ) =>
   runProviderStream(
-    { model, provider: PROVIDER_NAME, signal: options?.signal, secrets: [options?.apiKey] },
+    { model, provider: providerName(model), signal: options?.signal, secrets: [options?.apiKey] },
     async (builder) => {
-      const apiKey = resolveApiKey(model, options?.apiKey, PROVIDER_NAME);
+      const provider = providerName(model);
+      const apiKey = resolveApiKey(model, options?.apiKey, provider);
       const body = buildOpenAICompletionsRequest(model, context, options);
       options?.onPayload?.(body);
       const headers = mergeHeaders(
@@ -297,7 +304,7 @@ export const streamOpenAICompletions: StreamFunction<"openai-completions", OpenA
         options?.headers,
       );
       const response = await fetchWithRetry({
-        provider: PROVIDER_NAME,
+        provider,
         url: endpointUrl(model.baseUrl ?? DEFAULT_BASE_URL, "/chat/completions"),
         headers,
         body,
@@ -307,7 +314,7 @@ export const streamOpenAICompletions: StreamFunction<"openai-completions", OpenA
         maxRetryDelayMs: options?.maxRetryDelayMs,
         retry: options?.retry,
       });
-      if (!response.body) throw new ProviderError("OpenAI returned an empty response body");
+      if (!response.body) throw new ProviderError(`${provider} returned an empty response body`);
       builder.start();
 
       const assembler = new ChunkAssembler(builder);
@@ -318,11 +325,11 @@ export const streamOpenAICompletions: StreamFunction<"openai-completions", OpenA
           sawDone = true;
           break;
         }
-        const chunk = parseChunk(sse.data);
+        const chunk = parseChunk(sse.data, provider);
         if (chunk.error) {
           const code = chunk.error.code ?? chunk.error.type;
           throw new ProviderError(
-            `OpenAI stream error${code ? ` (${code})` : ""}: ${chunk.error.message ?? "unknown error"}`,
+            `${provider} stream error${code ? ` (${code})` : ""}: ${chunk.error.message ?? "unknown error"}`,
             code !== undefined && code !== null ? { code: String(code) } : {},
           );
         }
@@ -342,7 +349,7 @@ export const streamOpenAICompletions: StreamFunction<"openai-completions", OpenA
       }
       // Without a finish reason or [DONE] the connection ended early: runProviderStream reports it.
       if (finishReason === undefined && !sawDone) return;
-      const stop = mapFinishReason(finishReason ?? null);
+      const stop = mapFinishReason(finishReason ?? null, provider);
       // Some compatible servers (older Ollama) report "stop" for a turn that called tools.
       const calledTools = builder.message.content.some((b) => b.type === "toolCall");
       builder.finish(stop.reason === "stop" && calledTools ? "toolUse" : stop.reason, stop.errorMessage);
