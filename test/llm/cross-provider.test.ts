@@ -38,9 +38,10 @@ let models: Record<FakeApi, Model>;
 
 beforeAll(async () => {
   llm = await startFakeLlmServer();
-  for (const p of [anthropicProvider, openaiResponsesProvider, googleProvider, openAICompletionsProvider]) {
-    registerApiProvider(p, SOURCE);
-  }
+  registerApiProvider(anthropicProvider, SOURCE);
+  registerApiProvider(openaiResponsesProvider, SOURCE);
+  registerApiProvider(googleProvider, SOURCE);
+  registerApiProvider(openAICompletionsProvider, SOURCE);
   const at = (m: Model, api: FakeApi): Model => ({ ...m, baseUrl: llm.baseUrl(api) });
   models = {
     "anthropic-messages": at(getModel("anthropic", "claude-sonnet-4-5"), "anthropic-messages"),
