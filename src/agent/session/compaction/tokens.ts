@@ -90,17 +90,26 @@ export interface ContextEstimate {
 /**
  * Estimates the context size of `messages` (as `buildSessionContext` returns them). The last
  * assistant message that succeeded and reported usage anchors the estimate; messages after it
- * are counted at ~4 characters per token. Usage from before a compaction summary describes the
- * old, larger context, so it is never used: then every message is estimated.
+ * are counted at ~4 characters per token. Usage from before a compaction (messages before the
+ * summary, or kept messages older than it) describes the old, larger context, so it is never
+ * used: then every message is estimated.
  */
 export function estimateContextTokens(messages: readonly AgentMessage[]): ContextEstimate {
   let lastUsageIndex = -1;
   let usageTokens = 0;
+  // Kept messages follow the summary in the context but predate it: their usage is stale too.
+  let compactedAt = Number.NEGATIVE_INFINITY;
+  for (const m of messages) if (m.role === "compactionSummary") compactedAt = m.timestamp;
   for (let i = messages.length - 1; i >= 0; i--) {
     const m = messages[i];
     if (!m) continue;
     if (m.role === "compactionSummary") break;
-    if (m.role === "assistant" && m.stopReason !== "error" && m.stopReason !== "aborted") {
+    if (
+      m.role === "assistant" &&
+      m.timestamp > compactedAt &&
+      m.stopReason !== "error" &&
+      m.stopReason !== "aborted"
+    ) {
       const t = usageContextTokens(m.usage);
       if (t > 0) {
         lastUsageIndex = i;
