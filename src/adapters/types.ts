@@ -302,17 +302,42 @@ export interface RateRule {
 }
 
 /**
- * A lease on a connection that must be unique across gateway processes (Telegram long polling, a
- * Discord shard). `acquire` resolves true when this holder now owns it; `renew` extends it and
- * resolves false when it was lost; `release` gives it up only if still held.
+ * Exclusive ownership of a connection that must be unique across gateway processes (Telegram long
+ * polling, a Discord shard). `hold` runs `session` only while this process holds the lease: it waits
+ * until the lease is free, takes it, calls `session(lost)`, keeps the lease renewed, and aborts
+ * `lost` if renewal fails (another process took over). When `session` settles the lease is
+ * released and, unless `signal` aborted, `hold` waits for the lease again. `hold` resolves once
+ * `signal` aborts and the session has ended; it never rejects for lease trouble (it retries).
+ * Implementation: `RedisConnectionLease` in src/gateway/connection-lease.ts.
  */
 export interface ConnectionLease {
+  /** What is leased, e.g. `telegram:polling:<bot id>`. */
   readonly name: string;
-  acquire(): Promise<boolean>;
-  renew(): Promise<boolean>;
-  release(): Promise<void>;
-  /** Lease time-to-live in ms; holders renew well within it (a third of it). */
-  readonly ttlMs: number;
+  hold(
+    session: (lost: AbortSignal) => Promise<void>,
+    opts: { signal: AbortSignal; onState?: (state: "standby" | "held") => void },
+  ): Promise<void>;
+}
+
+/**
+ * Cross-process "have we seen this event" check. `claim` resolves true exactly once per `eventId`
+ * across every process sharing the implementation (within its retention), false afterwards;
+ * `release` undoes a claim whose handling failed, so a redelivery is handled. Adapters use it so a
+ * connection handed over between gateway processes never delivers an event twice. (The queue
+ * dispatcher dedupes again by `eventId` with its own keys; the two do not interfere.)
+ */
+export interface EventDeduper {
+  claim(eventId: string): Promise<boolean>;
+  release(eventId: string): Promise<void>;
+}
+
+/**
+ * A small shared key-value store with expiry, for adapter state that several processes need (e.g.
+ * which thread a bot message belongs to when the platform cannot say). Values are short strings.
+ */
+export interface KeyValueStore {
+  get(key: string): Promise<string | undefined>;
+  set(key: string, value: string, ttlMs: number): Promise<void>;
 }
 
 /** Minimal structured logger the adapters accept (pino-compatible subset). */

@@ -1,0 +1,427 @@
+/**
+ * The Telegram channel: grammY's Bot API client for outbound calls, long polling (held by one
+ * gateway process through a `ConnectionLease`) or a webhook for inbound updates.
+ *
+ * Outbound calls work without `start()` (outbound-only mode for workers). Markdown is sent as
+ * Telegram HTML and, when Telegram rejects the entities, sent again as plain text. Updates are
+ * deduplicated by update id in process and, with `dedupe`, across processes.
+ */
+import { Api } from "grammy";
+import type { ReactionTypeEmoji } from "grammy/types";
+import { type Clock, systemClock } from "../render/clock.js";
+import { toPlainText, toTelegramHtml } from "../render/markdown.js";
+import type {
+  AdapterCapabilities,
+  AdapterLogger,
+  ChannelAdapter,
+  ChannelAdapterFactory,
+  CommandSpec,
+  ConnectionLease,
+  ConnectionStatus,
+  EditOptions,
+  EventDeduper,
+  HistoryMessage,
+  InboundHandlers,
+  KeyValueStore,
+  MessageRef,
+  PostOptions,
+  RateRule,
+} from "../types.js";
+import { toTelegramReaction } from "./emoji.js";
+import { isEntityParseError, toChannelError } from "./errors.js";
+import { eventIdOf, messageRefOf, parseMessageRef, parseThreadKey } from "./ids.js";
+import { type BotIdentity, type InboundEvent, normalizeUpdate } from "./inbound.js";
+import { runPolling } from "./polling.js";
+import { RecentMessages } from "./recent-messages.js";
+import { createWebhookHandler, type NodeRequestHandler } from "./webhook.js";
+
+/** The updates Switchboard needs; `message_reaction` must be asked for explicitly. */
+export const TELEGRAM_ALLOWED_UPDATES = ["message", "message_reaction", "callback_query"];
+
+export interface TelegramAdapterConfig {
+  /** Bot token from @BotFather. Never logged. */
+  token: string;
+  /** Bot API base URL (default Telegram's; a local Bot API server or a test fake). */
+  apiRoot?: string;
+  /** Inbound mode (default `polling`). */
+  mode?: "polling" | "webhook";
+  /** Webhook mode: the public URL Telegram posts to and the secret it must send back. */
+  webhook?: { url: string; secretToken: string };
+  /** Polling: makes the poller unique across gateway processes. Without it, poll unconditionally. */
+  lease?: ConnectionLease;
+  /** Cross-process dedupe of update ids (the in-process check always runs). */
+  dedupe?: EventDeduper;
+  /** Shared store for which thread a message belongs to (needed when several processes post). */
+  store?: KeyValueStore;
+  /** Key prefix for `store` (default `sb:`). */
+  keyPrefix?: string;
+  clock?: Clock;
+  logger?: AdapterLogger;
+  /** Long-poll timeout in seconds (default 25). */
+  pollTimeoutSeconds?: number;
+  /** Messages remembered per chat for thread context (default 200). */
+  historyPerChat?: number;
+  /** Edit interval in private chats (default 1000 ms) and in groups (default 3000 ms). */
+  editIntervalMs?: number;
+  groupEditIntervalMs?: number;
+  /** Skip `getMe` at start by giving the bot's username. */
+  botUsername?: string;
+}
+
+const silent: AdapterLogger = { debug() {}, info() {}, warn() {}, error() {} };
+const PRIVATE_RULE: RateRule = { limit: 30, windowMs: 30_000 };
+const GROUP_RULE: RateRule = { limit: 20, windowMs: 60_000 };
+const SEEN_UPDATES = 10_000;
+
+export class TelegramAdapter implements ChannelAdapter {
+  readonly platform = "telegram" as const;
+  readonly capabilities: AdapterCapabilities;
+  /** The grammY API client (for the gateway's own needs, e.g. file downloads). Never leaves this folder's users. */
+  private readonly api: Api;
+  private readonly log: AdapterLogger;
+  private readonly clock: Clock;
+  private readonly recent: RecentMessages;
+  private readonly botId: number;
+  private bot: BotIdentity | undefined;
+  private handlers: InboundHandlers | undefined;
+  private stopper: AbortController | undefined;
+  private polling: Promise<void> | undefined;
+  private status: ConnectionStatus | undefined;
+  private readonly seen = new Set<number>();
+  private webhookHandler: NodeRequestHandler | undefined;
+
+  constructor(private readonly config: TelegramAdapterConfig) {
+    const id = Number(config.token.split(":")[0]);
+    if (!Number.isSafeInteger(id) || id <= 0) {
+      throw new Error("Telegram token looks wrong: expected '<bot id>:<secret>' as given by @BotFather.");
+    }
+    if (config.mode === "webhook" && !config.webhook?.secretToken) {
+      throw new Error("Telegram webhook mode needs webhook.url and webhook.secretToken in the config.");
+    }
+    this.botId = id;
+    this.api = new Api(config.token, config.apiRoot ? { apiRoot: config.apiRoot } : undefined);
+    this.log = config.logger ?? silent;
+    this.clock = config.clock ?? systemClock;
+    this.recent = new RecentMessages({
+      ...(config.historyPerChat ? { perChat: config.historyPerChat } : {}),
+      ...(config.store ? { store: config.store } : {}),
+      ...(config.keyPrefix ? { prefix: config.keyPrefix } : {}),
+    });
+    this.capabilities = {
+      maxMessageLength: 4096,
+      editIntervalMs: config.editIntervalMs ?? 1000,
+      markdown: "telegram-html",
+      nativeCommands: true,
+      reactions: true,
+      edits: true,
+      typingDurationMs: 5000,
+      history: true,
+    };
+  }
+
+  // ---- inbound --------------------------------------------------------------------------
+
+  async start(handlers: InboundHandlers): Promise<void> {
+    if (this.stopper) throw new Error("TelegramAdapter.start() called twice; call stop() first.");
+    this.handlers = handlers;
+    this.stopper = new AbortController();
+    this.setState("connecting");
+    try {
+      this.bot = {
+        id: this.botId,
+        username: this.config.botUsername ?? (await this.api.getMe()).username,
+      };
+    } catch (err) {
+      const e = toChannelError(err, "getMe");
+      this.setState("failed", e.message);
+      this.stopper = undefined;
+      throw e;
+    }
+    if (this.config.mode === "webhook") {
+      const hook = this.config.webhook as NonNullable<TelegramAdapterConfig["webhook"]>;
+      this.webhookHandler = createWebhookHandler({
+        secretToken: hook.secretToken,
+        log: this.log,
+        onUpdate: (u) => this.handleUpdate(u),
+      });
+      try {
+        await this.api.setWebhook(hook.url, {
+          secret_token: hook.secretToken,
+          // biome-ignore lint/suspicious/noExplicitAny: grammY types allowed_updates as a literal union.
+          allowed_updates: TELEGRAM_ALLOWED_UPDATES as any,
+        });
+      } catch (err) {
+        const e = toChannelError(err, "setWebhook");
+        this.setState("failed", e.message);
+        throw e;
+      }
+      this.setState("connected");
+      return;
+    }
+    const signal = this.stopper.signal;
+    this.polling = (async () => {
+      try {
+        await this.api.deleteWebhook();
+      } catch (err) {
+        this.log.warn({ err: toChannelError(err, "deleteWebhook").message }, "could not remove a webhook");
+      }
+      await runPolling(
+        {
+          api: this.api,
+          allowedUpdates: TELEGRAM_ALLOWED_UPDATES,
+          timeoutSeconds: this.config.pollTimeoutSeconds ?? 25,
+          clock: this.clock,
+          log: this.log,
+          onUpdate: async (u) => {
+            await this.handleUpdate(u);
+          },
+          onState: (s, d) => this.setState(s, d),
+          ...(this.config.lease ? { lease: this.config.lease } : {}),
+        },
+        signal,
+      );
+    })().catch((err) => {
+      this.setState("failed", err instanceof Error ? err.message : String(err));
+      this.log.error({ err: err instanceof Error ? err.message : String(err) }, "Telegram polling ended");
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.stopper?.abort();
+    await this.polling;
+    this.polling = undefined;
+    this.stopper = undefined;
+    this.webhookHandler = undefined;
+    this.setState("stopped");
+  }
+
+  connections(): ConnectionStatus[] {
+    return this.status ? [{ ...this.status }] : [];
+  }
+
+  /**
+   * The HTTP handler for webhook mode (mount it at the path of `webhook.url`). Before `start()` it
+   * answers 503 so Telegram retries.
+   */
+  readonly webhookCallback: NodeRequestHandler = (req, res) => {
+    if (this.webhookHandler) {
+      this.webhookHandler(req, res);
+      return;
+    }
+    res.writeHead(503);
+    res.end();
+    req.resume();
+  };
+
+  private setState(state: ConnectionStatus["state"], detail?: string): void {
+    const name = this.config.mode === "webhook" ? "telegram:webhook" : "telegram:polling";
+    this.status = { name, state, since: this.clock.now(), ...(detail ? { detail } : {}) };
+  }
+
+  /** Handle one raw update. Resolves false when it should be delivered again (webhook retry). */
+  private async handleUpdate(raw: unknown): Promise<boolean> {
+    const bot = this.bot;
+    const handlers = this.handlers;
+    const id = (raw as { update_id?: unknown } | null)?.update_id;
+    if (!bot || !handlers) return false;
+    if (typeof id !== "number") {
+      this.log.warn({}, "Telegram sent an update without update_id; ignored");
+      return true;
+    }
+    if (this.seen.has(id)) return true;
+    const eventId = eventIdOf(id);
+    const dedupe = this.config.dedupe;
+    if (dedupe) {
+      try {
+        if (!(await dedupe.claim(eventId))) {
+          this.remember(id);
+          return true;
+        }
+      } catch (err) {
+        this.log.warn(
+          { err: err instanceof Error ? err.message : String(err) },
+          "dedupe check failed; delivering",
+        );
+      }
+    }
+    let events: InboundEvent[];
+    try {
+      events = await normalizeUpdate(raw, bot, this.recent);
+    } catch (err) {
+      this.log.warn(
+        { updateId: id, err: err instanceof Error ? err.message : String(err) },
+        "malformed Telegram update ignored",
+      );
+      this.remember(id);
+      return true;
+    }
+    let ok = true;
+    for (const e of events) {
+      try {
+        if (e.kind === "message") await handlers.onMessage(e.event);
+        else if (e.kind === "command") await handlers.onCommand(e.event);
+        else await handlers.onReaction(e.event);
+      } catch (err) {
+        ok = false;
+        this.log.error(
+          { updateId: id, err: err instanceof Error ? err.message : String(err) },
+          "inbound handler failed",
+        );
+      }
+    }
+    if (ok) this.remember(id);
+    else await dedupe?.release(eventId).catch(() => {});
+    return ok;
+  }
+
+  private remember(updateId: number): void {
+    this.seen.add(updateId);
+    if (this.seen.size > SEEN_UPDATES) {
+      const first = this.seen.values().next().value;
+      if (first !== undefined) this.seen.delete(first);
+    }
+  }
+
+  // ---- outbound -------------------------------------------------------------------------
+
+  channelOf(threadKey: string): string {
+    return `telegram:${parseThreadKey(threadKey).chatId}`;
+  }
+
+  /** Private chats have positive ids, groups negative ones. */
+  private isGroup(chatId: number): boolean {
+    return chatId < 0;
+  }
+
+  editIntervalFor(threadKey: string): number {
+    return this.isGroup(parseThreadKey(threadKey).chatId)
+      ? (this.config.groupEditIntervalMs ?? 3000)
+      : this.capabilities.editIntervalMs;
+  }
+
+  rateRuleFor(threadKey: string): RateRule {
+    return this.isGroup(parseThreadKey(threadKey).chatId) ? GROUP_RULE : PRIVATE_RULE;
+  }
+
+  async post(threadKey: string, text: string, opts: PostOptions = {}): Promise<MessageRef> {
+    const t = parseThreadKey(threadKey);
+    const replyTo = opts.replyTo ? parseMessageRef(opts.replyTo).messageId : t.root || undefined;
+    const other = {
+      ...(t.topic ? { message_thread_id: t.topic } : {}),
+      ...(replyTo ? { reply_parameters: { message_id: replyTo, allow_sending_without_reply: true } } : {}),
+      ...(opts.silent ? { disable_notification: true } : {}),
+    };
+    const msg = await this.formatted("sendMessage", text, opts.format, (body, html) =>
+      this.api.sendMessage(t.chatId, body, { ...other, ...(html ? { parse_mode: "HTML" as const } : {}) }),
+    );
+    const bot = this.bot ?? { id: this.botId, username: this.config.botUsername ?? "" };
+    await this.recent.add(
+      {
+        chatId: t.chatId,
+        messageId: msg.message_id,
+        topic: t.topic,
+        root: t.root,
+        user: { id: String(bot.id), isBot: true, ...(bot.username ? { name: bot.username } : {}) },
+        text,
+        timestamp: this.clock.now(),
+        fromBot: true,
+      },
+      true,
+    );
+    return messageRefOf(t.chatId, msg.message_id);
+  }
+
+  async edit(ref: MessageRef, text: string, opts: EditOptions = {}): Promise<void> {
+    const { chatId, messageId } = parseMessageRef(ref);
+    try {
+      await this.formatted("editMessageText", text, opts.format, (body, html) =>
+        this.api.editMessageText(chatId, messageId, body, html ? { parse_mode: "HTML" } : {}),
+      );
+    } catch (err) {
+      if (toChannelError(err, "editMessageText").code === "not_modified") return;
+      throw err;
+    }
+    const seen = this.recent.find(chatId, messageId);
+    if (seen) seen.text = text;
+  }
+
+  async delete(ref: MessageRef): Promise<void> {
+    const { chatId, messageId } = parseMessageRef(ref);
+    await this.call("deleteMessage", () => this.api.deleteMessage(chatId, messageId));
+  }
+
+  async react(ref: MessageRef, emoji: string): Promise<void> {
+    const { chatId, messageId } = parseMessageRef(ref);
+    const reaction = { type: "emoji", emoji: toTelegramReaction(emoji) } as ReactionTypeEmoji;
+    await this.call("setMessageReaction", () => this.api.setMessageReaction(chatId, messageId, [reaction]));
+  }
+
+  /** Bots hold one reaction per message on Telegram, so removing any removes it. */
+  async unreact(ref: MessageRef, _emoji: string): Promise<void> {
+    const { chatId, messageId } = parseMessageRef(ref);
+    await this.call("setMessageReaction", () => this.api.setMessageReaction(chatId, messageId, []));
+  }
+
+  async typing(threadKey: string): Promise<void> {
+    const t = parseThreadKey(threadKey);
+    await this.call("sendChatAction", () =>
+      this.api.sendChatAction(t.chatId, "typing", t.topic ? { message_thread_id: t.topic } : {}),
+    );
+  }
+
+  async registerCommands(commands: CommandSpec[]): Promise<void> {
+    const list = commands.map((c) => ({
+      command: c.name.toLowerCase(),
+      description: c.description.slice(0, 256),
+    }));
+    await this.call("setMyCommands", () => this.api.setMyCommands(list));
+  }
+
+  /**
+   * Earlier messages of the thread that this process saw (Telegram bots cannot fetch history): the
+   * reply chain in groups, the chat in DMs. Pass the new message as `before` to exclude it.
+   */
+  async fetchHistory(threadKey: string, limit: number, before?: MessageRef): Promise<HistoryMessage[]> {
+    const t = parseThreadKey(threadKey);
+    const beforeId = before ? parseMessageRef(before).messageId : undefined;
+    return this.recent.thread(t.chatId, t.topic, t.root, limit, beforeId).map((m) => ({
+      messageId: messageRefOf(m.chatId, m.messageId),
+      user: m.user,
+      text: m.text,
+      timestamp: m.timestamp,
+      fromBot: m.fromBot,
+    }));
+  }
+
+  private async call<T>(method: string, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      throw toChannelError(err, method);
+    }
+  }
+
+  /** Send markdown as HTML, falling back to plain text when Telegram rejects the entities. */
+  private async formatted<T>(
+    method: string,
+    text: string,
+    format: "markdown" | "plain" | undefined,
+    send: (body: string, html: boolean) => Promise<T>,
+  ): Promise<T> {
+    if (format === "plain") return this.call(method, () => send(text, false));
+    try {
+      return await send(toTelegramHtml(text), true);
+    } catch (err) {
+      if (!isEntityParseError(err)) throw toChannelError(err, method);
+      this.log.warn(
+        { err: toChannelError(err, method).message },
+        "Telegram rejected the HTML; sending plain text",
+      );
+      return this.call(method, () => send(toPlainText(text), false));
+    }
+  }
+}
+
+/** Create a Telegram adapter from its config slice. */
+export const createTelegramAdapter: ChannelAdapterFactory<TelegramAdapterConfig> = (config) =>
+  new TelegramAdapter(config);

@@ -1,0 +1,44 @@
+/** Telegram failures (grammY's `GrammyError` / `HttpError`) as the seam's `ChannelError`. */
+import { GrammyError, HttpError } from "grammy";
+import { ChannelError } from "../types.js";
+
+/** True when Telegram rejected the HTML formatting; the caller retries as plain text. */
+export function isEntityParseError(err: unknown): boolean {
+  return (
+    err instanceof GrammyError && err.error_code === 400 && /can't parse entities/i.test(err.description)
+  );
+}
+
+/** True when Telegram ended a long poll because another one started (409 Conflict). */
+export function isPollingConflict(err: unknown): boolean {
+  return err instanceof GrammyError && err.error_code === 409;
+}
+
+/** Normalise any error from a Bot API call. Messages name the method and Telegram's reason, never the token. */
+export function toChannelError(err: unknown, method: string): ChannelError {
+  if (err instanceof ChannelError) return err;
+  if (err instanceof GrammyError) {
+    const d = err.description;
+    const msg = `Telegram ${method} failed: ${d}`;
+    if (err.error_code === 429) {
+      const s = err.parameters.retry_after ?? 1;
+      return new ChannelError("rate_limited", msg, "telegram", s * 1000);
+    }
+    if (/message is not modified/i.test(d)) return new ChannelError("not_modified", msg, "telegram");
+    if (/message is too long|text is too long/i.test(d)) return new ChannelError("too_long", msg, "telegram");
+    if (/not found/i.test(d)) return new ChannelError("not_found", msg, "telegram");
+    if (err.error_code === 403) return new ChannelError("forbidden", msg, "telegram");
+    if (err.error_code === 401) {
+      return new ChannelError("unauthorized", `${msg}. Check the bot token from @BotFather.`, "telegram");
+    }
+    if (err.error_code === 400) return new ChannelError("bad_request", msg, "telegram");
+    return new ChannelError("other", msg, "telegram");
+  }
+  if (err instanceof HttpError)
+    return new ChannelError("network", `Telegram ${method} failed: network error`, "telegram");
+  return new ChannelError(
+    "other",
+    `Telegram ${method} failed: ${err instanceof Error ? err.message : String(err)}`,
+    "telegram",
+  );
+}

@@ -1,0 +1,103 @@
+/**
+ * Long polling of `getUpdates`, owned by at most one gateway process when a `ConnectionLease` is
+ * given. Updates are handed over in order; the offset advances past each handled update, and on a
+ * graceful stop a last zero-timeout `getUpdates` confirms what was handled so the next holder does
+ * not receive it again. Failures never end the loop: network errors and 409 conflicts back off and
+ * retry; only an invalid token (401) stops it, reported as the `failed` state.
+ */
+import type { Api } from "grammy";
+import type { Update } from "grammy/types";
+import type { Clock } from "../render/clock.js";
+import type { AdapterLogger, ConnectionLease, ConnectionStatus } from "../types.js";
+import { isPollingConflict, toChannelError } from "./errors.js";
+
+export interface PollingOptions {
+  api: Api;
+  allowedUpdates: string[];
+  /** Long-poll timeout in seconds (default 25). */
+  timeoutSeconds?: number;
+  lease?: ConnectionLease;
+  clock: Clock;
+  log: AdapterLogger;
+  /** Handles one update; must not throw (the adapter catches handler errors). */
+  onUpdate(update: Update): Promise<void>;
+  onState(state: ConnectionStatus["state"], detail?: string): void;
+}
+
+/** Run until `signal` aborts. Resolves after the last request ended. */
+export async function runPolling(o: PollingOptions, signal: AbortSignal): Promise<void> {
+  if (!o.lease) {
+    await pollWhile(o, signal);
+    return;
+  }
+  o.onState("connecting");
+  await o.lease.hold((lost) => pollWhile(o, AbortSignal.any([signal, lost]), lost), {
+    signal,
+    onState: (s) =>
+      o.onState(
+        s === "held" ? "connecting" : "standby",
+        s === "standby" ? "another process polls" : undefined,
+      ),
+  });
+}
+
+async function pollWhile(o: PollingOptions, signal: AbortSignal, lost?: AbortSignal): Promise<void> {
+  let offset: number | undefined;
+  let failures = 0;
+  let connected = false;
+  while (!signal.aborted) {
+    let updates: Update[];
+    try {
+      updates = await o.api.getUpdates(
+        {
+          ...(offset !== undefined ? { offset } : {}),
+          timeout: o.timeoutSeconds ?? 25,
+          // biome-ignore lint/suspicious/noExplicitAny: grammY types allowed_updates as a literal union.
+          allowed_updates: o.allowedUpdates as any,
+        },
+        // grammY declares its own AbortSignal type (abort-controller); Node's is compatible at runtime.
+        signal as Parameters<Api["getUpdates"]>[1],
+      );
+      if (!connected) o.onState("connected");
+      connected = true;
+      failures = 0;
+    } catch (err) {
+      if (signal.aborted) break;
+      failures++;
+      const e = toChannelError(err, "getUpdates");
+      if (e.code === "unauthorized") {
+        o.onState("failed", e.message);
+        o.log.error({ err: e.message }, "Telegram polling stopped: the bot token was rejected");
+        return;
+      }
+      connected = false;
+      const conflict = isPollingConflict(err);
+      o.onState(
+        "connecting",
+        conflict ? "409 conflict: another getUpdates or a webhook is active" : e.message,
+      );
+      o.log.warn({ err: e.message, attempt: failures }, "Telegram getUpdates failed; retrying");
+      const wait = e.retryAfterMs ?? Math.min(30_000, 500 * 2 ** Math.min(failures, 6));
+      try {
+        await o.clock.sleep(wait, signal);
+      } catch {
+        break;
+      }
+      continue;
+    }
+    for (const u of updates) {
+      // Once the lease is lost, another process owns these updates.
+      if (lost?.aborted) return;
+      await o.onUpdate(u);
+      offset = u.update_id + 1;
+    }
+  }
+  // Confirm handled updates, unless another process already polls (that would end its poll with 409).
+  if (offset !== undefined && !lost?.aborted) {
+    try {
+      await o.api.getUpdates({ offset, limit: 1, timeout: 0 });
+    } catch (err) {
+      o.log.debug({ err: toChannelError(err, "getUpdates").message }, "could not confirm the last updates");
+    }
+  }
+}

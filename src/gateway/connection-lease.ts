@@ -1,0 +1,217 @@
+/**
+ * Connections that must be unique across gateway processes (Telegram long polling, each Discord
+ * shard), held through a Redis lease: `SET NX PX` to take it, a compare-and-renew while holding it,
+ * a compare-and-delete to give it up. A holder that dies stops renewing, the key expires after
+ * `ttlMs`, and a standby process takes over within `ttlMs + retryMs`.
+ *
+ * Also here: `RedisEventDeduper`, which makes such a hand-over free of duplicates (the new holder
+ * may be handed events the old one handled but had not confirmed to the platform).
+ */
+import { randomUUID } from "node:crypto";
+import type { Redis } from "ioredis";
+import { type Clock, systemClock } from "../adapters/render/clock.js";
+import type { AdapterLogger, ConnectionLease, EventDeduper } from "../adapters/types.js";
+
+/**
+ * KEYS[1] lease key
+ * ARGV[1] holder id
+ * ARGV[2] ttl in ms
+ * Returns 1 when the caller holds the lease afterwards (taken now or already its own, renewed), 0 when
+ * another holder has it.
+ */
+const ACQUIRE = `
+local cur = redis.call('GET', KEYS[1])
+if cur == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 1
+end
+if cur then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1
+`;
+
+/**
+ * KEYS[1] lease key
+ * ARGV[1] holder id
+ * ARGV[2] ttl in ms
+ * Returns 1 when renewed, 0 when the lease is no longer the caller's (expired or taken over).
+ */
+const RENEW = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 1
+end
+return 0
+`;
+
+/**
+ * KEYS[1] lease key
+ * ARGV[1] holder id
+ * Returns 1 when deleted, 0 when it was not the caller's (nothing changed).
+ */
+const RELEASE = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('DEL', KEYS[1])
+  return 1
+end
+return 0
+`;
+
+export interface RedisConnectionLeaseOptions {
+  redis: Redis;
+  /** What is leased, unique per bot and connection: `telegram:polling:<bot id>`, `discord:<app>:shard:0`. */
+  name: string;
+  /** Key prefix (default `sb:`). */
+  prefix?: string;
+  /** Lease time-to-live (default 5000 ms); renewed every third of it. */
+  ttlMs?: number;
+  /** How often a standby process tries to take the lease (default ttlMs / 5). */
+  retryMs?: number;
+  /** Identifies this holder in Redis (default random). */
+  holderId?: string;
+  clock?: Clock;
+  logger?: AdapterLogger;
+}
+
+const silent: AdapterLogger = { debug() {}, info() {}, warn() {}, error() {} };
+
+const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+export class RedisConnectionLease implements ConnectionLease {
+  readonly name: string;
+  readonly key: string;
+  readonly holderId: string;
+  private readonly ttlMs: number;
+  private readonly retryMs: number;
+  private readonly clock: Clock;
+  private readonly log: AdapterLogger;
+
+  constructor(private readonly o: RedisConnectionLeaseOptions) {
+    this.name = o.name;
+    this.key = `${o.prefix ?? "sb:"}{connection:${o.name}}:lease`;
+    this.holderId = o.holderId ?? randomUUID();
+    this.ttlMs = o.ttlMs ?? 5000;
+    this.retryMs = o.retryMs ?? Math.max(50, Math.floor(this.ttlMs / 5));
+    this.clock = o.clock ?? systemClock;
+    this.log = o.logger ?? silent;
+  }
+
+  /** Take the lease if free (or renew it if already ours). */
+  async tryAcquire(): Promise<boolean> {
+    return (await this.o.redis.eval(ACQUIRE, 1, this.key, this.holderId, this.ttlMs)) === 1;
+  }
+
+  async renew(): Promise<boolean> {
+    return (await this.o.redis.eval(RENEW, 1, this.key, this.holderId, this.ttlMs)) === 1;
+  }
+
+  async release(): Promise<void> {
+    await this.o.redis.eval(RELEASE, 1, this.key, this.holderId);
+  }
+
+  async hold(
+    session: (lost: AbortSignal) => Promise<void>,
+    opts: { signal: AbortSignal; onState?: (state: "standby" | "held") => void },
+  ): Promise<void> {
+    const { signal } = opts;
+    let announcedStandby = false;
+    while (!signal.aborted) {
+      let got = false;
+      try {
+        got = await this.tryAcquire();
+      } catch (err) {
+        this.log.warn(
+          { lease: this.name, err: message(err) },
+          "could not reach Redis for the connection lease",
+        );
+      }
+      if (!got) {
+        if (!announcedStandby) opts.onState?.("standby");
+        announcedStandby = true;
+        if (!(await this.pause(this.retryMs, signal))) break;
+        continue;
+      }
+      announcedStandby = false;
+      opts.onState?.("held");
+      this.log.info({ lease: this.name }, "connection lease taken");
+      const lost = new AbortController();
+      const renewing = this.keepRenewed(lost, signal);
+      try {
+        await session(lost.signal);
+      } catch (err) {
+        this.log.error({ lease: this.name, err: message(err) }, "leased connection failed");
+      }
+      const wasLost = lost.signal.aborted;
+      lost.abort();
+      await renewing;
+      if (!wasLost) {
+        try {
+          await this.release();
+        } catch (err) {
+          this.log.warn({ lease: this.name, err: message(err) }, "could not release the connection lease");
+        }
+      } else {
+        this.log.warn({ lease: this.name }, "connection lease lost; another process took over");
+      }
+      if (!signal.aborted && !(await this.pause(this.retryMs, signal))) break;
+    }
+  }
+
+  /**
+   * Renew every third of the TTL. The lease counts as lost when a renewal is refused, or when no
+   * renewal succeeded before the lease would have expired (Redis unreachable).
+   */
+  private async keepRenewed(lost: AbortController, stop: AbortSignal): Promise<void> {
+    let lastOk = this.clock.now();
+    const either = AbortSignal.any([lost.signal, stop]);
+    while (!either.aborted) {
+      if (!(await this.pause(Math.floor(this.ttlMs / 3), either))) return;
+      let ok: boolean | undefined;
+      try {
+        ok = await this.renew();
+      } catch (err) {
+        this.log.warn({ lease: this.name, err: message(err) }, "lease renewal failed");
+      }
+      if (ok) lastOk = this.clock.now();
+      if (ok === false || this.clock.now() - lastOk >= this.ttlMs * 0.9) {
+        lost.abort(new Error(`connection lease ${this.name} lost`));
+        return;
+      }
+    }
+  }
+
+  /** Sleep; false when the signal aborted. */
+  private async pause(ms: number, signal: AbortSignal): Promise<boolean> {
+    try {
+      await this.clock.sleep(ms, signal);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+}
+
+export interface RedisEventDeduperOptions {
+  redis: Redis;
+  prefix?: string;
+  /** How long an event id is remembered (default 24 h; Telegram keeps updates for 24 h). */
+  retentionMs?: number;
+}
+
+/** `EventDeduper` over Redis `SET NX PX`; keys `<prefix>adapter-seen:<eventId>`. */
+export class RedisEventDeduper implements EventDeduper {
+  constructor(private readonly o: RedisEventDeduperOptions) {}
+
+  private key(eventId: string): string {
+    return `${this.o.prefix ?? "sb:"}adapter-seen:${eventId}`;
+  }
+
+  async claim(eventId: string): Promise<boolean> {
+    const r = await this.o.redis.set(this.key(eventId), "1", "PX", this.o.retentionMs ?? 86_400_000, "NX");
+    return r === "OK";
+  }
+
+  async release(eventId: string): Promise<void> {
+    await this.o.redis.del(this.key(eventId));
+  }
+}

@@ -1,0 +1,95 @@
+/**
+ * `RateLimiter` shared by every process through Redis, so several workers posting into one channel
+ * spend one budget. Same GCRA arithmetic as `MemoryRateLimiter` (src/adapters/render/rate-limiter.ts),
+ * run atomically in Lua; one key per channel holding its theoretical arrival time.
+ */
+import type { Redis } from "ioredis";
+import { type Clock, systemClock } from "../adapters/render/clock.js";
+import type { RateLimiter, RateRule } from "../adapters/types.js";
+
+/**
+ * KEYS[1] the channel's budget key (holds the theoretical arrival time, ms)
+ * ARGV[1] now (ms)
+ * ARGV[2] emission interval (ms) = ceil(windowMs / limit); whole ms keep the stored value exact
+ * ARGV[3] burst tolerance (ms) = windowMs - interval
+ * Returns the wait in ms before the reserved request may be sent (0: now). The reservation is made
+ * either way, so the caller must send after waiting.
+ */
+const RESERVE = `
+local now = tonumber(ARGV[1])
+local interval = tonumber(ARGV[2])
+local tolerance = tonumber(ARGV[3])
+local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
+if tat < now then tat = now end
+local wait = tat - tolerance - now
+if wait < 0 then wait = 0 end
+local newTat = tat + interval
+redis.call('SET', KEYS[1], string.format('%.0f', newTat), 'PX', math.ceil(newTat - now + 1000))
+return math.ceil(wait)
+`;
+
+/**
+ * KEYS[1] the channel's budget key
+ * ARGV[1] now (ms)
+ * ARGV[2] retry-after from the platform (ms)
+ * ARGV[3] burst tolerance (ms) of the channel's rule
+ * Returns 1. Moves the arrival time so that no request is allowed before now + retry-after.
+ */
+const PENALIZE = `
+local now = tonumber(ARGV[1])
+local floor = now + tonumber(ARGV[2]) + tonumber(ARGV[3])
+local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
+if tat < floor then tat = floor end
+redis.call('SET', KEYS[1], string.format('%.0f', tat), 'PX', math.ceil(tat - now + 1000))
+return 1
+`;
+
+export interface RedisRateLimiterOptions {
+  redis: Redis;
+  /** Key prefix (default `sb:`). */
+  prefix?: string;
+  /** Time source; processes should agree on time (NTP), as the budget is kept in their ms. */
+  clock?: Clock;
+}
+
+export class RedisRateLimiter implements RateLimiter {
+  private readonly clock: Clock;
+  /** The last rule seen per key, for penalties (the tolerance depends on it). */
+  private readonly rules = new Map<string, RateRule>();
+
+  constructor(private readonly o: RedisRateLimiterOptions) {
+    this.clock = o.clock ?? systemClock;
+  }
+
+  private key(channel: string): string {
+    return `${this.o.prefix ?? "sb:"}ratelimit:${channel}`;
+  }
+
+  async acquire(key: string, rule: RateRule): Promise<number> {
+    this.rules.set(key, rule);
+    if (this.rules.size > 10_000) this.rules.delete(this.rules.keys().next().value as string);
+    const interval = Math.ceil(rule.windowMs / Math.max(1, rule.limit));
+    const wait = await this.o.redis.eval(
+      RESERVE,
+      1,
+      this.key(key),
+      Math.round(this.clock.now()),
+      interval,
+      rule.windowMs - interval,
+    );
+    return Number(wait);
+  }
+
+  async penalize(key: string, retryAfterMs: number): Promise<void> {
+    const rule = this.rules.get(key) ?? { limit: 1, windowMs: 1000 };
+    const interval = Math.ceil(rule.windowMs / Math.max(1, rule.limit));
+    await this.o.redis.eval(
+      PENALIZE,
+      1,
+      this.key(key),
+      this.clock.now(),
+      retryAfterMs,
+      rule.windowMs - interval,
+    );
+  }
+}
