@@ -22,7 +22,8 @@
  * The "never throws once started" contract lives in `runProviderStream`: any exception from the
  * provider body becomes an `error` event, `stopReason: "aborted"` when the caller's signal was
  * aborted (partial content and usage kept), else `"error"` with a one-line, credential-free
- * `errorMessage`. A body that returns without calling `finish` is reported as a stream that ended
+ * `errorMessage`. Blocks still open at a failure get no `_end` event: after `error`, read the
+ * message itself. A body that returns without calling `finish` is reported as a stream that ended
  * before the response finished (a dropped connection or a truncated stream).
  */
 import { AssistantMessageEventStream } from "../../event-stream.js";
