@@ -110,3 +110,18 @@ describe("provider registry", () => {
     expect(getApiProvider("test-echo")).toBeUndefined();
   });
 });
+
+describe("built-in providers", () => {
+  it("registers all four wire APIs", async () => {
+    const { registerBuiltInApiProviders, listApiProviders } = await import("../../src/agent/llm/index.js");
+    registerBuiltInApiProviders();
+    expect(listApiProviders()).toEqual(
+      expect.arrayContaining([
+        "anthropic-messages",
+        "openai-completions",
+        "openai-responses",
+        "google-generative-ai",
+      ]),
+    );
+  });
+});
