@@ -1,0 +1,37 @@
+/**
+ * Logging helpers of the extension layer: a console logger for when none is injected, and the short
+ * one-line text of an error that reports and chat notices use (no stack traces).
+ */
+import type { ExtensionLogger } from "./types.js";
+
+function line(level: string, obj: object, msg?: string): string {
+  const fields = Object.keys(obj).length > 0 ? ` ${JSON.stringify(obj)}` : "";
+  return `extensions ${level}: ${msg ?? ""}${fields}`;
+}
+
+/** Writes warnings and errors to stderr; debug and info are dropped. */
+export const consoleLogger: ExtensionLogger = {
+  debug() {},
+  info() {},
+  warn(obj, msg) {
+    console.warn(line("warn", obj, msg));
+  },
+  error(obj, msg) {
+    console.error(line("error", obj, msg));
+  },
+};
+
+/** A logger that drops everything (tests, embedded tools). */
+export const silentLogger: ExtensionLogger = {
+  debug() {},
+  info() {},
+  warn() {},
+  error() {},
+};
+
+/** The first line of an error's message, at most 300 characters. */
+export function errorText(error: unknown): string {
+  const raw = error instanceof Error ? error.message : typeof error === "string" ? error : String(error);
+  const first = raw.split("\n", 1)[0] ?? "";
+  return first.length > 300 ? `${first.slice(0, 297)}...` : first || "unknown error";
+}

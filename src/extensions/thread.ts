@@ -1,0 +1,398 @@
+/**
+ * The extensions of one thread: turns the runner's registrations into the engine's hooks
+ * (`beforeToolCall`, `afterToolCall`, `transformContext`), the thread's tool list, the
+ * `before_agent_start` step of a run, agent and session events, commands and reactions.
+ *
+ * Failure policy: a handler that throws disables its extension (reported); a throwing `tool_call`
+ * handler also blocks that call (fail closed). Nothing here throws to the caller for an extension's
+ * fault.
+ */
+import type { Agent } from "../agent/agent.js";
+import type {
+  AfterToolCallContext,
+  AfterToolCallResult,
+  AgentMessage,
+  AgentOptions,
+  AgentTool,
+  BeforeToolCallContext,
+  BeforeToolCallResult,
+} from "../agent/index.js";
+import type { CustomMessage } from "../agent/session/messages.js";
+import { createContext } from "./context.js";
+import { errorText } from "./logger.js";
+import type { ExtensionRunner, LoadedExtension } from "./runner.js";
+import type {
+  CompletionItem,
+  ExtensionCommandContext,
+  ExtensionContext,
+  ExtensionEventMap,
+  ExtensionEventType,
+  ExtensionHandler,
+  ExtensionHost,
+  ExtensionTool,
+  ReactionEvent,
+  SessionEvent,
+  SessionEventResult,
+  ToolDefinition,
+} from "./types.js";
+
+export interface ThreadExtensionsOptions {
+  /**
+   * Names of the tools this thread gets (from the channel's config). Undefined: every tool. Names
+   * that match no tool are logged once per binding.
+   */
+  activeTools?: readonly string[];
+}
+
+/** The agent hooks a binding supplies; spread them into `new Agent({...})`. */
+export type ExtensionAgentHooks = Required<
+  Pick<AgentOptions, "beforeToolCall" | "afterToolCall" | "transformContext">
+>;
+
+/** Per-thread extension view. Create it with `ExtensionRunner.bind(host)`. */
+export class ThreadExtensions {
+  private agent: Agent | undefined;
+  private readonly nextTurn: CustomMessage[] = [];
+  private baseSystemPrompt = "";
+
+  constructor(
+    private readonly runner: ExtensionRunner,
+    readonly host: ExtensionHost,
+    private readonly options: ThreadExtensionsOptions = {},
+  ) {}
+
+  /** A context for this thread (`signal`: the run's, inside hooks and tools). */
+  context(signal?: AbortSignal): ExtensionContext {
+    return createContext(
+      {
+        host: this.host,
+        logger: this.runner.logger,
+        agent: this.agent,
+        getApiKey: this.runner.getApiKey,
+        nextTurn: this.nextTurn,
+      },
+      signal,
+    );
+  }
+
+  /**
+   * The thread's tools: `baseTools`, then tools registered by extensions (a registered tool replaces
+   * a base tool of the same name), each passed through the wrappers for its name, filtered by
+   * `activeTools`. Tools of an extension disabled later fail with an error result when called.
+   */
+  tools(baseTools: readonly AgentTool[] = []): ExtensionTool[] {
+    const byName = new Map<string, ExtensionTool>();
+    for (const t of baseTools) byName.set(t.name, t);
+    const registeredBy = new Map<string, string>();
+    for (const ext of this.runner.enabled()) {
+      for (const def of ext.tools) {
+        const owner = registeredBy.get(def.name);
+        if (owner) {
+          this.runner.logger.warn({ tool: def.name, extension: ext.name, owner }, "tool name taken; ignored");
+          continue;
+        }
+        registeredBy.set(def.name, ext.name);
+        byName.set(def.name, this.bindTool(ext, def));
+      }
+    }
+    const active = this.options.activeTools;
+    if (active) {
+      const unknown = active.filter((n) => !byName.has(n));
+      if (unknown.length > 0) this.runner.logger.warn({ unknown }, "activeTools names no such tool");
+    }
+    const out: ExtensionTool[] = [];
+    for (const [name, tool] of byName) {
+      if (active && !active.includes(name)) continue;
+      out.push(this.applyWrappers(tool));
+    }
+    return out;
+  }
+
+  /** `beforeToolCall`, `afterToolCall` and `transformContext` for `new Agent({...})`. */
+  agentHooks(): ExtensionAgentHooks {
+    return {
+      beforeToolCall: (ctx, signal) => this.beforeToolCall(ctx, signal),
+      afterToolCall: (ctx, signal) => this.afterToolCall(ctx, signal),
+      transformContext: (messages, signal) => this.transformContext(messages, signal),
+    };
+  }
+
+  /**
+   * Attaches the thread's agent: its events reach `on(...)` handlers, and model, thinking and
+   * injected messages apply to it directly. Its current system prompt becomes the base that
+   * `before_agent_start` handlers extend. Returns the function that detaches.
+   */
+  attach(agent: Agent): () => void {
+    this.agent = agent;
+    this.baseSystemPrompt = agent.state.systemPrompt;
+    const unsubscribe = agent.subscribe((event) => {
+      const ctx = this.context();
+      for (const { ext, handler } of this.handlersOf(event.type)) {
+        void this.invoke(ext, event.type, ctx, () => handler(event as never, ctx));
+      }
+    });
+    return () => {
+      unsubscribe();
+      if (this.agent === agent) this.agent = undefined;
+    };
+  }
+
+  /**
+   * Runs `before_agent_start` for a run about to start with `prompt` (the user's text): each handler
+   * sees the system prompt as extended so far and may add one message. Messages queued with
+   * `deliverAs: "nextTurn"` come first. The base system prompt is the agent's at `attach` (or
+   * `systemPrompt`), so extensions extend it afresh for every run instead of piling up.
+   */
+  async beforeAgentStart(
+    prompt: string,
+    systemPrompt: string = this.baseSystemPrompt,
+  ): Promise<{ messages: CustomMessage[]; systemPrompt: string }> {
+    const messages = this.nextTurn.splice(0);
+    let current = systemPrompt;
+    const ctx = this.context();
+    for (const { ext, handler } of this.handlersOf("before_agent_start")) {
+      const event = { type: "before_agent_start" as const, prompt, systemPrompt: current };
+      const out = await this.invoke(ext, "before_agent_start", ctx, () => handler(event, ctx));
+      if (!out.ok || !out.value) continue;
+      if (typeof out.value.systemPrompt === "string") current = out.value.systemPrompt;
+      if (out.value.message) messages.push(this.toMessage(out.value.message));
+    }
+    return { messages, systemPrompt: current };
+  }
+
+  /**
+   * For the worker: applies `before_agent_start` to the attached agent (sets its system prompt for
+   * this run) and returns the messages to pass to `agent.prompt()`: the injected ones, then `prompts`.
+   */
+  async prepareRun(prompts: AgentMessage[]): Promise<AgentMessage[]> {
+    const agent = this.agent;
+    if (!agent) throw new Error("prepareRun needs an attached agent: call attach(agent) first.");
+    const text = prompts.map(promptText).filter(Boolean).join("\n");
+    const { messages, systemPrompt } = await this.beforeAgentStart(text);
+    agent.setSystemPrompt(systemPrompt);
+    return [...messages, ...prompts];
+  }
+
+  /** Delivers a session event. For `session_before_*`, any handler's `cancel` cancels. */
+  async emitSession(event: SessionEvent): Promise<SessionEventResult> {
+    const ctx = this.context();
+    for (const { ext, handler } of this.handlersOf(event.type)) {
+      const out = await this.invoke(ext, event.type, ctx, () => handler(event as never, ctx));
+      const value = out.ok ? (out.value as SessionEventResult | undefined) : undefined;
+      if (value?.cancel)
+        return { cancel: true, reason: value.reason ?? `cancelled by extension "${ext.name}"` };
+    }
+    return {};
+  }
+
+  /**
+   * Runs command `name` (or an alias) with `args`. Resolves false when no enabled command has that
+   * name (the caller then treats the text as a normal message), true when a handler ran, even if it
+   * failed (the invoker then got an error reply and the extension was disabled).
+   */
+  async runCommand(name: string, args: string, signal?: AbortSignal): Promise<boolean> {
+    const command = this.runner.command(name);
+    if (!command) return false;
+    const base = this.context(signal);
+    const user = this.host.thread.user ?? { id: "unknown" };
+    const ctx: ExtensionCommandContext = { ...base, user, reply: (text) => this.host.reply(text) };
+    const out = await this.invoke(command.extension, `command /${command.name}`, ctx, () =>
+      command.options.handler(args, ctx),
+    );
+    if (!out.ok) {
+      await this.host
+        .reply(`/${command.name} failed: ${out.error}`)
+        .catch((e: unknown) => this.runner.logger.warn({ err: errorText(e) }, "could not reply"));
+    }
+    return true;
+  }
+
+  /** Argument suggestions of command `name` for `prefix` (empty when it has none or fails). */
+  async completions(name: string, prefix: string): Promise<CompletionItem[]> {
+    const command = this.runner.command(name);
+    const complete = command?.options.getArgumentCompletions;
+    if (!command || !complete) return [];
+    const out = await this.invoke(command.extension, `completion /${command.name}`, this.context(), () =>
+      complete.call(command.options, prefix),
+    );
+    return out.ok ? (out.value ?? []) : [];
+  }
+
+  /** Offers a reaction to `reaction` handlers; resolves true when one of them handled it. */
+  async handleReaction(reaction: Omit<ReactionEvent, "type">): Promise<boolean> {
+    const event: ReactionEvent = { type: "reaction", ...reaction };
+    const ctx = this.context();
+    let handled = false;
+    for (const { ext, handler } of this.handlersOf("reaction")) {
+      const out = await this.invoke(ext, "reaction", ctx, () => handler(event, ctx));
+      if (out.ok && out.value?.handled) handled = true;
+    }
+    return handled;
+  }
+
+  private async beforeToolCall(
+    call: BeforeToolCallContext,
+    signal: AbortSignal | undefined,
+  ): Promise<BeforeToolCallResult | undefined> {
+    const ctx = this.context(signal);
+    const event = {
+      type: "tool_call" as const,
+      toolCallId: call.toolCall.id,
+      toolName: call.toolCall.name,
+      input: call.args,
+      tool: call.tool as ExtensionTool,
+    };
+    for (const { ext, handler } of this.handlersOf("tool_call")) {
+      const out = await this.invoke(ext, "tool_call", ctx, () => handler(event, ctx));
+      if (!out.ok) {
+        return {
+          block: true,
+          reason: `Blocked: extension "${ext.name}" failed while checking this call (${out.error}).`,
+        };
+      }
+      if (out.value?.block) {
+        return { block: true, reason: out.value.reason ?? `Blocked by extension "${ext.name}".` };
+      }
+    }
+    return undefined;
+  }
+
+  private async afterToolCall(
+    call: AfterToolCallContext,
+    signal: AbortSignal | undefined,
+  ): Promise<AfterToolCallResult | undefined> {
+    const handlers = this.handlersOf("tool_result");
+    if (handlers.length === 0) return undefined;
+    const ctx = this.context(signal);
+    let current = { content: call.result.content, details: call.result.details, isError: call.isError };
+    let changed = false;
+    for (const { ext, handler } of handlers) {
+      const event = {
+        type: "tool_result" as const,
+        toolCallId: call.toolCall.id,
+        toolName: call.toolCall.name,
+        input: call.args,
+        ...current,
+      };
+      const out = await this.invoke(ext, "tool_result", ctx, () => handler(event, ctx));
+      if (!out.ok || !out.value) continue;
+      const patch = out.value;
+      current = {
+        content: patch.content ?? current.content,
+        details: patch.details !== undefined ? patch.details : current.details,
+        isError: patch.isError ?? current.isError,
+      };
+      changed = true;
+    }
+    return changed ? current : undefined;
+  }
+
+  private async transformContext(messages: AgentMessage[], signal?: AbortSignal): Promise<AgentMessage[]> {
+    let current = messages;
+    const ctx = this.context(signal);
+    for (const { ext, handler } of this.handlersOf("context")) {
+      const event = { type: "context" as const, messages: current.slice() };
+      const out = await this.invoke(ext, "context", ctx, () => handler(event, ctx));
+      if (out.ok && Array.isArray(out.value?.messages)) current = out.value.messages;
+    }
+    return current;
+  }
+
+  private handlersOf<T extends ExtensionEventType>(
+    type: T,
+  ): { ext: LoadedExtension; handler: ExtensionHandler<T> }[] {
+    const out: { ext: LoadedExtension; handler: ExtensionHandler<T> }[] = [];
+    for (const ext of this.runner.enabled()) {
+      for (const handler of ext.handlers.get(type) ?? []) {
+        out.push({ ext, handler: handler as unknown as ExtensionHandler<T> });
+      }
+    }
+    return out;
+  }
+
+  /** Calls `fn` as `ext` inside `ctx`; a throw disables `ext` (with a notice in this thread). */
+  private async invoke<R>(
+    ext: LoadedExtension,
+    phase: string,
+    ctx: ExtensionContext,
+    fn: () => R | Promise<R>,
+  ): Promise<{ ok: true; value: Exclude<Awaited<R>, void> | undefined } | { ok: false; error: string }> {
+    if (!ext.enabled) return { ok: true, value: undefined };
+    try {
+      const value = await this.runner.current.run(ctx, fn);
+      return { ok: true, value: (value ?? undefined) as Exclude<Awaited<R>, void> | undefined };
+    } catch (e) {
+      this.runner.disable(ext, phase, e, this.host);
+      return { ok: false, error: errorText(e) };
+    }
+  }
+
+  private toMessage(
+    message: NonNullable<ExtensionEventMap["before_agent_start"][1]["message"]>,
+  ): CustomMessage {
+    const out: CustomMessage = {
+      role: "custom",
+      customType: message.customType,
+      content: message.content,
+      display: message.display,
+      timestamp: Date.now(),
+    };
+    if (message.details !== undefined) out.details = message.details;
+    return out;
+  }
+
+  private bindTool(ext: LoadedExtension, def: ToolDefinition): ExtensionTool {
+    const tool: ExtensionTool = {
+      name: def.name,
+      label: def.label,
+      description: def.description,
+      parameters: def.parameters,
+      execute: (toolCallId, params, signal, onUpdate) => {
+        if (!ext.enabled) {
+          return Promise.reject(
+            new Error(`Tool "${def.name}" is unavailable: extension "${ext.name}" was disabled.`),
+          );
+        }
+        const ctx = this.context(signal);
+        return this.runner.current.run(ctx, () => def.execute(toolCallId, params, signal, onUpdate, ctx));
+      },
+    };
+    if (def.approval !== undefined) tool.approval = def.approval;
+    return tool;
+  }
+
+  private applyWrappers(tool: ExtensionTool): ExtensionTool {
+    let current = tool;
+    for (const ext of this.runner.enabled()) {
+      for (const { name, wrapper } of ext.wrappers) {
+        if (name !== tool.name) continue;
+        const inner = current;
+        const ctx = this.context();
+        let wrapped: ExtensionTool;
+        try {
+          wrapped = this.runner.current.run(ctx, () => wrapper(inner, ctx));
+        } catch (e) {
+          this.runner.disable(ext, `wrapTool ${name}`, e, this.host);
+          continue;
+        }
+        // A wrapper of an extension disabled later steps aside instead of failing the tool.
+        current = {
+          ...wrapped,
+          name: inner.name,
+          execute: (id, params, signal, onUpdate) =>
+            ext.enabled
+              ? wrapped.execute(id, params, signal, onUpdate)
+              : inner.execute(id, params, signal, onUpdate),
+        };
+      }
+    }
+    return current;
+  }
+}
+
+function promptText(message: AgentMessage): string {
+  if (message.role !== "user" && message.role !== "custom") return "";
+  const content = message.content;
+  if (typeof content === "string") return content;
+  return content.map((c) => (c.type === "text" ? c.text : "")).join("");
+}

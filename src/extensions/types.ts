@@ -1,0 +1,435 @@
+/**
+ * The extension API: what an extension module sees (`ExtensionAPI`), the events it can handle and
+ * what each handler may return, the per-thread context handed to handlers, commands and tools
+ * (`ExtensionContext`), and the host interface the runtime implements so that thread-bound actions
+ * (posting, persisting entries, changing settings) reach the right place (`ExtensionHost`).
+ *
+ * One loaded extension serves every thread of the process: its factory runs once, and each handler
+ * call receives the context of the thread it is working for.
+ */
+import type { Static, TSchema } from "@sinclair/typebox";
+import type { ImageContent, Model, StreamFunction, TextContent, ThinkingLevel } from "../agent/llm/types.js";
+import type { CustomMessage } from "../agent/session/messages.js";
+import type {
+  AgentEvent,
+  AgentMessage,
+  AgentTool,
+  AgentToolResult,
+  AgentToolUpdateCallback,
+} from "../agent/types.js";
+
+// ---------------------------------------------------------------------------------------------
+// Threads and the host
+// ---------------------------------------------------------------------------------------------
+
+/** Someone in a chat, as extensions see them. */
+export interface ThreadUser {
+  id: string;
+  name?: string;
+}
+
+/**
+ * A read-only view of the thread an extension works for. `user` is who triggered the current run
+ * (agent hooks and tools) or who issued the command (commands, reactions).
+ */
+export interface ThreadView {
+  readonly threadKey: string;
+  /** `slack`, `discord`, `telegram`, `web`, … */
+  readonly platform: string;
+  readonly channelId?: string;
+  readonly user?: ThreadUser;
+  readonly isDirect?: boolean;
+}
+
+/** A message an extension injects into the conversation. The model sees `content`; `details` never. */
+export interface ExtensionMessage {
+  customType: string;
+  content: string | (TextContent | ImageContent)[];
+  /** Whether chat renderers show it. */
+  display: boolean;
+  details?: unknown;
+}
+
+/**
+ * When an injected message reaches the model: `steer` before the next LLM call of the run in
+ * progress, `followUp` after the run would otherwise stop, `nextTurn` together with the next user
+ * message that starts a run.
+ */
+export type DeliverAs = "steer" | "followUp" | "nextTurn";
+
+/** The thread's persisted settings. `undefined` means the deployment's default. */
+export interface ThreadSettings {
+  /** `provider/modelId` of the thread, or of the default model when the thread has none. */
+  model: string | undefined;
+  thinkingLevel: ThinkingLevel | undefined;
+}
+
+/** What `/status` shows. Tokens and cost are summed over every session of the thread. */
+export interface ThreadStatusView {
+  /** A run is active (or about to start). */
+  running: boolean;
+  /** Delivery mode for messages that arrive while busy: `steer`, `followUp`, `collect`, `interrupt`. */
+  queueMode: string;
+  /** Messages waiting for the agent. */
+  inboxDepth: number;
+  /** Tokens the model saw in the latest request (input + cache), when known. */
+  contextTokens?: number;
+  usage: { input: number; output: number; cacheRead: number; cacheWrite: number; cost: number };
+}
+
+/** What a compaction did. */
+export interface CompactOutcome {
+  compacted: boolean;
+  /** Why nothing was compacted (too little history, a run holds the thread, …). */
+  reason?: string;
+  tokensBefore?: number;
+  tokensAfter?: number;
+}
+
+/** What a stop or new-session request found. */
+export interface ControlOutcome {
+  /** A run was active and was aborted. */
+  wasRunning: boolean;
+  /** Queued messages that were discarded. */
+  discarded: number;
+}
+
+/** Options of `post`. */
+export interface HostPostOptions {
+  format?: "markdown" | "plain";
+}
+
+/**
+ * The runtime side of one thread, implemented by whoever runs extensions (the gateway for commands
+ * and reactions, the worker for agent hooks and tools). Every method may reject; the runner turns
+ * rejections into reports, never into a crash.
+ *
+ * Contract of each group:
+ * - chat (`post`, `edit`, `react`, `reply`): into the thread; `post` resolves with an opaque message
+ *   reference usable with `edit`/`react` and equal to the `messageId` of reactions on it.
+ * - `sendMessage`: used only when no agent is attached to the binding (the gateway); the host queues
+ *   the message for the thread's agent (steer/followUp into the inbox, nextTurn with the next run).
+ * - `appendEntry`: appends a `custom` session entry to the thread's current session (worker side).
+ * - settings: `getSettings` reads them, `setModel`/`setThinkingLevel` persist them per thread and
+ *   make a running agent use them from its next LLM call.
+ * - runtime: `stop`/`newSession` act like the runtime's control commands; `deliver` queues chat text
+ *   as if the user wrote it with that delivery mode; `compact` compacts the current session;
+ *   `status` describes the thread.
+ */
+export interface ExtensionHost {
+  readonly thread: ThreadView;
+  post(text: string, options?: HostPostOptions): Promise<string>;
+  edit(ref: string, text: string, options?: HostPostOptions): Promise<void>;
+  react(ref: string, emoji: string): Promise<void>;
+  /** Answers the person who issued a command (ephemerally where the platform can). */
+  reply(text: string): Promise<void>;
+  sendMessage(message: CustomMessage, deliverAs: DeliverAs): Promise<void>;
+  appendEntry(customType: string, data: unknown): Promise<void>;
+  getSettings(): Promise<ThreadSettings>;
+  setModel(ref: string): Promise<void>;
+  setThinkingLevel(level: ThinkingLevel): Promise<void>;
+  stop(): Promise<ControlOutcome>;
+  newSession(): Promise<ControlOutcome>;
+  deliver(text: string, mode: "steer" | "followUp"): Promise<void>;
+  compact(instructions?: string): Promise<CompactOutcome>;
+  status(): Promise<ThreadStatusView>;
+}
+
+/** Structured logger (a pino-compatible subset). */
+export interface ExtensionLogger {
+  debug(obj: object, msg?: string): void;
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The context handlers, commands and tools receive
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * The thread-bound side of the API, given to every handler, command and tool. Actions go through
+ * the thread's `ExtensionHost`; when an agent is attached (worker side), model and thinking changes
+ * also apply to it at once and `sendMessage` queues into it directly.
+ */
+export interface ExtensionContext {
+  readonly thread: ThreadView;
+  /** The run's abort signal inside agent hooks and tools; undefined elsewhere. */
+  readonly signal: AbortSignal | undefined;
+  readonly logger: ExtensionLogger;
+  /** The runtime operations of the thread (see `ExtensionHost`). */
+  readonly host: ExtensionHost;
+  /** Injects a message into the conversation; `deliverAs` defaults to `steer` during a run, else `nextTurn`. */
+  sendMessage(message: ExtensionMessage, options?: { deliverAs?: DeliverAs }): Promise<void>;
+  /** Persists a `custom` entry (extension state, audit records) in the thread's session. */
+  appendEntry(customType: string, data?: unknown): Promise<void>;
+  /** The thread's model: the attached agent's, else the persisted setting resolved in the catalogue. */
+  getModel(): Promise<Model | undefined>;
+  /**
+   * Sets the thread's model (a `Model` or `provider/id`). Resolves false, changing nothing, when the
+   * model is unknown or has no credentials.
+   */
+  setModel(model: Model | string): Promise<boolean>;
+  getThinkingLevel(): Promise<ThinkingLevel>;
+  /** Sets the thinking level, clamped to the thread's model; resolves with the level actually set. */
+  setThinkingLevel(level: ThinkingLevel): Promise<ThinkingLevel>;
+  /** The tools of the attached agent (empty on the gateway side). */
+  getTools(): AgentTool[];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Events
+// ---------------------------------------------------------------------------------------------
+
+/** Agent events, forwarded as they happen (observe only). */
+export type AgentLifecycleEvent = AgentEvent;
+
+/** Session events the runtime emits through `ThreadExtensions.emitSession`. */
+export type SessionEvent =
+  | { type: "session_start"; sessionId: string }
+  | { type: "session_before_switch"; reason: "new" }
+  | { type: "session_switch"; reason: "new"; previousSessionId?: string; sessionId: string }
+  | { type: "session_before_compact"; instructions?: string }
+  | { type: "session_compact"; tokensBefore: number; tokensAfter?: number }
+  | { type: "session_shutdown" };
+
+/** A tool call about to run (arguments validated). */
+export interface ToolCallEvent {
+  type: "tool_call";
+  toolCallId: string;
+  toolName: string;
+  input: Record<string, unknown>;
+  tool: ExtensionTool;
+}
+
+/** A tool call that ran. */
+export interface ToolResultEvent {
+  type: "tool_result";
+  toolCallId: string;
+  toolName: string;
+  input: Record<string, unknown>;
+  content: (TextContent | ImageContent)[];
+  details: unknown;
+  isError: boolean;
+}
+
+/** The messages about to be sent to the model (a copy: the stored history is unchanged). */
+export interface ContextEvent {
+  type: "context";
+  messages: AgentMessage[];
+}
+
+/** A run is about to start with `prompt` (the user text) under `systemPrompt`. */
+export interface BeforeAgentStartEvent {
+  type: "before_agent_start";
+  prompt: string;
+  systemPrompt: string;
+}
+
+/** A reaction added to or removed from a message of the thread. */
+export interface ReactionEvent {
+  type: "reaction";
+  messageRef: string;
+  emoji: string;
+  user: ThreadUser & { isBot: boolean };
+  added: boolean;
+}
+
+/** `block: true` stops the call; the model gets an error result with `reason`. */
+export interface ToolCallResult {
+  block?: boolean;
+  reason?: string;
+}
+
+/** Fields set here replace the tool result's; later handlers see the replaced result. */
+export interface ToolResultPatch {
+  content?: (TextContent | ImageContent)[];
+  details?: unknown;
+  isError?: boolean;
+}
+
+export interface ContextResult {
+  messages?: AgentMessage[];
+}
+
+export interface BeforeAgentStartResult {
+  /** Added before the prompt of this run. */
+  message?: ExtensionMessage;
+  /** Replaces the system prompt for this run (build on `event.systemPrompt` to extend it). */
+  systemPrompt?: string;
+}
+
+/** `cancel: true` on a `session_before_*` event stops the switch or compaction. */
+export interface SessionEventResult {
+  cancel?: boolean;
+  reason?: string;
+}
+
+/** `handled: true` tells the caller the reaction belonged to this extension. */
+export interface ReactionResult {
+  handled?: boolean;
+}
+
+/** Every event, by name, with what its handlers may return. */
+export interface ExtensionEventMap {
+  agent_start: [Extract<AgentEvent, { type: "agent_start" }>, undefined];
+  agent_end: [Extract<AgentEvent, { type: "agent_end" }>, undefined];
+  turn_start: [Extract<AgentEvent, { type: "turn_start" }>, undefined];
+  turn_end: [Extract<AgentEvent, { type: "turn_end" }>, undefined];
+  message_start: [Extract<AgentEvent, { type: "message_start" }>, undefined];
+  message_update: [Extract<AgentEvent, { type: "message_update" }>, undefined];
+  message_end: [Extract<AgentEvent, { type: "message_end" }>, undefined];
+  tool_execution_start: [Extract<AgentEvent, { type: "tool_execution_start" }>, undefined];
+  tool_execution_update: [Extract<AgentEvent, { type: "tool_execution_update" }>, undefined];
+  tool_execution_end: [Extract<AgentEvent, { type: "tool_execution_end" }>, undefined];
+  session_start: [Extract<SessionEvent, { type: "session_start" }>, undefined];
+  session_before_switch: [Extract<SessionEvent, { type: "session_before_switch" }>, SessionEventResult];
+  session_switch: [Extract<SessionEvent, { type: "session_switch" }>, undefined];
+  session_before_compact: [Extract<SessionEvent, { type: "session_before_compact" }>, SessionEventResult];
+  session_compact: [Extract<SessionEvent, { type: "session_compact" }>, undefined];
+  session_shutdown: [Extract<SessionEvent, { type: "session_shutdown" }>, undefined];
+  tool_call: [ToolCallEvent, ToolCallResult];
+  tool_result: [ToolResultEvent, ToolResultPatch];
+  context: [ContextEvent, ContextResult];
+  before_agent_start: [BeforeAgentStartEvent, BeforeAgentStartResult];
+  reaction: [ReactionEvent, ReactionResult];
+}
+
+export type ExtensionEventType = keyof ExtensionEventMap;
+
+/** A handler of event `T`: may return (or resolve with) the event's result, or nothing. */
+export type ExtensionHandler<T extends ExtensionEventType> = (
+  event: ExtensionEventMap[T][0],
+  ctx: ExtensionContext,
+  // biome-ignore lint/suspicious/noConfusingVoidType: observing handlers return nothing, which `undefined` alone rejects.
+) => ExtensionEventMap[T][1] | undefined | void | Promise<ExtensionEventMap[T][1] | undefined | void>;
+
+// ---------------------------------------------------------------------------------------------
+// Tools and commands
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Whether a call needs an admin's approval before it runs: `never`, `always`, or a function of the
+ * validated arguments (true: ask).
+ */
+export type ApprovalRule = "never" | "always" | ((args: Record<string, unknown>) => boolean);
+
+/** An `AgentTool` that may declare its approval rule. */
+export interface ExtensionTool<TParams extends TSchema = TSchema, TDetails = unknown>
+  extends AgentTool<TParams, TDetails> {
+  approval?: ApprovalRule;
+}
+
+/**
+ * A tool an extension registers. Like `AgentTool`, with the thread's context as fifth argument of
+ * `execute` (the workspace, the thread's model, posting). Throwing is a normal tool failure: the
+ * model gets an error result; it does not disable the extension.
+ */
+export interface ToolDefinition<TParams extends TSchema = TSchema, TDetails = unknown> {
+  name: string;
+  label: string;
+  description: string;
+  parameters: TParams;
+  approval?: ApprovalRule;
+  execute(
+    toolCallId: string,
+    params: Static<TParams>,
+    signal: AbortSignal | undefined,
+    onUpdate: AgentToolUpdateCallback<TDetails> | undefined,
+    ctx: ExtensionContext,
+  ): Promise<AgentToolResult<TDetails>>;
+}
+
+/** Wraps a tool (the base tool or an earlier wrapper's result) into another tool of the same name. */
+export type ToolWrapper = (tool: ExtensionTool, ctx: ExtensionContext) => ExtensionTool;
+
+/** A suggestion for a command argument. */
+export interface CompletionItem {
+  value: string;
+  label?: string;
+  description?: string;
+}
+
+/** The context a command handler gets: the thread's context plus who asked and how to answer. */
+export interface ExtensionCommandContext extends ExtensionContext {
+  /** Answers the person who issued the command. */
+  reply(text: string): Promise<void>;
+  /** The command's invoker (same as `thread.user`). */
+  readonly user: ThreadUser;
+}
+
+export interface CommandOptions {
+  description: string;
+  /** Shown by `/help`, e.g. `[name]` or `<text>`. */
+  usage?: string;
+  /** Other names that run the same command (`think` for `thinking`). */
+  aliases?: string[];
+  handler(args: string, ctx: ExtensionCommandContext): Promise<void>;
+  /** Suggestions for the argument typed so far; null or empty for none. */
+  getArgumentCompletions?(prefix: string): CompletionItem[] | null | Promise<CompletionItem[] | null>;
+}
+
+/** A custom provider: the wire API's stream functions and, optionally, models that use it. */
+export interface ProviderDefinition {
+  api: string;
+  stream: StreamFunction;
+  streamSimple: StreamFunction;
+  models?: Model[];
+}
+
+// ---------------------------------------------------------------------------------------------
+// The API
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * What an extension's factory receives. Registration methods (`on`, `registerTool`, `wrapTool`,
+ * `registerCommand`, `registerProvider`) are meant for the factory; the thread-bound methods
+ * (`sendMessage`, `appendEntry`, `setModel`, `setThinkingLevel`, `thread`) act on the thread whose
+ * handler, command or tool is running (they are the same as the `ctx` methods) and throw a
+ * programmer error (a rejection) when called outside one.
+ */
+export interface ExtensionAPI {
+  /** The extension's name (from config or the module). */
+  readonly name: string;
+  /** The `options` object from the extension's config entry (undefined when none). */
+  readonly options: unknown;
+  readonly logger: ExtensionLogger;
+
+  on<T extends ExtensionEventType>(event: T, handler: ExtensionHandler<T>): void;
+  registerTool<TParams extends TSchema, TDetails = unknown>(
+    definition: ToolDefinition<TParams, TDetails>,
+  ): void;
+  /** Wraps the tool named `name` for every thread (after base tools and registered tools are known). */
+  wrapTool(name: string, wrapper: ToolWrapper): void;
+  registerCommand(name: string, options: CommandOptions): void;
+  /** Registers a wire API (and its models); removed again when the extension is disabled. */
+  registerProvider(provider: ProviderDefinition): void;
+
+  /** The thread the current handler works for. */
+  readonly thread: ThreadView;
+  sendMessage(message: ExtensionMessage, options?: { deliverAs?: DeliverAs }): Promise<void>;
+  appendEntry(customType: string, data?: unknown): Promise<void>;
+  setModel(model: Model | string): Promise<boolean>;
+  getThinkingLevel(): Promise<ThinkingLevel>;
+  setThinkingLevel(level: ThinkingLevel): Promise<ThinkingLevel>;
+}
+
+/** An extension module's default export (or a built-in): registers what the extension provides. */
+export type ExtensionFactory = (api: ExtensionAPI) => void | Promise<void>;
+
+/** A named extension ready to load. */
+export interface ExtensionEntry {
+  name: string;
+  factory: ExtensionFactory;
+  /** Passed as `api.options`. */
+  options?: unknown;
+}
+
+/** Why an extension was disabled. */
+export interface ExtensionFailure {
+  extension: string;
+  /** Where it failed: `load`, `tool_call`, `command /model`, … */
+  phase: string;
+  error: string;
+  threadKey?: string;
+}
