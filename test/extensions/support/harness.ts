@@ -5,9 +5,9 @@
  */
 import { Type } from "@sinclair/typebox";
 import { Agent } from "../../../src/agent/agent.js";
-import type { Model } from "../../../src/agent/llm/types.js";
+import type { Model, ToolResultMessage, UserMessage } from "../../../src/agent/llm/types.js";
 import { convertToLlm } from "../../../src/agent/session/messages.js";
-import type { AgentTool, ToolResultMessage, UserMessage } from "../../../src/agent/types.js";
+import type { AgentTool } from "../../../src/agent/types.js";
 import { silentLogger } from "../../../src/extensions/logger.js";
 import { ExtensionRunner } from "../../../src/extensions/runner.js";
 import type { ThreadExtensionsOptions } from "../../../src/extensions/thread.js";
