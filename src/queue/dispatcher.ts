@@ -1,0 +1,229 @@
+/**
+ * The gateway side of the runtime: `deliver` (dedupe → inbox → wake) and `control` (stop, model,
+ * thinking level, new session). Shared by both runtimes; what differs is behind `ThreadState`,
+ * `Waker`, `ControlBus` and the session store.
+ */
+import { randomUUID } from "node:crypto";
+import type { InboundMessage } from "../adapters/types.js";
+import type { ControlBus } from "./control-bus.js";
+import {
+  describeDropped,
+  describeMessages,
+  discardedNotice,
+  droppedNotice,
+  refusedNotice,
+} from "./inbox-item.js";
+import type { DropPolicy, ThreadState, Waker } from "./state/types.js";
+import type { SessionStore } from "./store/types.js";
+import type {
+  ControlCommand,
+  ControlResult,
+  DeliverResult,
+  DeliveryMode,
+  RunSinkFactory,
+  ThreadStatus,
+} from "./types.js";
+
+export interface DispatcherOptions {
+  state: ThreadState;
+  waker: Waker;
+  bus: ControlBus;
+  store: SessionStore;
+  sinks: RunSinkFactory;
+  /** Most queued messages per thread. Default 20. */
+  inboxCap?: number;
+  /** Full inbox: refuse the new message (`new`, default) or drop the oldest (`old`). */
+  dropPolicy?: DropPolicy;
+  /** Mode when `deliver` gets none. Default `steer`. */
+  defaultMode?: DeliveryMode;
+  /** Where failures that must not reach the platform are reported. Default: one line on stderr. */
+  onError?: (error: unknown, context: string) => void;
+}
+
+const STOP_WORDS = new Set(["stop", "/stop"]);
+
+/** True for a bare `stop` or `/stop` (any case, surrounding whitespace and a trailing `!`/`.` ignored). */
+export function isStopCommand(text: string): boolean {
+  return STOP_WORDS.has(
+    text
+      .trim()
+      .toLowerCase()
+      .replace(/[.!]+$/, ""),
+  );
+}
+
+/**
+ * Splits a per-message override off the text: `/steer <text>` and `/followup <text>` (also
+ * `/follow-up`, `/collect`, `/interrupt`) choose the mode of that message. Returns the mode (or
+ * undefined) and the remaining text.
+ */
+export function parseModeOverride(text: string): { mode: DeliveryMode | undefined; text: string } {
+  const m = /^\s*\/(steer|followup|follow-up|collect|interrupt)(?:@\S+)?(?:\s+|$)([\s\S]*)$/i.exec(text);
+  if (!m) return { mode: undefined, text };
+  const word = (m[1] ?? "").toLowerCase();
+  const mode: DeliveryMode =
+    word === "steer"
+      ? "steer"
+      : word === "collect"
+        ? "collect"
+        : word === "interrupt"
+          ? "interrupt"
+          : "followUp";
+  return { mode, text: (m[2] ?? "").trim() };
+}
+
+function defaultOnError(error: unknown, context: string): void {
+  const text = error instanceof Error ? error.message : String(error);
+  console.error(`runtime: ${context}: ${text}`);
+}
+
+/** Delivers messages and control commands to threads. */
+export class Dispatcher {
+  private readonly cap: number;
+  private readonly dropPolicy: DropPolicy;
+  private readonly defaultMode: DeliveryMode;
+  private readonly onError: (error: unknown, context: string) => void;
+
+  constructor(private readonly o: DispatcherOptions) {
+    this.cap = Math.max(1, o.inboxCap ?? 20);
+    this.dropPolicy = o.dropPolicy ?? "new";
+    this.defaultMode = o.defaultMode ?? "steer";
+    this.onError = o.onError ?? defaultOnError;
+  }
+
+  /**
+   * Dedupes by `eventId`, appends to the thread's inbox and makes sure a worker wakes for it.
+   * Resolves once the message is durable; rejects (and forgets the event id, so a platform retry
+   * gets through) when it could not be stored. A bare `stop`/`/stop` aborts the thread instead;
+   * `/steer …` and `/followup …` choose the mode of one message.
+   */
+  async deliver(inbound: InboundMessage, mode?: DeliveryMode): Promise<DeliverResult> {
+    const { state } = this.o;
+    if (!(await state.claimEvent(inbound.eventId))) return { status: "duplicate" };
+    let result: DeliverResult;
+    try {
+      if (isStopCommand(inbound.text)) {
+        const r = await this.stopThread(inbound.threadKey, "Stopped");
+        result = { status: "stopped", wasRunning: r.wasRunning, discarded: r.discarded };
+      } else {
+        const override = parseModeOverride(inbound.text);
+        const message = override.mode ? { ...inbound, text: override.text } : inbound;
+        result = await this.enqueue(message, override.mode ?? mode ?? this.defaultMode);
+      }
+    } catch (e) {
+      await state.releaseEvent(inbound.eventId).catch(() => {});
+      throw e;
+    }
+    // The message is durable now; a failure to extend the dedupe window only risks a duplicate.
+    await state
+      .confirmEvent(inbound.eventId)
+      .catch((e: unknown) => this.onError(e, "confirming an event id"));
+    return result;
+  }
+
+  private async enqueue(inbound: InboundMessage, mode: DeliveryMode): Promise<DeliverResult> {
+    const { state, waker } = this.o;
+    const threadKey = inbound.threadKey;
+    const out = await state.append(
+      threadKey,
+      { mode, kind: "message", message: inbound },
+      {
+        cap: this.cap,
+        dropPolicy: this.dropPolicy,
+      },
+    );
+    if (!out.accepted) {
+      await this.notice(
+        threadKey,
+        refusedNotice(describeDropped({ seq: 0, at: 0, mode, kind: "message", message: inbound }), this.cap),
+      );
+      return { status: "refused", depth: out.depth };
+    }
+    // The message is durable: from here on a failure must not make the platform retry (that would
+    // queue it twice). A missing wake job is repaired by the sweeper; a missed publish by the
+    // holder's next checkpoint.
+    if (out.woke)
+      await waker.wake(threadKey, out.wakeMarker).catch((e: unknown) => this.onError(e, "adding a wake job"));
+    if (mode === "interrupt") await this.publish(threadKey);
+    const dropped = describeMessages(out.dropped);
+    if (dropped.length > 0) {
+      const text =
+        mode === "interrupt" ? discardedNotice(dropped, "Interrupted") : droppedNotice(dropped, this.cap);
+      await this.notice(threadKey, text);
+    }
+    return { status: "queued", seq: out.seq, depth: out.depth, idle: !out.active, dropped };
+  }
+
+  /**
+   * Runs a control command. `stop` and `newSession` abort the run in progress (its running tool sees
+   * the abort at once through pub/sub) and discard queued messages; `setModel` and
+   * `setThinkingLevel` are stored as the thread's settings and reach a running agent before its
+   * next LLM call. Settings survive restarts; the holder re-reads them at every checkpoint, so a
+   * command sent while no worker listens is not lost.
+   */
+  async control(threadKey: string, command: ControlCommand): Promise<ControlResult> {
+    const { state, store } = this.o;
+    switch (command.type) {
+      case "stop":
+        return this.stopThread(threadKey, "Stopped");
+      case "newSession": {
+        const stopped = await this.stopThread(threadKey, "New session");
+        const out = await state.append(
+          threadKey,
+          { mode: "followUp", kind: "newSession" },
+          {
+            cap: Number.MAX_SAFE_INTEGER,
+            dropPolicy: "new",
+          },
+        );
+        if (out.accepted && out.woke) await this.o.waker.wake(threadKey, out.wakeMarker);
+        return stopped;
+      }
+      case "setModel":
+      case "setThinkingLevel": {
+        await store.updateThreadMeta(
+          threadKey,
+          command.type === "setModel" ? { model: command.model } : { thinkingLevel: command.level },
+        );
+        await state.touchControl(threadKey);
+        const probe = await state.probe(threadKey);
+        await this.publish(threadKey);
+        return { wasRunning: probe.active, discarded: [] };
+      }
+    }
+  }
+
+  /** What `/status` needs from the runtime side. */
+  async status(threadKey: string): Promise<ThreadStatus> {
+    const [probe, meta] = await Promise.all([
+      this.o.state.probe(threadKey),
+      this.o.store.getThreadMeta(threadKey),
+    ]);
+    return { active: probe.active, inboxDepth: probe.inboxDepth, meta };
+  }
+
+  private async stopThread(threadKey: string, why: string): Promise<ControlResult> {
+    const out = await this.o.state.stop(threadKey);
+    await this.publish(threadKey);
+    const discarded = describeMessages(out.discarded);
+    const text = discardedNotice(discarded, why);
+    if (text) await this.notice(threadKey, text);
+    return { wasRunning: out.active, discarded };
+  }
+
+  /** Tells the holder (wherever it runs) to re-read the thread's control state now. */
+  private async publish(threadKey: string): Promise<void> {
+    await this.o.bus.publish(threadKey).catch((e: unknown) => this.onError(e, "publishing a control notice"));
+  }
+
+  /** Posts a notice into the thread through a one-off sink; a failure is reported, never thrown. */
+  private async notice(threadKey: string, text: string): Promise<void> {
+    try {
+      const sink = this.o.sinks(threadKey, `notice:${randomUUID()}`);
+      await sink.onNotice(text);
+      await sink.close();
+    } catch (e) {
+      this.onError(e, `posting a notice to ${threadKey}`);
+    }
+  }
+}

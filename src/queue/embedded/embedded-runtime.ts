@@ -1,0 +1,156 @@
+/**
+ * The embedded runtime (no `REDIS_URL`): the same `Runtime` contract in one process, with an
+ * in-memory inbox and leases, an in-process job queue and, by default, the JSONL file store. The
+ * delivery modes, ordering and control semantics are the Redis runtime's, because both run the
+ * same dispatcher and holder code over the `ThreadState` primitives.
+ *
+ * What it does not have: messages queued but not yet in a session are lost if the process dies
+ * (sessions on disk survive).
+ */
+
+import type { InboundMessage } from "../../adapters/types.js";
+import { findModel } from "../../agent/llm/models.js";
+import { LocalControlBus } from "../control-bus.js";
+import { Dispatcher } from "../dispatcher.js";
+import type { RuntimeOptions } from "../redis/redis-runtime.js";
+import type { Waker } from "../state/types.js";
+import { FileSessionStore } from "../store/file-store.js";
+import type { SessionStore } from "../store/types.js";
+import type {
+  ControlCommand,
+  ControlResult,
+  DeliverResult,
+  DeliveryMode,
+  Runtime,
+  ThreadStatus,
+} from "../types.js";
+import { plainInboundFormatter } from "../worker/item-messages.js";
+import { WorkerCore } from "../worker/worker-core.js";
+import { LocalScheduler } from "./local-scheduler.js";
+import { MemoryThreadState } from "./memory-thread-state.js";
+
+export interface EmbeddedRuntimeOptions extends Omit<RuntimeOptions, "store"> {
+  /**
+   * The session store. Default: a `FileSessionStore` under `dataDir` whose fence check is this
+   * runtime's lease table. A store passed here should be given `fenceCheck` the same way.
+   */
+  store?: SessionStore;
+  /** Where the default file store keeps sessions. Default `./data`. */
+  dataDir?: string;
+}
+
+function defaultOnError(error: unknown, context: string): void {
+  const text = error instanceof Error ? error.message : String(error);
+  console.error(`runtime: ${context}: ${text}`);
+}
+
+export class EmbeddedRuntime implements Runtime {
+  readonly state = new MemoryThreadState();
+  readonly store: SessionStore;
+  private readonly ownsStore: boolean;
+  private readonly bus = new LocalControlBus();
+  private readonly dispatcher: Dispatcher;
+  private readonly onError: (error: unknown, context: string) => void;
+  private scheduler: LocalScheduler | undefined;
+  private core: WorkerCore | undefined;
+  private sweepTimer: ReturnType<typeof setInterval> | undefined;
+  private stopped: Promise<void> | undefined;
+
+  constructor(private readonly o: EmbeddedRuntimeOptions) {
+    this.onError = o.onError ?? defaultOnError;
+    this.ownsStore = o.store === undefined;
+    this.store =
+      o.store ??
+      new FileSessionStore({
+        dataDir: o.dataDir ?? "./data",
+        fenceCheck: (threadKey, fence) => this.fenceCheck(threadKey, fence.token),
+      });
+    const waker: Waker = { wake: async (threadKey) => this.scheduler?.add(threadKey) };
+    this.dispatcher = new Dispatcher({
+      state: this.state,
+      waker,
+      bus: this.bus,
+      store: this.store,
+      sinks: o.sinks,
+      inboxCap: o.inboxCap,
+      dropPolicy: o.dropPolicy,
+      defaultMode: o.defaultMode,
+      onError: this.onError,
+    });
+  }
+
+  /** The fence check to give a session store passed in `store`. */
+  fenceCheck(threadKey: string, token: string): boolean {
+    return this.state.holds(threadKey, token);
+  }
+
+  deliver(inbound: InboundMessage, mode?: DeliveryMode): Promise<DeliverResult> {
+    return this.dispatcher.deliver(inbound, mode);
+  }
+
+  control(threadKey: string, command: ControlCommand): Promise<ControlResult> {
+    return this.dispatcher.control(threadKey, command);
+  }
+
+  status(threadKey: string): Promise<ThreadStatus> {
+    return this.dispatcher.status(threadKey);
+  }
+
+  /** Starts running threads; messages delivered before `start()` wait in the inbox. */
+  async start(): Promise<void> {
+    if (this.core) return;
+    const o = this.o;
+    if (!o.agentFactory)
+      throw new Error("EmbeddedRuntime.start() needs `agentFactory` to build thread agents.");
+    const rewake = async (threadKey: string) => {
+      this.state.setWake(threadKey, `rewake:${Date.now()}`);
+      this.scheduler?.add(threadKey);
+    };
+    const core = new WorkerCore({
+      state: this.state,
+      store: this.store,
+      factory: o.agentFactory,
+      sinks: o.sinks,
+      format: o.format ?? plainInboundFormatter,
+      resolveModel: o.resolveModel ?? findModel,
+      fenceKey: (t) => `lease:${t}`,
+      leaseTtlMs: o.leaseTtlMs ?? 15_000,
+      collectDebounceMs: o.collectDebounceMs ?? 500,
+      controlPollMs: o.controlPollMs ?? 1000,
+      compaction: o.compaction,
+      onError: this.onError,
+      onLease: o.onLease,
+      bus: this.bus,
+      rewake,
+      agentIdleMs: o.agentIdleMs,
+    });
+    this.core = core;
+    this.scheduler = new LocalScheduler(
+      o.concurrency ?? 10,
+      (threadKey) => core.process(threadKey, { rerun: false }),
+      this.onError,
+    );
+    // Messages delivered before start, and threads a failed tenure left behind, get (re)woken.
+    for (const t of this.state.strandedThreads()) this.scheduler.add(t);
+    this.sweepTimer = setInterval(() => {
+      for (const t of this.state.strandedThreads()) void rewake(t);
+    }, o.sweepIntervalMs ?? 5000);
+    this.sweepTimer.unref?.();
+  }
+
+  stop(options: { graceMs?: number } = {}): Promise<void> {
+    this.stopped ??= this.doStop(options.graceMs ?? 30_000);
+    return this.stopped;
+  }
+
+  private async doStop(graceMs: number): Promise<void> {
+    if (this.sweepTimer) clearInterval(this.sweepTimer);
+    const scheduler = this.scheduler;
+    const closing: Promise<unknown>[] = [];
+    if (this.core) closing.push(this.core.shutdown(graceMs));
+    if (scheduler) closing.push(scheduler.close());
+    await Promise.all(closing);
+    await this.bus.close();
+    if (this.ownsStore) await this.store.close();
+  }
+}

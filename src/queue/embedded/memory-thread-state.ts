@@ -1,0 +1,258 @@
+/**
+ * `ThreadState` in one process, for the embedded runtime. Each method runs synchronously (no await
+ * between its reads and writes), which makes it as atomic as the Lua step it mirrors; the rules are
+ * the same as in redis/scripts.ts.
+ */
+import type {
+  AcquireOutcome,
+  AppendOptions,
+  AppendOutcome,
+  ControlState,
+  ReleaseOutcome,
+  StopOutcome,
+  TakeOutcome,
+  TakeRule,
+  ThreadProbe,
+  ThreadState,
+} from "../state/types.js";
+import type { InboxItem } from "../types.js";
+
+interface Thread {
+  inbox: InboxItem[];
+  inflight: InboxItem[];
+  lease?: { token: string; expiresAt: number };
+  wake?: string;
+  seq: number;
+  control: ControlState;
+}
+
+function steerlike(item: InboxItem): boolean {
+  return item.kind === "message" && (item.mode === "steer" || item.mode === "interrupt");
+}
+
+function splitQueued(items: InboxItem[]): { drop: InboxItem[]; keep: InboxItem[] } {
+  return {
+    drop: items.filter((i) => i.kind === "message"),
+    keep: items.filter((i) => i.kind !== "message"),
+  };
+}
+
+export interface MemoryThreadStateOptions {
+  /** How long a delivered event id is remembered. Default 24 h. */
+  dedupeTtlMs?: number;
+  /** Clock, for tests. Default `Date.now`. */
+  now?: () => number;
+}
+
+/** The in-process implementation of the coordination primitives. */
+export class MemoryThreadState implements ThreadState {
+  private readonly threads = new Map<string, Thread>();
+  private readonly events = new Map<string, number>();
+  private readonly dedupeTtlMs: number;
+  private readonly now: () => number;
+  private lastSweep = 0;
+
+  constructor(options: MemoryThreadStateOptions = {}) {
+    this.dedupeTtlMs = options.dedupeTtlMs ?? 24 * 3600_000;
+    this.now = options.now ?? Date.now;
+  }
+
+  private thread(key: string): Thread {
+    let t = this.threads.get(key);
+    if (!t) {
+      t = { inbox: [], inflight: [], seq: 0, control: { abortAt: 0, ver: 0, stops: 0 } };
+      this.threads.set(key, t);
+    }
+    return t;
+  }
+
+  private holder(t: Thread): string | undefined {
+    if (t.lease && t.lease.expiresAt <= this.now()) t.lease = undefined;
+    return t.lease?.token;
+  }
+
+  private sweepEvents(): void {
+    const now = this.now();
+    if (now - this.lastSweep < 60_000) return;
+    this.lastSweep = now;
+    for (const [id, expiresAt] of this.events) if (expiresAt <= now) this.events.delete(id);
+  }
+
+  async claimEvent(eventId: string): Promise<boolean> {
+    this.sweepEvents();
+    const expiresAt = this.events.get(eventId);
+    if (expiresAt !== undefined && expiresAt > this.now()) return false;
+    this.events.set(eventId, this.now() + this.dedupeTtlMs);
+    return true;
+  }
+
+  async confirmEvent(_eventId: string): Promise<void> {
+    // The claim already lasts the whole dedupe window: a process that dies loses the map anyway.
+  }
+
+  async releaseEvent(eventId: string): Promise<void> {
+    this.events.delete(eventId);
+  }
+
+  async append(
+    threadKey: string,
+    item: Pick<InboxItem, "mode" | "kind" | "message">,
+    options: AppendOptions,
+  ): Promise<AppendOutcome> {
+    const t = this.thread(threadKey);
+    const active = this.holder(t) !== undefined;
+    const cap = Math.max(1, options.cap);
+    let dropped: InboxItem[] = [];
+    if (item.mode === "interrupt") {
+      const { drop, keep } = splitQueued(t.inbox);
+      dropped = drop;
+      t.inbox = keep;
+    }
+    if (t.inbox.length >= cap) {
+      if (options.dropPolicy === "new") return { accepted: false, depth: t.inbox.length, active };
+      dropped.push(...t.inbox.splice(0, t.inbox.length - cap + 1));
+    }
+    const now = this.now();
+    const seq = ++t.seq;
+    t.inbox.push({ seq, at: now, mode: item.mode, kind: item.kind, message: item.message });
+    if (item.mode === "interrupt") {
+      t.control.abortAt = Math.max(t.control.abortAt, seq - 1);
+      t.control.ver++;
+      t.control.stops++;
+    }
+    const marker = `pending:${now}:${seq}`;
+    const woke = t.wake === undefined;
+    if (woke) t.wake = marker;
+    return { accepted: true, seq, depth: t.inbox.length, woke, wakeMarker: marker, active, dropped };
+  }
+
+  async stop(threadKey: string): Promise<StopOutcome> {
+    const t = this.thread(threadKey);
+    t.control.abortAt = Math.max(t.control.abortAt, t.seq);
+    t.control.ver++;
+    t.control.stops++;
+    const { drop, keep } = splitQueued(t.inbox);
+    t.inbox = keep;
+    return { abortAt: t.seq, active: this.holder(t) !== undefined, discarded: drop };
+  }
+
+  async touchControl(threadKey: string): Promise<void> {
+    this.thread(threadKey).control.ver++;
+  }
+
+  async readControl(threadKey: string): Promise<ControlState> {
+    return { ...this.thread(threadKey).control };
+  }
+
+  async probe(threadKey: string): Promise<ThreadProbe> {
+    const t = this.thread(threadKey);
+    return {
+      inboxDepth: t.inbox.length,
+      inflightDepth: t.inflight.length,
+      active: this.holder(t) !== undefined,
+    };
+  }
+
+  async clearWake(threadKey: string): Promise<void> {
+    this.thread(threadKey).wake = undefined;
+  }
+
+  async acquire(threadKey: string, token: string, ttlMs: number): Promise<AcquireOutcome> {
+    const t = this.thread(threadKey);
+    const holder = this.holder(t);
+    if (holder === undefined) {
+      t.lease = { token, expiresAt: this.now() + ttlMs };
+      return { acquired: true };
+    }
+    return { acquired: false, holder, pttl: (t.lease?.expiresAt ?? 0) - this.now() };
+  }
+
+  async renew(threadKey: string, token: string, ttlMs: number): Promise<boolean> {
+    const t = this.thread(threadKey);
+    if (this.holder(t) !== token || !t.lease) return false;
+    t.lease.expiresAt = this.now() + ttlMs;
+    return true;
+  }
+
+  async release(threadKey: string, token: string): Promise<ReleaseOutcome> {
+    const t = this.thread(threadKey);
+    if (this.holder(t) !== token) return "lost";
+    if (t.inbox.length > 0 || t.inflight.length > 0) return "busy";
+    t.lease = undefined;
+    return "released";
+  }
+
+  async forceRelease(threadKey: string, token: string): Promise<void> {
+    const t = this.thread(threadKey);
+    if (this.holder(t) === token) t.lease = undefined;
+  }
+
+  async take(threadKey: string, token: string, rule: TakeRule, debounceMs: number): Promise<TakeOutcome> {
+    const t = this.thread(threadKey);
+    if (this.holder(t) !== token) return { status: "lost" };
+    const head = t.inbox[0];
+    let count = 0;
+    const run = (pred: (i: InboxItem) => boolean) => {
+      while (count < t.inbox.length && pred(t.inbox[count] as InboxItem)) count++;
+    };
+    if (rule === "steer") run(steerlike);
+    else if (head) {
+      if (head.kind !== "message") count = rule === "next" ? 1 : 0;
+      else if (head.mode === "followUp") count = 1;
+      else if (steerlike(head)) run(steerlike);
+      else {
+        run((i) => i.kind === "message" && i.mode === "collect");
+        const newest = Math.max(...t.inbox.slice(0, count).map((i) => i.at));
+        const waited = this.now() - newest;
+        if (waited < debounceMs) return { status: "wait", waitMs: Math.max(1, debounceMs - waited) };
+      }
+    }
+    const items = t.inbox.splice(0, count);
+    t.inflight.push(...items);
+    return { status: "taken", items };
+  }
+
+  async inflight(threadKey: string): Promise<InboxItem[]> {
+    return [...this.thread(threadKey).inflight];
+  }
+
+  async settle(
+    threadKey: string,
+    token: string,
+    persisted: readonly number[],
+    dropPersisted: boolean,
+  ): Promise<boolean> {
+    const t = this.thread(threadKey);
+    if (this.holder(t) !== token) return false;
+    const done = new Set(persisted);
+    const back = t.inflight.filter((i) => !done.has(i.seq));
+    t.inflight = dropPersisted ? [] : t.inflight.filter((i) => done.has(i.seq));
+    t.inbox.unshift(...back);
+    return true;
+  }
+
+  /** Whether `token` holds the thread's lease now (the file store's fence check). */
+  holds(threadKey: string, token: string): boolean {
+    const t = this.threads.get(threadKey);
+    return t !== undefined && this.holder(t) === token;
+  }
+
+  /** Sets the wake flag whatever it holds (a re-wake). */
+  setWake(threadKey: string, marker: string): void {
+    this.thread(threadKey).wake = marker;
+  }
+
+  /** Threads with queued or inflight items and no live lease (for the embedded scheduler's safety net). */
+  strandedThreads(): string[] {
+    const out: string[] = [];
+    for (const [key, t] of this.threads) {
+      if ((t.inbox.length > 0 || t.inflight.length > 0) && this.holder(t) === undefined) out.push(key);
+    }
+    return out;
+  }
+
+  async close(): Promise<void> {
+    this.threads.clear();
+    this.events.clear();
+  }
+}

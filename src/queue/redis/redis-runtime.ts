@@ -1,0 +1,227 @@
+/**
+ * The Redis runtime: any number of gateway and worker processes share threads through Redis and a
+ * BullMQ queue ("runs"). A gateway process uses `deliver`/`control`/`status`; a worker process
+ * also calls `start()` to take wake jobs. docs/runtime.md describes the protocol.
+ */
+import { type Job, Queue, Worker } from "bullmq";
+import { Redis } from "ioredis";
+import type { InboundMessage } from "../../adapters/types.js";
+import { findModel } from "../../agent/llm/models.js";
+import { RedisControlBus } from "../control-bus.js";
+import { Dispatcher } from "../dispatcher.js";
+import { RuntimeKeys } from "../keys.js";
+import type { DropPolicy } from "../state/types.js";
+import type { SessionStore } from "../store/types.js";
+import type {
+  AgentFactory,
+  ControlCommand,
+  ControlResult,
+  DeliverResult,
+  DeliveryMode,
+  InboundFormatter,
+  ModelResolver,
+  RunSinkFactory,
+  Runtime,
+  ThreadStatus,
+} from "../types.js";
+import type { CompactionConfig } from "../worker/compaction-step.js";
+import { plainInboundFormatter } from "../worker/item-messages.js";
+import type { LeaseEvent } from "../worker/thread-holder.js";
+import { WorkerCore } from "../worker/worker-core.js";
+import { RedisThreadState } from "./redis-thread-state.js";
+import { RedisWaker, type WakeJobData } from "./redis-waker.js";
+
+/** Options shared by both runtimes. */
+export interface RuntimeOptions {
+  store: SessionStore;
+  sinks: RunSinkFactory;
+  /** Builds thread agents; required in a process that runs workers. */
+  agentFactory?: AgentFactory;
+  /** Lease TTL; renewed every third of it. Default 15 s. */
+  leaseTtlMs?: number;
+  /** Collect-mode debounce window. Default 500 ms. */
+  collectDebounceMs?: number;
+  /** How often a holder re-reads control state besides pub/sub notices. Default 1 s. */
+  controlPollMs?: number;
+  /** Most queued messages per thread. Default 20. */
+  inboxCap?: number;
+  dropPolicy?: DropPolicy;
+  /** Mode when `deliver` gets none. Default `steer`. */
+  defaultMode?: DeliveryMode;
+  format?: InboundFormatter;
+  /** Default `findModel` of the model catalogue. */
+  resolveModel?: ModelResolver;
+  /** Automatic compaction after runs; omit to leave sessions uncompacted. */
+  compaction?: CompactionConfig;
+  /** Drop a thread's cached agent after this long idle. Default 10 min. */
+  agentIdleMs?: number;
+  /** Parallel threads per process. Default 10. */
+  concurrency?: number;
+  /** Interval of the safety-net sweep for lost wakes. Default 5 s. */
+  sweepIntervalMs?: number;
+  onError?: (error: unknown, context: string) => void;
+  onLease?: (event: LeaseEvent) => void;
+}
+
+export interface RedisRuntimeOptions extends RuntimeOptions {
+  /** A connection (the caller closes it) or a URL (the runtime opens and closes its own). */
+  redis: Redis | string;
+  /** Key prefix. Default `sb:`. */
+  prefix?: string;
+  /** BullMQ queue name. Default `runs`. */
+  queueName?: string;
+  /** BullMQ job lock duration; a dead worker's job is recovered after about this. Default: the lease TTL. */
+  lockDurationMs?: number;
+  /** BullMQ stalled-job check interval. Default: half the lock duration. */
+  stalledIntervalMs?: number;
+  /** Stalls a job survives before BullMQ fails it (the sweeper still re-wakes its thread). Default 3. */
+  maxStalledCount?: number;
+  /** Dedupe window of event ids. Default 24 h. */
+  dedupeTtlMs?: number;
+}
+
+function defaultOnError(error: unknown, context: string): void {
+  const text = error instanceof Error ? error.message : String(error);
+  console.error(`runtime: ${context}: ${text}`);
+}
+
+export class RedisRuntime implements Runtime {
+  private readonly redis: Redis;
+  private readonly ownsRedis: boolean;
+  private readonly keys: RuntimeKeys;
+  private readonly queue: Queue<WakeJobData>;
+  private readonly bus: RedisControlBus;
+  private readonly state: RedisThreadState;
+  private readonly waker: RedisWaker;
+  private readonly dispatcher: Dispatcher;
+  private readonly onError: (error: unknown, context: string) => void;
+  private core: WorkerCore | undefined;
+  private worker: Worker<WakeJobData> | undefined;
+  private sweepTimer: ReturnType<typeof setInterval> | undefined;
+  private stopped: Promise<void> | undefined;
+
+  constructor(private readonly o: RedisRuntimeOptions) {
+    this.ownsRedis = typeof o.redis === "string";
+    this.redis = typeof o.redis === "string" ? new Redis(o.redis, { maxRetriesPerRequest: null }) : o.redis;
+    this.keys = new RuntimeKeys(o.prefix);
+    this.onError = o.onError ?? defaultOnError;
+    this.queue = new Queue<WakeJobData>(o.queueName ?? "runs", {
+      connection: this.redis,
+      prefix: this.keys.bullPrefix,
+    });
+    this.queue.on("error", (e) => this.onError(e, "the wake queue"));
+    this.bus = new RedisControlBus(this.redis, this.keys.controlChannel);
+    this.state = new RedisThreadState(this.redis, this.keys, { dedupeTtlMs: o.dedupeTtlMs });
+    this.waker = new RedisWaker(this.redis, this.queue, this.keys);
+    this.dispatcher = new Dispatcher({
+      state: this.state,
+      waker: this.waker,
+      bus: this.bus,
+      store: o.store,
+      sinks: o.sinks,
+      inboxCap: o.inboxCap,
+      dropPolicy: o.dropPolicy,
+      defaultMode: o.defaultMode,
+      onError: this.onError,
+    });
+  }
+
+  deliver(inbound: InboundMessage, mode?: DeliveryMode): Promise<DeliverResult> {
+    return this.dispatcher.deliver(inbound, mode);
+  }
+
+  control(threadKey: string, command: ControlCommand): Promise<ControlResult> {
+    return this.dispatcher.control(threadKey, command);
+  }
+
+  status(threadKey: string): Promise<ThreadStatus> {
+    return this.dispatcher.status(threadKey);
+  }
+
+  /** Starts taking wake jobs (a worker process). Resolves once the control subscription is live. */
+  async start(): Promise<void> {
+    if (this.worker) return;
+    const o = this.o;
+    if (!o.agentFactory) {
+      throw new Error(
+        "RedisRuntime.start() needs `agentFactory`: a process that runs workers must build agents.",
+      );
+    }
+    const leaseTtlMs = o.leaseTtlMs ?? 15_000;
+    const core = new WorkerCore({
+      state: this.state,
+      store: o.store,
+      factory: o.agentFactory,
+      sinks: o.sinks,
+      format: o.format ?? plainInboundFormatter,
+      resolveModel: o.resolveModel ?? findModel,
+      fenceKey: (t) => this.keys.lease(t),
+      leaseTtlMs,
+      collectDebounceMs: o.collectDebounceMs ?? 500,
+      controlPollMs: o.controlPollMs ?? 1000,
+      compaction: o.compaction,
+      onError: this.onError,
+      onLease: o.onLease,
+      bus: this.bus,
+      rewake: (t) => this.waker.wake(t),
+      agentIdleMs: o.agentIdleMs,
+    });
+    this.core = core;
+    await this.bus.whenSubscribed();
+    const lockDuration = o.lockDurationMs ?? leaseTtlMs;
+    const worker = new Worker<WakeJobData>(
+      o.queueName ?? "runs",
+      async (job: Job<WakeJobData>) => {
+        const thread = job.data?.thread;
+        if (typeof thread !== "string" || thread === "") return;
+        await core.process(thread, { rerun: job.attemptsStarted > 1 || job.stalledCounter > 0 });
+      },
+      {
+        connection: this.redis.duplicate({ maxRetriesPerRequest: null }),
+        prefix: this.keys.bullPrefix,
+        concurrency: o.concurrency ?? 10,
+        lockDuration,
+        stalledInterval: o.stalledIntervalMs ?? Math.max(100, Math.floor(lockDuration / 2)),
+        maxStalledCount: o.maxStalledCount ?? 3,
+        autorun: false,
+      },
+    );
+    worker.on("error", (e) => this.onError(e, "the BullMQ worker"));
+    worker.on("failed", (job, e) => this.onError(e, `wake job ${job?.id ?? "?"}`));
+    this.worker = worker;
+    void worker.run().catch((e: unknown) => this.onError(e, "running the BullMQ worker"));
+    await worker.waitUntilReady();
+    const every = o.sweepIntervalMs ?? 5000;
+    this.sweepTimer = setInterval(() => {
+      void this.sweepOnce(every).catch((e: unknown) => this.onError(e, "sweeping pending threads"));
+    }, every);
+    this.sweepTimer.unref?.();
+  }
+
+  /** One safety-net sweep (one process at a time); tests call it directly. */
+  async sweepOnce(lockMs = 5000): Promise<string[]> {
+    const got = await this.redis.set(this.keys.sweepLock, "1", "PX", Math.max(50, lockMs - 10), "NX");
+    if (got !== "OK") return [];
+    const minAge = 2 * (this.o.leaseTtlMs ?? 15_000);
+    return this.waker.sweep(minAge);
+  }
+
+  /** Hands every held thread over and closes the queue, the worker and (if owned) the connection. */
+  stop(options: { graceMs?: number } = {}): Promise<void> {
+    this.stopped ??= this.doStop(options.graceMs ?? 30_000);
+    return this.stopped;
+  }
+
+  private async doStop(graceMs: number): Promise<void> {
+    if (this.sweepTimer) clearInterval(this.sweepTimer);
+    const worker = this.worker;
+    const closing: Promise<unknown>[] = [];
+    if (this.core) closing.push(this.core.shutdown(graceMs));
+    if (worker) closing.push(worker.close());
+    await Promise.all(closing);
+    if (worker) await (worker.opts.connection as Redis).quit().catch(() => {});
+    await this.queue.close();
+    await this.bus.close();
+    if (this.ownsRedis) await this.redis.quit().catch(() => this.redis.disconnect());
+  }
+}

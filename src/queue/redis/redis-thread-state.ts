@@ -1,0 +1,201 @@
+/**
+ * `ThreadState` on Redis: every step is one Lua script on the keys of one thread (see scripts.ts),
+ * plus the `pending` sorted set that the sweeper uses as a safety net.
+ */
+import type { Redis } from "ioredis";
+import { parseItem, parseItems } from "../inbox-item.js";
+import type { RuntimeKeys } from "../keys.js";
+import type {
+  AcquireOutcome,
+  AppendOptions,
+  AppendOutcome,
+  ControlState,
+  ReleaseOutcome,
+  StopOutcome,
+  TakeOutcome,
+  TakeRule,
+  ThreadProbe,
+  ThreadState,
+} from "../state/types.js";
+import type { InboxItem } from "../types.js";
+import { runScript, type ScriptReply } from "./run-script.js";
+import { ACQUIRE, APPEND, FORCE_RELEASE, PROBE, RELEASE, RENEW, SETTLE, STOP, TAKE } from "./scripts.js";
+
+export interface RedisThreadStateOptions {
+  /** How long a delivered event id is remembered. Default 24 h. */
+  dedupeTtlMs?: number;
+  /**
+   * How long a claim on an event id lasts before its delivery is confirmed. A process that dies
+   * between the claim and the inbox append leaves a claim that expires after this, so a platform
+   * retry gets through. Default 30 s.
+   */
+  claimTtlMs?: number;
+}
+
+function num(reply: ScriptReply | undefined): number {
+  return typeof reply === "number" ? reply : Number(reply ?? 0);
+}
+
+function rest(reply: ScriptReply[], from: number): string[] {
+  return reply.slice(from).filter((r): r is string => typeof r === "string");
+}
+
+/** The Redis implementation of the coordination primitives. Uses (does not own) `redis`. */
+export class RedisThreadState implements ThreadState {
+  private readonly dedupeTtlMs: number;
+  private readonly claimTtlMs: number;
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: RuntimeKeys,
+    options: RedisThreadStateOptions = {},
+  ) {
+    this.dedupeTtlMs = options.dedupeTtlMs ?? 24 * 3600_000;
+    this.claimTtlMs = options.claimTtlMs ?? 30_000;
+  }
+
+  async claimEvent(eventId: string): Promise<boolean> {
+    const ok = await this.redis.set(this.keys.dedupe(eventId), "claim", "PX", this.claimTtlMs, "NX");
+    return ok === "OK";
+  }
+
+  async confirmEvent(eventId: string): Promise<void> {
+    await this.redis.set(this.keys.dedupe(eventId), "done", "PX", this.dedupeTtlMs);
+  }
+
+  async releaseEvent(eventId: string): Promise<void> {
+    await this.redis.del(this.keys.dedupe(eventId));
+  }
+
+  async append(
+    threadKey: string,
+    item: Pick<InboxItem, "mode" | "kind" | "message">,
+    options: AppendOptions,
+  ): Promise<AppendOutcome> {
+    const k = this.keys.thread(threadKey);
+    const body = JSON.stringify({ mode: item.mode, kind: item.kind, message: item.message });
+    // The pending entry goes first (same connection, so Redis runs it first): a thread with a
+    // queued item is always in the sweeper's set, whatever happens to this process next.
+    const [, reply] = await Promise.all([
+      this.redis.zadd(this.keys.pending, Date.now(), threadKey),
+      runScript(
+        this.redis,
+        APPEND,
+        [k.inbox, k.wake, k.seq, k.control, k.lease],
+        [body, Math.max(1, options.cap), options.dropPolicy, item.mode],
+      ),
+    ]);
+    const r = reply as ScriptReply[];
+    if (num(r[0]) === 0) return { accepted: false, depth: num(r[1]), active: num(r[2]) === 1 };
+    return {
+      accepted: true,
+      seq: num(r[1]),
+      depth: num(r[2]),
+      woke: num(r[3]) === 1,
+      active: num(r[4]) === 1,
+      wakeMarker: String(r[5]),
+      dropped: parseItems(rest(r, 6)),
+    };
+  }
+
+  async stop(threadKey: string): Promise<StopOutcome> {
+    const k = this.keys.thread(threadKey);
+    const r = (await runScript(this.redis, STOP, [k.inbox, k.seq, k.control, k.lease], [])) as ScriptReply[];
+    return { abortAt: num(r[0]), active: num(r[1]) === 1, discarded: parseItems(rest(r, 2)) };
+  }
+
+  async touchControl(threadKey: string): Promise<void> {
+    await this.redis.hincrby(this.keys.thread(threadKey).control, "ver", 1);
+  }
+
+  async readControl(threadKey: string): Promise<ControlState> {
+    const [abortAt, ver, stops] = await this.redis.hmget(
+      this.keys.thread(threadKey).control,
+      "abortAt",
+      "ver",
+      "stops",
+    );
+    return { abortAt: Number(abortAt ?? 0), ver: Number(ver ?? 0), stops: Number(stops ?? 0) };
+  }
+
+  async probe(threadKey: string): Promise<ThreadProbe> {
+    const k = this.keys.thread(threadKey);
+    const r = (await runScript(
+      this.redis,
+      PROBE,
+      [k.inbox, k.inflight, k.lease, k.wake],
+      [],
+    )) as ScriptReply[];
+    return { inboxDepth: num(r[0]), inflightDepth: num(r[1]), active: num(r[2]) === 1 };
+  }
+
+  async clearWake(threadKey: string): Promise<void> {
+    await this.redis.del(this.keys.thread(threadKey).wake);
+  }
+
+  async acquire(threadKey: string, token: string, ttlMs: number): Promise<AcquireOutcome> {
+    const r = (await runScript(
+      this.redis,
+      ACQUIRE,
+      [this.keys.lease(threadKey)],
+      [token, ttlMs],
+    )) as ScriptReply[];
+    if (num(r[0]) === 1) return { acquired: true };
+    return { acquired: false, holder: String(r[1] ?? ""), pttl: num(r[2]) };
+  }
+
+  async renew(threadKey: string, token: string, ttlMs: number): Promise<boolean> {
+    return num(await runScript(this.redis, RENEW, [this.keys.lease(threadKey)], [token, ttlMs])) === 1;
+  }
+
+  async release(threadKey: string, token: string): Promise<ReleaseOutcome> {
+    const k = this.keys.thread(threadKey);
+    const r = num(await runScript(this.redis, RELEASE, [k.lease, k.inbox, k.inflight], [token]));
+    return r === 1 ? "released" : r === 0 ? "busy" : "lost";
+  }
+
+  async forceRelease(threadKey: string, token: string): Promise<void> {
+    await runScript(this.redis, FORCE_RELEASE, [this.keys.lease(threadKey)], [token]);
+  }
+
+  async take(threadKey: string, token: string, rule: TakeRule, debounceMs: number): Promise<TakeOutcome> {
+    const k = this.keys.thread(threadKey);
+    const r = (await runScript(
+      this.redis,
+      TAKE,
+      [k.inbox, k.inflight, k.lease],
+      [token, rule, debounceMs],
+    )) as ScriptReply[];
+    const status = num(r[0]);
+    if (status === -1) return { status: "lost" };
+    if (status === 0) return { status: "wait", waitMs: Math.max(1, num(r[1])) };
+    return { status: "taken", items: parseItems(rest(r, 1)) };
+  }
+
+  async inflight(threadKey: string): Promise<InboxItem[]> {
+    const raw = await this.redis.lrange(this.keys.thread(threadKey).inflight, 0, -1);
+    return raw.map(parseItem).filter((i): i is InboxItem => i !== undefined);
+  }
+
+  async settle(
+    threadKey: string,
+    token: string,
+    persisted: readonly number[],
+    dropPersisted: boolean,
+  ): Promise<boolean> {
+    const k = this.keys.thread(threadKey);
+    const r = num(
+      await runScript(
+        this.redis,
+        SETTLE,
+        [k.inflight, k.inbox, k.lease],
+        [token, dropPersisted ? "1" : "0", ...persisted],
+      ),
+    );
+    return r !== -1;
+  }
+
+  async close(): Promise<void> {
+    // The connection belongs to the caller.
+  }
+}

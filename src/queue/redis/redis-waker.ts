@@ -1,0 +1,97 @@
+/**
+ * Wake jobs on BullMQ, and the sweeper: the safety net for a thread whose wake was lost (a process
+ * died between the inbox append and the job add, or a stalled job ran out of recoveries).
+ */
+import { randomUUID } from "node:crypto";
+import type { Queue } from "bullmq";
+import type { Redis } from "ioredis";
+import type { RuntimeKeys } from "../keys.js";
+import type { Waker } from "../state/types.js";
+import { runScript, type ScriptReply } from "./run-script.js";
+import { PROBE, SET_WAKE_JOB, UNPEND } from "./scripts.js";
+
+/** Data of a wake job. */
+export interface WakeJobData {
+  thread: string;
+}
+
+/** Job states in which a wake job will still run. */
+const LIVE_STATES = new Set(["waiting", "active", "delayed", "prioritized", "waiting-children"]);
+
+export class RedisWaker implements Waker {
+  constructor(
+    private readonly redis: Redis,
+    private readonly queue: Queue<WakeJobData>,
+    private readonly keys: RuntimeKeys,
+  ) {}
+
+  /**
+   * Adds a wake job for a thread whose flag holds `marker` and records the job id in the flag (so
+   * the sweeper can tell a queued job from a lost one). Without `marker` it re-wakes: it sets a
+   * fresh flag first, whatever was there.
+   */
+  async wake(threadKey: string, marker?: string): Promise<void> {
+    const wakeKey = this.keys.thread(threadKey).wake;
+    let flag = marker;
+    if (!flag) {
+      flag = `rewake:${Date.now()}:${randomUUID().slice(0, 8)}`;
+      await Promise.all([
+        this.redis.set(wakeKey, flag),
+        this.redis.zadd(this.keys.pending, Date.now(), threadKey),
+      ]);
+    }
+    const job = await this.queue.add(
+      "wake",
+      { thread: threadKey },
+      { attempts: 1, removeOnComplete: true, removeOnFail: { count: 1000 } },
+    );
+    await runScript(this.redis, SET_WAKE_JOB, [wakeKey], [flag, `job:${job.id}`]);
+  }
+
+  /**
+   * One sweep of the `pending` set: threads untouched for `minAgeMs` with nothing queued leave
+   * it; threads with queued or inflight items, no lease and no live wake job are woken again.
+   * Returns the threads it woke.
+   */
+  async sweep(minAgeMs: number, limit = 500): Promise<string[]> {
+    const now = Date.now();
+    const rows = await this.redis.zrangebyscore(
+      this.keys.pending,
+      "-inf",
+      now - minAgeMs,
+      "WITHSCORES",
+      "LIMIT",
+      0,
+      limit,
+    );
+    const woken: string[] = [];
+    for (let i = 0; i + 1 < rows.length; i += 2) {
+      const threadKey = rows[i] as string;
+      const score = rows[i + 1] as string;
+      const k = this.keys.thread(threadKey);
+      const r = (await runScript(
+        this.redis,
+        PROBE,
+        [k.inbox, k.inflight, k.lease, k.wake],
+        [],
+      )) as ScriptReply[];
+      const queued = Number(r[0]) + Number(r[1]);
+      if (queued === 0) {
+        await runScript(this.redis, UNPEND, [this.keys.pending], [threadKey, score]);
+        continue;
+      }
+      if (Number(r[2]) === 1) continue;
+      const flag = String(r[3] ?? "");
+      if (flag.startsWith("job:")) {
+        const state = await this.queue.getJobState(flag.slice(4));
+        if (LIVE_STATES.has(state)) continue;
+      } else if (flag) {
+        const setAt = Number(flag.split(":")[1]);
+        if (Number.isFinite(setAt) && now - setAt < minAgeMs) continue;
+      }
+      await this.wake(threadKey);
+      woken.push(threadKey);
+    }
+    return woken;
+  }
+}

@@ -1,0 +1,317 @@
+/**
+ * The runtime's Lua scripts. Each is one atomic step on the keys of one thread (one hash slot), so
+ * they also run on Redis Cluster. docs/runtime.md explains how they fit together; the header of
+ * each script names every KEYS and ARGV entry and each return value.
+ */
+
+export interface LuaScript {
+  numberOfKeys: number;
+  lua: string;
+}
+
+/** Shared Lua helpers, prepended where needed. */
+const NOW_MS = `
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+`;
+
+/** Keeps `newSession` items (a `/new` must survive a later stop or interrupt). */
+const SPLIT_QUEUED = `
+local function split_queued(list)
+  local drop, keep = {}, {}
+  for _, raw in ipairs(list) do
+    local ok, item = pcall(cjson.decode, raw)
+    if ok and type(item) == 'table' and item.kind ~= 'message' then table.insert(keep, raw)
+    else table.insert(drop, raw) end
+  end
+  return drop, keep
+end
+`;
+
+export const APPEND: LuaScript = {
+  numberOfKeys: 5,
+  lua:
+    `--[[
+  Appends one item to a thread's inbox and sets the thread's wake flag.
+  KEYS[1] inbox (list)   KEYS[2] wake (string)   KEYS[3] seq (counter)
+  KEYS[4] control (hash) KEYS[5] lease (string)
+  ARGV[1] the item as a JSON object without "seq" and "at" (starts with '{', has at least one field)
+  ARGV[2] cap: the most items the inbox may hold (>= 1)
+  ARGV[3] drop policy when full: "new" refuses this item, "old" drops the oldest items
+  ARGV[4] the item's delivery mode; "interrupt" discards every queued message first, sets
+          control.abortAt to seq - 1 and bumps control.stops so that the run in progress aborts
+  Returns {0, depth, active}                          refused: the inbox is full (policy "new")
+          {1, seq, depth, woke, active, marker, dropped...}   queued
+    woke   1 when the wake flag was newly set (value marker): the caller must add a wake job
+    active 1 when a lease is held (a run is in progress)
+    dropped the JSON of each item removed to make room or discarded by the interrupt
+]]` +
+    NOW_MS +
+    SPLIT_QUEUED +
+    `
+local now = now_ms()
+local active = redis.call('EXISTS', KEYS[5])
+local cap = tonumber(ARGV[2])
+local dropped = {}
+if ARGV[4] == 'interrupt' then
+  local keep
+  dropped, keep = split_queued(redis.call('LRANGE', KEYS[1], 0, -1))
+  redis.call('DEL', KEYS[1])
+  if #keep > 0 then redis.call('RPUSH', KEYS[1], unpack(keep)) end
+end
+local depth = redis.call('LLEN', KEYS[1])
+if depth >= cap then
+  if ARGV[3] == 'new' then return {0, depth, active} end
+  while depth >= cap do
+    table.insert(dropped, redis.call('LPOP', KEYS[1]))
+    depth = depth - 1
+  end
+end
+local seq = redis.call('INCR', KEYS[3])
+local item = '{"seq":' .. seq .. ',"at":' .. now .. ',' .. string.sub(ARGV[1], 2)
+depth = redis.call('RPUSH', KEYS[1], item)
+if ARGV[4] == 'interrupt' then
+  local current = tonumber(redis.call('HGET', KEYS[4], 'abortAt') or '0')
+  if seq - 1 > current then redis.call('HSET', KEYS[4], 'abortAt', seq - 1) end
+  redis.call('HINCRBY', KEYS[4], 'ver', 1)
+  redis.call('HINCRBY', KEYS[4], 'stops', 1)
+end
+local marker = 'pending:' .. now .. ':' .. seq
+local woke = 0
+if redis.call('SET', KEYS[2], marker, 'NX') then woke = 1 end
+local out = {1, seq, depth, woke, active, marker}
+for _, d in ipairs(dropped) do table.insert(out, d) end
+return out
+`,
+};
+
+export const STOP: LuaScript = {
+  numberOfKeys: 4,
+  lua:
+    `--[[
+  Aborts everything delivered to a thread so far.
+  KEYS[1] inbox  KEYS[2] seq  KEYS[3] control  KEYS[4] lease
+  Sets control.abortAt to the last seq (a run whose first item is at or before it aborts, a later
+  one does not), bumps control.ver and control.stops, and removes the queued messages (newSession items stay).
+  Returns {abortAt, active, discarded...}
+]]` +
+    SPLIT_QUEUED +
+    `
+local seq = tonumber(redis.call('GET', KEYS[2]) or '0')
+local current = tonumber(redis.call('HGET', KEYS[3], 'abortAt') or '0')
+if seq > current then redis.call('HSET', KEYS[3], 'abortAt', seq) end
+redis.call('HINCRBY', KEYS[3], 'ver', 1)
+redis.call('HINCRBY', KEYS[3], 'stops', 1)
+local drop, keep = split_queued(redis.call('LRANGE', KEYS[1], 0, -1))
+redis.call('DEL', KEYS[1])
+if #keep > 0 then redis.call('RPUSH', KEYS[1], unpack(keep)) end
+local out = {seq, redis.call('EXISTS', KEYS[4])}
+for _, d in ipairs(drop) do table.insert(out, d) end
+return out
+`,
+};
+
+export const ACQUIRE: LuaScript = {
+  numberOfKeys: 1,
+  lua: `--[[
+  Takes a thread's lease if nobody holds it.
+  KEYS[1] lease
+  ARGV[1] token  ARGV[2] ttl in ms
+  Returns {1} acquired; {0, holder token, remaining ttl in ms} held by someone else
+]]
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return {1} end
+return {0, redis.call('GET', KEYS[1]) or '', redis.call('PTTL', KEYS[1])}
+`,
+};
+
+export const RENEW: LuaScript = {
+  numberOfKeys: 1,
+  lua: `--[[
+  Extends the lease of its holder.
+  KEYS[1] lease
+  ARGV[1] token  ARGV[2] ttl in ms
+  Returns 1 extended; 0 the token does not hold the lease (lost)
+]]
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 1
+end
+return 0
+`,
+};
+
+export const RELEASE: LuaScript = {
+  numberOfKeys: 3,
+  lua: `--[[
+  Releases the lease only when nothing is left to do: the check and the delete are one step, so
+  an item appended before it is seen (busy) and one appended after it finds no lease (and wakes).
+  KEYS[1] lease  KEYS[2] inbox  KEYS[3] inflight
+  ARGV[1] token
+  Returns 1 released; 0 busy (inbox or inflight not empty, lease kept); -1 lost (not the holder)
+]]
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return -1 end
+if redis.call('LLEN', KEYS[2]) > 0 or redis.call('LLEN', KEYS[3]) > 0 then return 0 end
+redis.call('DEL', KEYS[1])
+return 1
+`,
+};
+
+export const FORCE_RELEASE: LuaScript = {
+  numberOfKeys: 1,
+  lua: `--[[
+  Releases the lease whatever is queued (a worker handing the thread over; it then wakes it).
+  KEYS[1] lease
+  ARGV[1] token
+  Returns 1 released; 0 not the holder
+]]
+if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) return 1 end
+return 0
+`,
+};
+
+export const TAKE: LuaScript = {
+  numberOfKeys: 3,
+  lua:
+    `--[[
+  Moves items from the head of the inbox to the inflight list, never out of order.
+  KEYS[1] inbox  KEYS[2] inflight  KEYS[3] lease
+  ARGV[1] token  ARGV[2] rule: "steer" | "followUp" | "next"  ARGV[3] collect debounce in ms
+  Rules: "steer" takes the consecutive steer/interrupt messages at the head. "next" takes one
+  followUp message, or the consecutive steer/interrupt messages, or the consecutive collect
+  messages once the newest is older than the debounce, or one newSession item. "followUp" is
+  "next" without the newSession item (the run ends first).
+  Returns {-1} lost (not the holder); {0, waitMs} a collect group is still in its window;
+          {1, items...} the items moved (possibly none)
+]]` +
+    NOW_MS +
+    `
+if redis.call('GET', KEYS[3]) ~= ARGV[1] then return {-1} end
+local raw = redis.call('LRANGE', KEYS[1], 0, -1)
+local items = {}
+for _, r in ipairs(raw) do
+  local ok, item = pcall(cjson.decode, r)
+  if ok and type(item) == 'table' and tonumber(item.seq) then
+    table.insert(items, item)
+  elseif #items == 0 then
+    -- A damaged item at the head would block the thread forever; it cannot be delivered anyway.
+    redis.call('LPOP', KEYS[1])
+  else
+    break
+  end
+end
+local function steerlike(item)
+  return item.kind == 'message' and (item.mode == 'steer' or item.mode == 'interrupt')
+end
+local count = 0
+local head = items[1]
+if ARGV[2] == 'steer' then
+  while items[count + 1] and steerlike(items[count + 1]) do count = count + 1 end
+elseif head then
+  if head.kind ~= 'message' then
+    if ARGV[2] == 'next' then count = 1 end
+  elseif head.mode == 'followUp' then
+    count = 1
+  elseif steerlike(head) then
+    while items[count + 1] and steerlike(items[count + 1]) do count = count + 1 end
+  else
+    local newest = 0
+    while items[count + 1] and items[count + 1].kind == 'message' and items[count + 1].mode == 'collect' do
+      count = count + 1
+      local at = tonumber(items[count].at) or 0
+      if at > newest then newest = at end
+    end
+    local waited = now_ms() - newest
+    local debounce = tonumber(ARGV[3])
+    if waited < debounce then return {0, debounce - waited} end
+  end
+end
+local out = {1}
+for i = 1, count do
+  table.insert(out, redis.call('LMOVE', KEYS[1], KEYS[2], 'LEFT', 'RIGHT'))
+end
+return out
+`,
+};
+
+export const SETTLE: LuaScript = {
+  numberOfKeys: 3,
+  lua: `--[[
+  Settles the inflight list against what the session holds.
+  KEYS[1] inflight  KEYS[2] inbox  KEYS[3] lease
+  ARGV[1] token  ARGV[2] "1" removes persisted items, "0" keeps them (the run goes on)
+  ARGV[3..] seqs of the inflight items the session holds
+  Items not listed go back to the head of the inbox in their original order.
+  Returns -1 lost (not the holder), else the number of items moved back
+]]
+if redis.call('GET', KEYS[3]) ~= ARGV[1] then return -1 end
+local persisted = {}
+for i = 3, #ARGV do persisted[ARGV[i]] = true end
+local raw = redis.call('LRANGE', KEYS[1], 0, -1)
+local keep, back = {}, {}
+for _, r in ipairs(raw) do
+  local seq = string.match(r, '^{"seq":(%d+)')
+  if seq and persisted[seq] then table.insert(keep, r) else table.insert(back, r) end
+end
+redis.call('DEL', KEYS[1])
+if ARGV[2] ~= '1' and #keep > 0 then redis.call('RPUSH', KEYS[1], unpack(keep)) end
+for i = #back, 1, -1 do redis.call('LPUSH', KEYS[2], back[i]) end
+return #back
+`,
+};
+
+export const SET_WAKE_JOB: LuaScript = {
+  numberOfKeys: 1,
+  lua: `--[[
+  Records the id of the wake job added for a flag, unless a job already started and cleared it.
+  KEYS[1] wake
+  ARGV[1] the marker the append set  ARGV[2] "job:<id>"
+  Returns 1 recorded; 0 the flag changed (a job started, or a newer wake)
+]]
+if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('SET', KEYS[1], ARGV[2]) return 1 end
+return 0
+`,
+};
+
+export const PROBE: LuaScript = {
+  numberOfKeys: 4,
+  lua: `--[[
+  Reads what the sweeper and /status need, at one instant.
+  KEYS[1] inbox  KEYS[2] inflight  KEYS[3] lease  KEYS[4] wake
+  Returns {inbox length, inflight length, lease exists, wake flag value or ""}
+]]
+return {redis.call('LLEN', KEYS[1]), redis.call('LLEN', KEYS[2]), redis.call('EXISTS', KEYS[3]),
+  redis.call('GET', KEYS[4]) or ''}
+`,
+};
+
+export const UNPEND: LuaScript = {
+  numberOfKeys: 1,
+  lua: `--[[
+  Removes a thread from the pending set only if no delivery touched it since the sweeper looked.
+  KEYS[1] pending (sorted set)
+  ARGV[1] thread key  ARGV[2] the score the sweeper read
+  Returns 1 removed; 0 the score changed (a new delivery) or the thread is gone
+]]
+local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if score and tonumber(score) == tonumber(ARGV[2]) then redis.call('ZREM', KEYS[1], ARGV[1]) return 1 end
+return 0
+`,
+};
+
+export const SCRIPTS = {
+  sbAppend: APPEND,
+  sbStop: STOP,
+  sbAcquire: ACQUIRE,
+  sbRenew: RENEW,
+  sbRelease: RELEASE,
+  sbForceRelease: FORCE_RELEASE,
+  sbTake: TAKE,
+  sbSettle: SETTLE,
+  sbSetWakeJob: SET_WAKE_JOB,
+  sbProbe: PROBE,
+  sbUnpend: UNPEND,
+} as const;
+
+export type ScriptName = keyof typeof SCRIPTS;

@@ -1,0 +1,135 @@
+/**
+ * The coordination primitives of the runtime: dedupe, the inbox, the lease, the wake flag and the
+ * durable control state of each thread. `RedisThreadState` implements them with one Lua script
+ * per step; `MemoryThreadState` implements the same semantics in one process. The dispatcher, the
+ * job processor and the thread holder are written against this interface only, so both runtimes
+ * share every rule about ordering and delivery.
+ */
+import type { InboxItem } from "../types.js";
+
+/** What to do when a message arrives at a full inbox: refuse it (`new`) or drop the oldest (`old`). */
+export type DropPolicy = "new" | "old";
+
+export interface AppendOptions {
+  /** Maximum queued items (at least 1). */
+  cap: number;
+  dropPolicy: DropPolicy;
+}
+
+export type AppendOutcome =
+  | {
+      accepted: true;
+      seq: number;
+      depth: number;
+      /** The wake flag was newly set: the caller must make sure a wake job exists (`Waker.wake`). */
+      woke: boolean;
+      /** The flag value set when `woke` (pass it to `Waker.wake`). */
+      wakeMarker: string;
+      /** A lease was held at append time. */
+      active: boolean;
+      /** Items removed to make room (`old` policy) or discarded by an interrupt. */
+      dropped: InboxItem[];
+    }
+  | { accepted: false; depth: number; active: boolean };
+
+export type AcquireOutcome = { acquired: true } | { acquired: false; holder: string; pttl: number };
+
+export type ReleaseOutcome = "released" | "busy" | "lost";
+
+/**
+ * Which items a checkpoint takes from the head of the inbox (never out of order):
+ * - `steer`: the consecutive `steer`/`interrupt` messages at the head.
+ * - `next`: what starts the next run: one `followUp` message, or the consecutive
+ *   `steer`/`interrupt` messages, or the consecutive `collect` messages once the newest is older
+ *   than the debounce window, or one `newSession` item.
+ * - `followUp`: like `next` but never a `newSession` item (that one ends the run first).
+ */
+export type TakeRule = "steer" | "followUp" | "next";
+
+export type TakeOutcome =
+  | { status: "lost" }
+  /** The head is a collect group still within its debounce window; ask again after `waitMs`. */
+  | { status: "wait"; waitMs: number }
+  /** The items now in the inflight list (possibly none). */
+  | { status: "taken"; items: InboxItem[] };
+
+export interface ControlState {
+  /** A run whose first item has `seq <= abortAt` must abort (a stop or an interrupt came after it). */
+  abortAt: number;
+  /** Bumped by every control command, so a holder knows to re-read the thread's settings. */
+  ver: number;
+  /** Counts stops and interrupts: a run that saw a lower count when it started aborts. */
+  stops: number;
+}
+
+export interface StopOutcome {
+  abortAt: number;
+  /** A lease was held when the stop arrived. */
+  active: boolean;
+  /** Queued messages removed. */
+  discarded: InboxItem[];
+}
+
+export interface ThreadProbe {
+  inboxDepth: number;
+  inflightDepth: number;
+  active: boolean;
+}
+
+/** The per-thread coordination state. Every method is atomic on its own. */
+export interface ThreadState {
+  /** Claims a platform event id; false when it was already seen (or is being delivered right now). */
+  claimEvent(eventId: string): Promise<boolean>;
+  /** Marks a claimed event as delivered, for the dedupe window. */
+  confirmEvent(eventId: string): Promise<void>;
+  /** Forgets a claim whose delivery failed, so a platform retry gets through. */
+  releaseEvent(eventId: string): Promise<void>;
+
+  /** Appends one item (a message or `newSession`) and sets the wake flag if it was not set. */
+  append(
+    threadKey: string,
+    item: Pick<InboxItem, "mode" | "kind" | "message">,
+    options: AppendOptions,
+  ): Promise<AppendOutcome>;
+  /** Aborts everything delivered so far: sets `abortAt` to the last seq and empties the inbox (except `newSession` items). */
+  stop(threadKey: string): Promise<StopOutcome>;
+  /** Bumps the control version (a setting changed). */
+  touchControl(threadKey: string): Promise<void>;
+  readControl(threadKey: string): Promise<ControlState>;
+  probe(threadKey: string): Promise<ThreadProbe>;
+
+  /** Clears the wake flag; a job calls it first, before it tries the lease. */
+  clearWake(threadKey: string): Promise<void>;
+
+  acquire(threadKey: string, token: string, ttlMs: number): Promise<AcquireOutcome>;
+  /** Extends the lease; false when `token` no longer holds it. */
+  renew(threadKey: string, token: string, ttlMs: number): Promise<boolean>;
+  /** Releases the lease only if the inbox and the inflight list are empty (one atomic step). */
+  release(threadKey: string, token: string): Promise<ReleaseOutcome>;
+  /** Releases the lease whatever is queued (a worker handing a thread over); the caller wakes the thread. */
+  forceRelease(threadKey: string, token: string): Promise<void>;
+
+  /** Moves items from the inbox head to the inflight list, fenced by the lease. */
+  take(threadKey: string, token: string, rule: TakeRule, debounceMs: number): Promise<TakeOutcome>;
+  /** The inflight list (items taken and not yet settled). */
+  inflight(threadKey: string): Promise<InboxItem[]>;
+  /**
+   * Fenced. Inflight items whose seq is not in `persisted` go back to the inbox head, in order;
+   * persisted ones are removed when `dropPersisted`, else kept (a run still in progress).
+   * Returns false when the lease is lost.
+   */
+  settle(
+    threadKey: string,
+    token: string,
+    persisted: readonly number[],
+    dropPersisted: boolean,
+  ): Promise<boolean>;
+
+  /** Releases resources (connections). */
+  close(): Promise<void>;
+}
+
+/** Makes sure a wake job exists for a thread whose wake flag the caller set. */
+export interface Waker {
+  wake(threadKey: string, marker: string): Promise<void>;
+}

@@ -1,0 +1,143 @@
+/**
+ * The runtime contract: how the gateway hands chat messages to agents and controls them, whichever
+ * runtime runs them (Redis + BullMQ across processes, or embedded in one process). Both
+ * implementations pass the same contract suite (test/queue/runtime-contract.ts).
+ */
+import type { InboundMessage } from "../adapters/types.js";
+import type { Agent } from "../agent/agent.js";
+import type { Model, ThinkingLevel, UserMessage } from "../agent/llm/types.js";
+import type { AgentEvent, AgentMessage } from "../agent/types.js";
+import type { ThreadMeta } from "./store/types.js";
+
+/**
+ * How a message reaches a thread whose agent is busy (and, for `collect`, an idle one):
+ * - `steer`: injected before the agent's next LLM call; tool calls not yet started are skipped.
+ * - `followUp`: runs after the agent would otherwise stop.
+ * - `collect`: messages arriving within the debounce window merge into one follow-up.
+ * - `interrupt`: aborts the run and runs this message; messages queued before it are discarded.
+ */
+export type DeliveryMode = "steer" | "followUp" | "collect" | "interrupt";
+
+export const DELIVERY_MODES: readonly DeliveryMode[] = ["steer", "followUp", "collect", "interrupt"];
+
+/**
+ * One entry of a thread's inbox. `seq` numbers the thread's items in delivery order (it never
+ * repeats, also across `/new`); `at` is when it was queued (ms, the Redis clock in Redis mode).
+ * `kind: "newSession"` is the `/new` command, ordered with the messages around it.
+ */
+export interface InboxItem {
+  seq: number;
+  at: number;
+  mode: DeliveryMode;
+  kind: "message" | "newSession";
+  message?: InboundMessage;
+}
+
+/** A message the runtime dropped or discarded, described for a notice and for the caller. */
+export interface DroppedMessage {
+  eventId: string;
+  userName: string;
+  /** The first 80 characters of the text. */
+  preview: string;
+}
+
+/**
+ * What `deliver` did. The message is durable in Redis (or the embedded inbox) for `queued`, so an
+ * adapter may acknowledge it to the platform (👀). `idle` is true when no run held the thread at
+ * that moment (a run starts for it); `dropped` lists older messages the cap or an interrupt
+ * removed (the thread was told). `refused`: the inbox was full and the drop policy is `new`, so
+ * this message was not queued (the thread was told). `stopped`: the text was `stop`/`/stop`.
+ */
+export type DeliverResult =
+  | { status: "queued"; seq: number; depth: number; idle: boolean; dropped: DroppedMessage[] }
+  | { status: "duplicate" }
+  | { status: "refused"; depth: number }
+  | { status: "stopped"; wasRunning: boolean; discarded: DroppedMessage[] };
+
+/** Commands the gateway sends to a thread wherever its agent runs. */
+export type ControlCommand =
+  /** Aborts the run in progress (a running tool sees its AbortSignal); queued messages are discarded. */
+  | { type: "stop" }
+  /** `provider/modelId` (or anything `resolveModel` accepts); applies from the running agent's next LLM call. */
+  | { type: "setModel"; model: string }
+  | { type: "setThinkingLevel"; level: ThinkingLevel }
+  /** Stops like `stop`, then starts a fresh session; older sessions are kept. */
+  | { type: "newSession" };
+
+export interface ControlResult {
+  /** A run held the thread when the command arrived. */
+  wasRunning: boolean;
+  /** Queued messages the command discarded (`stop`, `newSession`). */
+  discarded: DroppedMessage[];
+}
+
+/** What `/status` shows about the runtime side of a thread. */
+export interface ThreadStatus {
+  /** A worker holds the thread (a run is active or about to start). */
+  active: boolean;
+  /** Messages queued and not yet taken by the agent. */
+  inboxDepth: number;
+  /** The store's metadata (model, thinking level, usage totals); undefined for a new thread. */
+  meta: ThreadMeta | undefined;
+}
+
+/**
+ * Where one run's output goes: the channel renderer in production, a recording sink in tests.
+ * `onEvent` receives every agent event in order and must not throw (errors are caught and
+ * logged); `onNotice` posts a short runtime notice into the thread (dropped messages, a stop);
+ * `close` is called once when the run ends, after its last event.
+ */
+export interface RunSink {
+  onEvent(event: AgentEvent): void;
+  onNotice(text: string): void | Promise<void>;
+  close(): void | Promise<void>;
+}
+
+/** Creates the sink of one run (`runId` is unique) or of one notice outside a run (`notice:<uuid>`). */
+export type RunSinkFactory = (threadKey: string, runId: string) => RunSink;
+
+/**
+ * What an `AgentFactory` receives. The factory must pass `getSteeringMessages` and
+ * `getFollowUpMessages` to the `Agent` as its external queue sources: they drain the thread's
+ * inbox at the engine's checkpoints. `messages` is the session's context; `model` and
+ * `thinkingLevel` are the thread's settings (`model` undefined: the factory's default).
+ * `signal` aborts when the runtime drops the agent (idle eviction, shutdown).
+ */
+export interface AgentFactoryContext {
+  threadKey: string;
+  meta: ThreadMeta | undefined;
+  messages: AgentMessage[];
+  model: string | undefined;
+  thinkingLevel: ThinkingLevel | undefined;
+  signal: AbortSignal;
+  getSteeringMessages: () => Promise<AgentMessage[]>;
+  getFollowUpMessages: () => Promise<AgentMessage[]>;
+}
+
+/** Builds the agent of a thread (system prompt, tools, model resolution are the factory's business). */
+export type AgentFactory = (ctx: AgentFactoryContext) => Agent | Promise<Agent>;
+
+/** Turns inbound chat messages into the user message the agent sees (one for a merged `collect` group). */
+export type InboundFormatter = (messages: InboundMessage[]) => UserMessage;
+
+/** Resolves a model reference (`provider/modelId`) for a running agent; undefined when unknown. */
+export type ModelResolver = (ref: string) => Model | undefined;
+
+/**
+ * One runtime: the gateway side (`deliver`, `control`, `status`) and, when the process runs
+ * workers, the worker side (`start` begins taking threads, `stop` hands them over).
+ *
+ * `deliver` never throws for bad input from a platform; it rejects only when the message could not
+ * be made durable (Redis down), in which case the adapter must not acknowledge it.
+ */
+export interface Runtime {
+  start(): Promise<void>;
+  /**
+   * Stops taking threads, lets running turns reach a checkpoint within `graceMs` (default 30 s),
+   * aborts the rest so another worker resumes them, and closes connections.
+   */
+  stop(options?: { graceMs?: number }): Promise<void>;
+  deliver(inbound: InboundMessage, mode?: DeliveryMode): Promise<DeliverResult>;
+  control(threadKey: string, command: ControlCommand): Promise<ControlResult>;
+  status(threadKey: string): Promise<ThreadStatus>;
+}

@@ -1,0 +1,83 @@
+/**
+ * The agents a worker process keeps in memory, one per thread, so that a thread that comes back to
+ * the same process skips rebuilding its agent from the session. An entry is valid only while the
+ * session has not moved elsewhere (the holder compares `sessionId` and `leafId` with the store's
+ * metadata), and it is dropped after `idleMs` without use.
+ */
+import type { Agent } from "../../agent/agent.js";
+import type { AgentEvent, AgentMessage } from "../../agent/types.js";
+
+/** What a holder plugs into a cached agent while it holds the thread. */
+export interface AgentBinding {
+  getSteeringMessages(): Promise<AgentMessage[]>;
+  getFollowUpMessages(): Promise<AgentMessage[]>;
+  onEvent(event: AgentEvent): void;
+}
+
+export interface CachedAgent {
+  threadKey: string;
+  agent: Agent;
+  sessionId: string;
+  /** The session leaf the agent's history ends at. */
+  leafId: string | null;
+  /** Model (`provider/id`) and thinking level last recorded in the session. */
+  recordedModel: string | undefined;
+  recordedThinking: string | undefined;
+  /** The holder currently driving the agent (the queue sources and events go there). */
+  binding: AgentBinding | undefined;
+  /** Aborted when the entry is dropped. */
+  controller: AbortController;
+  unsubscribe: () => void;
+  timer?: ReturnType<typeof setTimeout>;
+}
+
+export class AgentCache {
+  private readonly entries = new Map<string, CachedAgent>();
+
+  constructor(private readonly idleMs: number) {}
+
+  get(threadKey: string): CachedAgent | undefined {
+    const e = this.entries.get(threadKey);
+    if (e?.timer) {
+      clearTimeout(e.timer);
+      e.timer = undefined;
+    }
+    return e;
+  }
+
+  set(entry: CachedAgent): void {
+    const old = this.entries.get(entry.threadKey);
+    if (old && old !== entry) this.drop(old.threadKey);
+    this.entries.set(entry.threadKey, entry);
+  }
+
+  /** Starts the idle timer of a thread's entry (its holder released the thread). */
+  idle(threadKey: string): void {
+    const e = this.entries.get(threadKey);
+    if (!e) return;
+    e.binding = undefined;
+    if (e.timer) clearTimeout(e.timer);
+    e.timer = setTimeout(() => this.drop(threadKey), this.idleMs);
+    e.timer.unref?.();
+  }
+
+  /** Forgets a thread's agent (stale, evicted, or the process stops). */
+  drop(threadKey: string): void {
+    const e = this.entries.get(threadKey);
+    if (!e) return;
+    this.entries.delete(threadKey);
+    if (e.timer) clearTimeout(e.timer);
+    e.binding = undefined;
+    e.unsubscribe();
+    e.agent.abort();
+    e.controller.abort();
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  clear(): void {
+    for (const key of [...this.entries.keys()]) this.drop(key);
+  }
+}

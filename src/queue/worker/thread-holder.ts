@@ -1,0 +1,603 @@
+/**
+ * One worker's tenure on one thread: from acquiring its lease to releasing it (or losing it, or
+ * handing it over). The holder renews the lease, recovers what a dead predecessor left, feeds the
+ * agent from the inbox at its checkpoints, persists every message (fenced by the lease) as the run
+ * goes, applies control signals, and releases the lease only when the inbox is empty.
+ */
+import { randomUUID } from "node:crypto";
+import type { Agent } from "../../agent/agent.js";
+import type { Model, ThinkingLevel } from "../../agent/llm/types.js";
+import { THINKING_LEVELS } from "../../agent/llm/types.js";
+import { buildSessionContext } from "../../agent/session/context.js";
+import { newEntryId } from "../../agent/session/entries.js";
+import type { SessionEntry, SessionEntryInput } from "../../agent/session/types.js";
+import type { AgentEvent, AgentMessage } from "../../agent/types.js";
+import type { ControlState, TakeOutcome, ThreadState } from "../state/types.js";
+import { LeaseLostError } from "../store/errors.js";
+import type { SessionStore } from "../store/types.js";
+import type {
+  AgentFactory,
+  InboundFormatter,
+  InboxItem,
+  ModelResolver,
+  RunSink,
+  RunSinkFactory,
+} from "../types.js";
+import type { AgentCache, CachedAgent } from "./agent-cache.js";
+import { type CompactionConfig, maybeCompact } from "./compaction-step.js";
+import { groupItems, heldSeqs, type ItemGroup } from "./item-messages.js";
+import { danglingToolResults, needsAnswer } from "./recovery.js";
+
+/** A lease event, for observability and for the multi-process test's overlap check. */
+export interface LeaseEvent {
+  type: "acquired" | "renewed" | "released" | "lost" | "handoff";
+  threadKey: string;
+  token: string;
+  /** `acquired`: when the reply arrived; others: when the request was sent (ms, `Date.now()`). */
+  at: number;
+}
+
+/** Everything a holder needs; shared by all holders of one worker process. */
+export interface HolderEnv {
+  state: ThreadState;
+  store: SessionStore;
+  cache: AgentCache;
+  factory: AgentFactory;
+  sinks: RunSinkFactory;
+  format: InboundFormatter;
+  resolveModel: ModelResolver;
+  fenceKey: (threadKey: string) => string;
+  leaseTtlMs: number;
+  collectDebounceMs: number;
+  controlPollMs: number;
+  compaction: CompactionConfig | undefined;
+  onError: (error: unknown, context: string) => void;
+  onLease?: (event: LeaseEvent) => void;
+}
+
+/** How a tenure ended: `released` (nothing left), `lost` (the lease), `handoff` (shutdown), `failed` (an error). */
+export type HoldOutcome = "released" | "lost" | "handoff" | "failed";
+
+interface ActiveRun {
+  id: string;
+  firstSeq: number;
+  stopsAtStart: number;
+  aborted: boolean;
+  sink: RunSink;
+  groups: Map<AgentMessage, ItemGroup>;
+  /** Seqs of the run's items whose message the session holds. */
+  persisted: Set<number>;
+}
+
+function modelRef(model: Model): string {
+  return `${model.provider}/${model.id}`;
+}
+
+function asThinkingLevel(v: string | undefined): ThinkingLevel | undefined {
+  return THINKING_LEVELS.find((l) => l === v);
+}
+
+export class ThreadHolder {
+  private outcome: HoldOutcome | undefined;
+  private handoff: "none" | "checkpoint" | "now" = "none";
+  private persistOff = false;
+  private entry: CachedAgent | undefined;
+  private run: ActiveRun | undefined;
+  private chain: Promise<void> = Promise.resolve();
+  private seenVer = -1;
+  private checking: Promise<void> | undefined;
+  private recheck = false;
+  private timers: ReturnType<typeof setInterval>[] = [];
+  private wakeSleep: (() => void) | undefined;
+  private lastRenewOk = Date.now();
+  private releaseSentAt = 0;
+
+  constructor(
+    readonly threadKey: string,
+    readonly token: string,
+    private readonly env: HolderEnv,
+  ) {}
+
+  private get active(): boolean {
+    return this.outcome === undefined && this.handoff === "none";
+  }
+
+  /** Runs the tenure to its end. Never throws. */
+  async hold(): Promise<HoldOutcome> {
+    this.startTimers();
+    try {
+      await this.loop();
+    } catch (e) {
+      if (e instanceof LeaseLostError) this.markLost();
+      else {
+        this.env.onError(e, `working on thread ${this.threadKey}`);
+        this.outcome ??= "failed";
+        this.stopNow();
+      }
+    }
+    for (const t of this.timers) clearInterval(t);
+    await this.chain;
+    const outcome: HoldOutcome = this.outcome ?? "handoff";
+    await this.finish(outcome);
+    return outcome;
+  }
+
+  /** A control notice for this thread arrived: re-read the durable state now. */
+  notify(): void {
+    void this.checkControl().catch((e: unknown) => this.env.onError(e, "reading control state"));
+  }
+
+  /** Shutdown: stop at the next checkpoint (`checkpoint`) or at once (`now`); another worker resumes. */
+  beginHandoff(mode: "checkpoint" | "now"): void {
+    if (this.outcome !== undefined) return;
+    if (mode === "now" || !this.run) this.stopNow();
+    if (this.handoff !== "now") this.handoff = mode;
+    this.wakeSleep?.();
+  }
+
+  private async loop(): Promise<void> {
+    const { state } = this.env;
+    this.entry = await this.ensureAgent();
+    await this.checkControl();
+    await this.recover();
+    while (this.active) {
+      const t = await state.take(this.threadKey, this.token, "next", this.env.collectDebounceMs);
+      if (t.status === "lost") return this.markLost();
+      if (t.status === "wait") {
+        await this.sleep(t.waitMs);
+        continue;
+      }
+      if (t.items.length === 0) {
+        this.releaseSentAt = Date.now();
+        const r = await state.release(this.threadKey, this.token);
+        if (r === "released") {
+          this.outcome = "released";
+          return;
+        }
+        if (r === "lost") return this.markLost();
+        await this.recover();
+        continue;
+      }
+      if (t.items[0]?.kind === "newSession") await this.startNewSession(t.items);
+      else await this.runItems(t.items);
+    }
+  }
+
+  // ---- lease ----
+
+  private startTimers(): void {
+    const { state, leaseTtlMs } = this.env;
+    const renew = setInterval(
+      () => {
+        const sentAt = Date.now();
+        state.renew(this.threadKey, this.token, leaseTtlMs).then(
+          (ok) => {
+            if (!ok) return this.markLost();
+            this.lastRenewOk = sentAt;
+            this.env.onLease?.({ type: "renewed", threadKey: this.threadKey, token: this.token, at: sentAt });
+          },
+          (e: unknown) => {
+            // Without a confirmed renewal for a whole TTL the lease may be gone: stop writing.
+            if (Date.now() - this.lastRenewOk >= leaseTtlMs) this.markLost();
+            this.env.onError(e, "renewing a lease");
+          },
+        );
+      },
+      Math.max(10, Math.floor(leaseTtlMs / 3)),
+    );
+    const poll = setInterval(() => this.notify(), Math.max(20, this.env.controlPollMs));
+    renew.unref?.();
+    poll.unref?.();
+    this.timers.push(renew, poll);
+  }
+
+  private markLost(): void {
+    if (this.outcome === "lost") return;
+    if (this.outcome === undefined) this.outcome = "lost";
+    this.env.onLease?.({ type: "lost", threadKey: this.threadKey, token: this.token, at: Date.now() });
+    this.stopNow();
+  }
+
+  /** Stops the agent without writing anything more (the next holder continues from the session). */
+  private stopNow(): void {
+    this.persistOff = true;
+    this.entry?.agent.abort();
+    this.wakeSleep?.();
+  }
+
+  private async finish(outcome: HoldOutcome): Promise<void> {
+    const { state, cache } = this.env;
+    if (this.entry) this.entry.binding = undefined;
+    if (outcome === "released") {
+      this.env.onLease?.({
+        type: "released",
+        threadKey: this.threadKey,
+        token: this.token,
+        at: this.releaseSentAt,
+      });
+      cache.idle(this.threadKey);
+      return;
+    }
+    // The agent may be ahead of the session (or stopped mid-run): never reuse it.
+    cache.drop(this.threadKey);
+    if (outcome === "handoff") {
+      const sentAt = Date.now();
+      await state.forceRelease(this.threadKey, this.token);
+      this.env.onLease?.({ type: "handoff", threadKey: this.threadKey, token: this.token, at: sentAt });
+    } else if (outcome === "failed") {
+      await state.forceRelease(this.threadKey, this.token).catch(() => {});
+    }
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.wakeSleep = undefined;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.wakeSleep = done;
+    });
+  }
+
+  // ---- the agent and its session ----
+
+  private async ensureAgent(): Promise<CachedAgent> {
+    const { store, cache, factory } = this.env;
+    const meta = await store.getThreadMeta(this.threadKey);
+    const cached = cache.get(this.threadKey);
+    if (
+      cached &&
+      meta &&
+      cached.sessionId === meta.currentSessionId &&
+      cached.leafId === meta.leafId &&
+      !cached.agent.state.isStreaming
+    ) {
+      cached.binding = this.binding();
+      return cached;
+    }
+    if (cached) cache.drop(this.threadKey);
+    let branch = await store.readBranch(this.threadKey);
+    if (!branch) {
+      await store.createSession(this.threadKey, { model: meta?.model, thinkingLevel: meta?.thinkingLevel });
+      branch = await store.readBranch(this.threadKey);
+      if (!branch)
+        throw new Error(`The store created a session for ${this.threadKey} but cannot read it back.`);
+    }
+    const ctx = buildSessionContext(branch.entries, branch.leafId);
+    const recordedModel = ctx.model ? `${ctx.model.provider}/${ctx.model.modelId}` : undefined;
+    const controller = new AbortController();
+    let entry: CachedAgent | undefined;
+    const agent: Agent = await factory({
+      threadKey: this.threadKey,
+      meta,
+      messages: ctx.messages,
+      model: meta?.model ?? recordedModel,
+      thinkingLevel: asThinkingLevel(meta?.thinkingLevel ?? ctx.thinkingLevel),
+      signal: controller.signal,
+      getSteeringMessages: () => entry?.binding?.getSteeringMessages() ?? Promise.resolve([]),
+      getFollowUpMessages: () => entry?.binding?.getFollowUpMessages() ?? Promise.resolve([]),
+    });
+    entry = {
+      threadKey: this.threadKey,
+      agent,
+      sessionId: branch.header.id,
+      leafId: branch.leafId,
+      recordedModel,
+      recordedThinking: ctx.thinkingLevel,
+      binding: this.binding(),
+      controller,
+      unsubscribe: () => {},
+    };
+    const bound = entry;
+    entry.unsubscribe = agent.subscribe((event) => bound.binding?.onEvent(event));
+    cache.set(entry);
+    this.entry = entry;
+    this.recordSettings();
+    return entry;
+  }
+
+  private binding() {
+    return {
+      getSteeringMessages: () => this.fromInbox("steer"),
+      getFollowUpMessages: () => this.fromInbox("followUp"),
+      onEvent: (event: AgentEvent) => this.onAgentEvent(event),
+    };
+  }
+
+  /** Appends one entry after the current leaf, fenced by the lease, in order with every other write. */
+  private persist(input: SessionEntryInput, id?: string, after?: () => void): void {
+    if (this.persistOff) return;
+    this.chain = this.chain.then(async () => {
+      const entry = this.entry;
+      if (!entry || this.outcome === "lost") return;
+      const full = {
+        ...input,
+        id: id ?? newEntryId(),
+        parentId: entry.leafId,
+        timestamp: new Date().toISOString(),
+      } as SessionEntry;
+      try {
+        const r = await this.env.store.append(this.threadKey, entry.sessionId, [full], {
+          fence: { key: this.env.fenceKey(this.threadKey), token: this.token },
+        });
+        entry.leafId = r.leafId;
+        after?.();
+      } catch (e) {
+        if (e instanceof LeaseLostError) return this.markLost();
+        this.env.onError(e, `saving a session entry of ${this.threadKey}`);
+        this.outcome ??= "failed";
+        this.stopNow();
+      }
+    });
+  }
+
+  /** Records the agent's model and thinking level in the session when they differ from the last recorded ones. */
+  private recordSettings(): void {
+    const entry = this.entry;
+    if (!entry) return;
+    const model = entry.agent.state.model;
+    const ref = modelRef(model);
+    if (ref !== entry.recordedModel) {
+      entry.recordedModel = ref;
+      this.persist({ type: "model_change", provider: model.provider, modelId: model.id });
+    }
+    const level = entry.agent.state.thinkingLevel;
+    if (level !== entry.recordedThinking) {
+      entry.recordedThinking = level;
+      this.persist({ type: "thinking_level_change", thinkingLevel: level });
+    }
+  }
+
+  // ---- control ----
+
+  /** Re-reads the durable control state: aborts the run it targets, applies changed settings. */
+  private checkControl(): Promise<void> {
+    if (this.checking) {
+      this.recheck = true;
+      return this.checking;
+    }
+    this.checking = (async () => {
+      try {
+        do {
+          this.recheck = false;
+          const c = await this.env.state.readControl(this.threadKey);
+          this.applyAbort(c);
+          if (c.ver !== this.seenVer) {
+            this.seenVer = c.ver;
+            await this.applySettings();
+          }
+        } while (this.recheck);
+      } finally {
+        this.checking = undefined;
+      }
+    })();
+    return this.checking;
+  }
+
+  private applyAbort(c: ControlState): void {
+    const run = this.run;
+    if (!run || run.aborted) return;
+    if (c.abortAt >= run.firstSeq || c.stops > run.stopsAtStart) {
+      run.aborted = true;
+      this.entry?.agent.abort();
+    }
+  }
+
+  private async applySettings(): Promise<void> {
+    const entry = this.entry;
+    if (!entry) return;
+    const meta = await this.env.store.getThreadMeta(this.threadKey);
+    const agent = entry.agent;
+    if (meta?.model && meta.model !== modelRef(agent.state.model)) {
+      const model = this.env.resolveModel(meta.model);
+      if (model) agent.setModel(model);
+      else
+        this.env.onError(
+          new Error(`Unknown model "${meta.model}"; keeping ${modelRef(agent.state.model)}.`),
+          "changing the model",
+        );
+    }
+    const level = asThinkingLevel(meta?.thinkingLevel);
+    if (level && level !== agent.state.thinkingLevel) agent.setThinkingLevel(level);
+    this.recordSettings();
+  }
+
+  // ---- runs ----
+
+  /** The agent's queue source at a checkpoint: control first, then the inbox by rule. */
+  private async fromInbox(which: "steer" | "followUp"): Promise<AgentMessage[]> {
+    if (this.handoff !== "none") {
+      this.stopNow();
+      return [];
+    }
+    await this.checkControl();
+    const run = this.run;
+    if (!this.active || !run || run.aborted) return [];
+    const t = await this.env.state.take(
+      this.threadKey,
+      this.token,
+      which === "steer" ? "steer" : "followUp",
+      this.env.collectDebounceMs,
+    );
+    return this.accept(run, t);
+  }
+
+  private accept(run: ActiveRun, t: TakeOutcome): AgentMessage[] {
+    if (t.status === "lost") {
+      this.markLost();
+      return [];
+    }
+    if (t.status === "wait") return [];
+    const groups = groupItems(t.items, this.env.format);
+    const grouped = new Set(groups.flatMap((g) => g.items.map((i) => i.seq)));
+    // Items that make no message (damaged) count as delivered, so they cannot block the thread.
+    for (const i of t.items) if (!grouped.has(i.seq)) run.persisted.add(i.seq);
+    for (const g of groups) run.groups.set(g.message, g);
+    return groups.map((g) => g.message);
+  }
+
+  private onAgentEvent(event: AgentEvent): void {
+    const run = this.run;
+    if (run) {
+      try {
+        run.sink.onEvent(event);
+      } catch (e) {
+        this.env.onError(e, "rendering an agent event");
+      }
+    }
+    if (event.type !== "message_end") return;
+    const group = run?.groups.get(event.message);
+    this.persist({ type: "message", message: event.message }, group?.entryId, () => {
+      if (group && run) for (const i of group.items) run.persisted.add(i.seq);
+    });
+  }
+
+  private async startRun(firstSeq: number, stopsAtStart: number): Promise<ActiveRun> {
+    const id = randomUUID();
+    const run: ActiveRun = {
+      id,
+      firstSeq,
+      stopsAtStart,
+      aborted: false,
+      sink: this.env.sinks(this.threadKey, id),
+      groups: new Map(),
+      persisted: new Set(),
+    };
+    this.run = run;
+    return run;
+  }
+
+  private async runItems(items: InboxItem[]): Promise<void> {
+    const { state } = this.env;
+    const c = await state.readControl(this.threadKey);
+    const first = items[0] as InboxItem;
+    if (!this.active) {
+      // Handing over: the items go back to the inbox for the next holder.
+      await state.settle(this.threadKey, this.token, [], false);
+      return;
+    }
+    if (c.abortAt >= first.seq) {
+      // Stopped before it started: the stop discarded these messages too.
+      await state.settle(
+        this.threadKey,
+        this.token,
+        items.map((i) => i.seq),
+        true,
+      );
+      return;
+    }
+    const entry = await this.ensureAgent();
+    const run = await this.startRun(first.seq, c.stops);
+    const messages = this.accept(run, { status: "taken", items });
+    await this.drive(run, () => (messages.length > 0 ? entry.agent.prompt(messages) : Promise.resolve()));
+  }
+
+  /** Runs the agent for `run`, then settles its items and checks compaction. */
+  private async drive(run: ActiveRun, start: () => Promise<void>): Promise<void> {
+    try {
+      await start();
+    } finally {
+      await this.chain;
+      this.run = undefined;
+      try {
+        await run.sink.close();
+      } catch (e) {
+        this.env.onError(e, "closing a run's sink");
+      }
+    }
+    if (this.outcome !== undefined) return;
+    // A handed-over run is unfinished: its delivered items stay inflight for the next holder.
+    const finished = this.handoff === "none";
+    const ok = await this.env.state.settle(this.threadKey, this.token, [...run.persisted], finished);
+    if (!ok) return this.markLost();
+    if (finished && this.entry && !run.aborted) await this.compact();
+  }
+
+  private async compact(): Promise<void> {
+    const entry = this.entry;
+    if (!entry || !this.env.compaction) return;
+    await maybeCompact({
+      threadKey: this.threadKey,
+      entry,
+      store: this.env.store,
+      config: this.env.compaction,
+      fence: { key: this.env.fenceKey(this.threadKey), token: this.token },
+      onError: this.env.onError,
+    });
+  }
+
+  /**
+   * What a dead (or handed-over) predecessor left: inflight items the session lacks go back to the
+   * inbox; tool calls without a result get an error result; an unanswered tail is answered.
+   */
+  private async recover(): Promise<void> {
+    const { state, store } = this.env;
+    const entry = await this.ensureAgent();
+    const inflight = await state.inflight(this.threadKey);
+    let held: number[] = [];
+    if (inflight.length > 0) {
+      const branch = await store.readBranch(this.threadKey);
+      held = heldSeqs(branch?.entries ?? [], inflight);
+      if (held.length < inflight.length && branch) {
+        // A compaction may have cut the marker out of the branch; the whole session still has it.
+        const all = await store.readAll(this.threadKey, branch.header.id);
+        held = heldSeqs(all.entries, inflight);
+      }
+      if (!(await state.settle(this.threadKey, this.token, held, false))) return this.markLost();
+    }
+    const closing = danglingToolResults(entry.agent.state.messages);
+    for (const m of closing) {
+      entry.agent.appendMessage(m);
+      this.persist({ type: "message", message: m });
+    }
+    const heldItems = inflight.filter((i) => held.includes(i.seq));
+    if (!needsAnswer(entry.agent.state.messages)) {
+      if (heldItems.length > 0 && !(await state.settle(this.threadKey, this.token, held, true)))
+        this.markLost();
+      await this.chain;
+      return;
+    }
+    const c = await state.readControl(this.threadKey);
+    const firstSeq = heldItems[0]?.seq ?? Number.POSITIVE_INFINITY;
+    if (c.abortAt >= firstSeq) {
+      // A stop came after these messages: leave the question unanswered.
+      await this.chain;
+      if (!(await state.settle(this.threadKey, this.token, held, true))) this.markLost();
+      return;
+    }
+    const run = await this.startRun(firstSeq, c.stops);
+    for (const s of held) run.persisted.add(s);
+    await this.drive(run, () => entry.agent.continue());
+  }
+
+  private async startNewSession(items: InboxItem[]): Promise<void> {
+    const { state, store, cache } = this.env;
+    await this.chain;
+    const header = await store.newSession(this.threadKey);
+    cache.drop(this.threadKey);
+    this.entry = undefined;
+    if (
+      !(await state.settle(
+        this.threadKey,
+        this.token,
+        items.map((i) => i.seq),
+        true,
+      ))
+    )
+      return this.markLost();
+    this.entry = await this.ensureAgent();
+    await this.notice(`Started a new session (${header.id.slice(0, 8)}).`);
+  }
+
+  private async notice(text: string): Promise<void> {
+    try {
+      const sink = this.env.sinks(this.threadKey, `notice:${randomUUID()}`);
+      await sink.onNotice(text);
+      await sink.close();
+    } catch (e) {
+      this.env.onError(e, "posting a notice");
+    }
+  }
+}
