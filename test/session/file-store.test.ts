@@ -12,12 +12,19 @@ import type { Fence } from "../../src/queue/store/types.js";
 import { conversation, texts, warnCollector } from "./fixtures.js";
 import { describeSessionStoreContract } from "./store-contract.js";
 
+/** A clock that moves 1 ms forward on every reading. */
+function tickingClock(): () => number {
+  let t = 1_700_000_000_000;
+  return () => ++t;
+}
+
 describeSessionStoreContract("files", async () => {
   const dataDir = await mkdtemp(join(tmpdir(), "sb-sessions-"));
   const leases = new Map<string, string>();
   const fenceCheck = (threadKey: string, fence: Fence) => leases.get(threadKey) === fence.token;
   const logger = warnCollector();
-  const store = new FileSessionStore({ dataDir, logger, fenceCheck });
+  const now = tickingClock();
+  const store = new FileSessionStore({ dataDir, logger, fenceCheck, now });
   return {
     store,
     warnings: logger.messages,
@@ -31,7 +38,7 @@ describeSessionStoreContract("files", async () => {
         `${line}\n`,
       );
     },
-    reopen: async () => new FileSessionStore({ dataDir, logger, fenceCheck }),
+    reopen: async () => new FileSessionStore({ dataDir, logger, fenceCheck, now }),
     dispose: async () => {
       await store.close();
       await rm(dataDir, { recursive: true, force: true });

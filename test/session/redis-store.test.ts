@@ -17,10 +17,17 @@ afterAll(async () => {
   await redis.quit();
 });
 
+/** A clock that moves 1 ms forward on every reading. */
+function tickingClock(): () => number {
+  let t = 1_700_000_000_000;
+  return () => ++t;
+}
+
 describeSessionStoreContract("redis", async () => {
   const prefix = uniquePrefix("sbt-sess");
   const logger = warnCollector();
-  const store = new RedisSessionStore({ redis, prefix, logger });
+  const now = tickingClock();
+  const store = new RedisSessionStore({ redis, prefix, logger, now });
   return {
     store,
     warnings: logger.messages,
@@ -32,7 +39,7 @@ describeSessionStoreContract("redis", async () => {
     injectGarbage: async (threadKey, sessionId, line) => {
       await redis.rpush(store.keys.session(threadKey, sessionId), line);
     },
-    reopen: async () => new RedisSessionStore({ redis, prefix, logger }),
+    reopen: async () => new RedisSessionStore({ redis, prefix, logger, now }),
     dispose: async () => {
       await store.close();
     },

@@ -62,6 +62,8 @@ export interface FileSessionStoreOptions {
   fenceCheck?: (threadKey: string, fence: Fence) => boolean;
   /** Sessions kept indexed in memory. Default 64. */
   maxOpenSessions?: number;
+  /** Clock for activity times, in ms. Default `Date.now`. */
+  now?: () => number;
 }
 
 /** What meta.json holds. */
@@ -83,6 +85,7 @@ export class FileSessionStore implements SessionStore {
   private readonly logger: WarnLogger;
   private readonly fenceCheck: ((threadKey: string, fence: Fence) => boolean) | undefined;
   private readonly maxOpen: number;
+  private readonly now: () => number;
   /** Writes (and cache-miss loads) of a thread, one at a time. */
   private readonly queue = new KeyedQueue();
   private readonly metas = new Map<string, MetaFile>();
@@ -93,6 +96,7 @@ export class FileSessionStore implements SessionStore {
     this.logger = options.logger ?? consoleWarnLogger;
     this.fenceCheck = options.fenceCheck;
     this.maxOpen = options.maxOpenSessions ?? 64;
+    this.now = options.now ?? Date.now;
   }
 
   // ---- paths --------------------------------------------------------------------------------
@@ -174,7 +178,7 @@ export class FileSessionStore implements SessionStore {
       sessions: sessions.map((s) => s.id),
       leafOverrides: {},
       usage: emptyTotals(),
-      updatedAt: Date.now(),
+      updatedAt: this.now(),
     };
     const current = sessions[sessions.length - 1];
     if (current) meta.currentSessionId = current.id;
@@ -203,7 +207,7 @@ export class FileSessionStore implements SessionStore {
       sessions: [],
       leafOverrides: {},
       usage: emptyTotals(),
-      updatedAt: Date.now(),
+      updatedAt: this.now(),
     };
   }
 
@@ -289,7 +293,7 @@ export class FileSessionStore implements SessionStore {
       ...meta,
       sessions: [...meta.sessions, header.id],
       currentSessionId: header.id,
-      updatedAt: Date.now(),
+      updatedAt: this.now(),
     };
     if (context.model) next.model = `${context.model.provider}/${context.model.modelId}`;
     if (settings.thinkingLevel) next.thinkingLevel = settings.thinkingLevel;
@@ -339,7 +343,7 @@ export class FileSessionStore implements SessionStore {
           cacheWrite: meta.usage.cacheWrite + usage.cacheWrite,
           cost: meta.usage.cost + usage.cost,
         },
-        updatedAt: Date.now(),
+        updatedAt: this.now(),
       };
       if (sessionId in meta.leafOverrides) {
         const { [sessionId]: _dropped, ...rest } = meta.leafOverrides;
@@ -391,7 +395,7 @@ export class FileSessionStore implements SessionStore {
       await this.writeMeta({
         ...meta,
         leafOverrides: { ...meta.leafOverrides, [sessionId]: entryId },
-        updatedAt: Date.now(),
+        updatedAt: this.now(),
       });
     });
   }
@@ -471,7 +475,7 @@ export class FileSessionStore implements SessionStore {
     await this.queue.run(threadKey, async () => {
       await mkdir(this.threadDir(threadKey), { recursive: true });
       const meta = (await this.loadMeta(threadKey)) ?? this.emptyMeta(threadKey);
-      const next: MetaFile = { ...meta, updatedAt: Date.now() };
+      const next: MetaFile = { ...meta, updatedAt: this.now() };
       for (const field of ["model", "thinkingLevel"] as const) {
         const value = patch[field];
         if (value === null) delete next[field];
@@ -498,7 +502,7 @@ export class FileSessionStore implements SessionStore {
           cacheWrite: meta.usage.cacheWrite + Math.round(add("cacheWrite")),
           cost: meta.usage.cost + add("cost"),
         },
-        updatedAt: Date.now(),
+        updatedAt: this.now(),
       });
     });
   }

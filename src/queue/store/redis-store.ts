@@ -56,6 +56,8 @@ export interface RedisSessionStoreOptions {
   prefix?: string;
   /** Receives warnings about unreadable stored lines. Default: console.warn. */
   logger?: WarnLogger;
+  /** Clock for activity times, in ms. Default `Date.now`. */
+  now?: () => number;
 }
 
 /** Entries per RPUSH/HSET command when importing, to keep single commands small. */
@@ -76,11 +78,13 @@ export class RedisSessionStore implements SessionStore {
   readonly stats = { elementsFetched: 0 };
   private readonly redis: Redis;
   private readonly logger: WarnLogger;
+  private readonly now: () => number;
 
   constructor(options: RedisSessionStoreOptions) {
     this.redis = options.redis;
     this.keys = new SessionKeys(options.prefix ?? "sb:");
     this.logger = options.logger ?? consoleWarnLogger;
+    this.now = options.now ?? Date.now;
   }
 
   async createSession(threadKey: string, options: CreateSessionOptions = {}): Promise<SessionHeader> {
@@ -112,7 +116,7 @@ export class RedisSessionStore implements SessionStore {
     const k = this.keys;
     const listKey = k.session(threadKey, header.id);
     const idxKey = k.index(threadKey, header.id);
-    const now = Date.now();
+    const now = this.now();
     const leaf = entries[entries.length - 1]?.id ?? "";
     const context = buildSessionContext(entries);
     const multi = this.redis.multi();
@@ -165,7 +169,7 @@ export class RedisSessionStore implements SessionStore {
         usage.cost.toFixed(12),
         settings.model ?? "",
         settings.thinkingLevel ?? "",
-        Date.now(),
+        this.now(),
         batch.length,
       ];
       for (const e of batch) {
@@ -179,7 +183,7 @@ export class RedisSessionStore implements SessionStore {
       const reply = await scripts.append.run(this.redis, keys, args);
       const code = Number(reply[0]);
       if (code === 1) {
-        await this.redis.zadd(k.threads(), Date.now(), threadKey);
+        await this.redis.zadd(k.threads(), this.now(), threadKey);
         return { entries: batch, leafId: str(reply[1]) };
       }
       if (code === -1) throw new LeaseLostError(threadKey, options.fence?.key ?? "");
@@ -250,7 +254,7 @@ export class RedisSessionStore implements SessionStore {
       sessionId,
       entryId ?? "",
       options.fence?.token ?? "",
-      Date.now(),
+      this.now(),
     ]);
     const code = Number(reply[0]);
     if (code === -1) throw new LeaseLostError(threadKey, options.fence?.key ?? "");
@@ -324,7 +328,7 @@ export class RedisSessionStore implements SessionStore {
 
   async updateThreadMeta(threadKey: string, patch: ThreadMetaPatch): Promise<void> {
     const key = this.keys.meta(threadKey);
-    const now = Date.now();
+    const now = this.now();
     const multi = this.redis.multi();
     for (const field of ["model", "thinkingLevel"] as const) {
       const value = patch[field];
@@ -345,7 +349,7 @@ export class RedisSessionStore implements SessionStore {
     }
     const cost = usage.cost ?? 0;
     if (Number.isFinite(cost) && cost !== 0) multi.hincrbyfloat(key, "cost", cost.toFixed(12));
-    multi.hset(key, "updatedAt", String(Date.now()));
+    multi.hset(key, "updatedAt", String(this.now()));
     await multi.exec();
   }
 

@@ -112,6 +112,8 @@ export interface ImportResult {
  * are only appended, and branching or starting a new session only moves pointers. A thread's
  * sessions are listed in creation order; the newest created or imported one is current.
  *
+ * Returned entries may be shared with the store's cache: treat them as read-only.
+ *
  * Errors: `SessionNotFoundError` for an unknown thread/session, `EntryNotFoundError` for an
  * unknown entry id (a leaf or parent), `LeaseLostError` for a failed fence check,
  * `InvalidEntryError` for malformed input. Damaged stored lines are skipped with a warning.
