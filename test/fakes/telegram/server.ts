@@ -72,6 +72,8 @@ export interface RecordedCall {
   at: number;
   status: number;
   prefix?: string;
+  /** For successful sends and edits: the text as the user sees it. */
+  visibleText?: string;
 }
 
 export interface RateRule {
@@ -272,6 +274,11 @@ export class FakeTelegram {
 
   message(chatId: number, messageId: number): StoredMessage | undefined {
     return this.messages.get(chatId)?.find((m) => m.message_id === messageId);
+  }
+
+  /** The id of the newest injected update. */
+  get lastUpdateId(): number {
+    return this.nextUpdateId - 1;
   }
 
   /** Updates not yet confirmed by an offset. */
@@ -626,6 +633,8 @@ export class FakeTelegram {
       fail(400, `Bad Request: unsupported parse_mode ${String(p.parse_mode)} in this fake`);
       return undefined;
     }
+    // Telegram drops trailing whitespace (entities never cover it here).
+    text = text.trimEnd();
     if (!text.trim()) {
       fail(400, "Bad Request: message text is empty");
       return undefined;
@@ -639,7 +648,7 @@ export class FakeTelegram {
 
   private sendMessage(
     p: Json,
-    _call: RecordedCall,
+    call: RecordedCall,
     ok: (r: unknown) => true,
     fail: (code: number, d: string, params?: Json) => true,
   ): Answered {
@@ -659,6 +668,7 @@ export class FakeTelegram {
     if (topic !== undefined && !chat.is_forum && chat.type !== "private")
       return fail(400, "Bad Request: message thread not found");
     if (this.flooded(chat, "sendMessage", fail)) return undefined;
+    call.visibleText = content.text;
     const msg = this.store(chat, this.bot, content.text, {
       ...(content.entities ? { entities: content.entities } : {}),
       ...(replyTo !== undefined ? { replyTo } : {}),
@@ -669,7 +679,7 @@ export class FakeTelegram {
 
   private editMessageText(
     p: Json,
-    _call: RecordedCall,
+    call: RecordedCall,
     ok: (r: unknown) => true,
     fail: (code: number, d: string, params?: Json) => true,
   ): Answered {
@@ -690,6 +700,7 @@ export class FakeTelegram {
       );
     }
     if (this.flooded(chat, "editMessageText", fail)) return undefined;
+    call.visibleText = content.text;
     msg.text = content.text;
     if (content.entities) msg.entities = content.entities;
     else delete msg.entities;

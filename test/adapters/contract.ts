@@ -1,0 +1,267 @@
+/**
+ * The adapter contract suite: what every chat platform adapter must do, checked against the
+ * platform's fake server with the real SDK. A platform plugs in by writing a `ContractHarness`
+ * factory (see test/adapters/telegram/harness.ts) and calling
+ * `runAdapterContract("slack", () => createSlackHarness())` from a test file.
+ *
+ * Time: the renderer and the fake's flood control run on the harness's `ManualClock`, so throttling
+ * and 429 waits are checked deterministically; inbound delivery uses real I/O and is awaited with
+ * bounded polls.
+ */
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { ManualClock } from "../../src/adapters/render/clock.js";
+import { MemoryRateLimiter } from "../../src/adapters/render/rate-limiter.js";
+import { RunRenderer } from "../../src/adapters/render/run-renderer.js";
+import type {
+  ChannelAdapter,
+  InboundCommand,
+  InboundHandlers,
+  InboundMessage,
+  InboundReaction,
+  MessageRef,
+  Platform,
+} from "../../src/adapters/types.js";
+import { streamedText } from "./support/agent-events.js";
+import { driveUntil, settle, until } from "./support/drive.js";
+
+/** What the adapter delivered, in order. */
+export class Received implements InboundHandlers {
+  readonly messages: InboundMessage[] = [];
+  readonly reactions: InboundReaction[] = [];
+  readonly commands: InboundCommand[] = [];
+  onMessage(m: InboundMessage): void {
+    this.messages.push(m);
+  }
+  onReaction(r: InboundReaction): void {
+    this.reactions.push(r);
+  }
+  onCommand(c: InboundCommand): void {
+    this.commands.push(c);
+  }
+}
+
+/** A message a (fake) user wrote; `id` is the harness's own handle. */
+export interface UserMessage {
+  id: string;
+}
+
+/** One message of a thread as a user sees it. */
+export interface VisibleMessage {
+  text: string;
+  fromBot: boolean;
+}
+
+export interface ContractHarness {
+  readonly platform: Platform;
+  /** Started with `received` as its handlers. */
+  readonly adapter: ChannelAdapter;
+  readonly received: Received;
+  /** Drives the renderer and the fake platform's rate limits. */
+  readonly clock: ManualClock;
+  /** A user writes in a group channel; `replyTo` puts it in that message's thread / reply chain. */
+  groupMessage(opts: {
+    text: string;
+    mention?: boolean;
+    replyTo?: UserMessage;
+    user?: string;
+  }): Promise<UserMessage>;
+  /** A user writes to the bot directly. */
+  directMessage(text: string): Promise<UserMessage>;
+  /** A user reacts to a message the bot posted. `emoji` is a seam emoji ("✅"); the harness maps it. */
+  react(ref: MessageRef, emoji: string): Promise<void>;
+  /** A user runs a native command. */
+  command(name: string, args: string): Promise<void>;
+  /** The platform delivers its last event again (retry, resume, redelivery). */
+  redeliverLast(): Promise<void>;
+  /** The thread as a user sees it, oldest first. */
+  thread(threadKey: string): VisibleMessage[];
+  /** Successful edits of one bot message: fake-clock time and visible text. */
+  edits(ref: MessageRef): Array<{ at: number; text: string }>;
+  /** The next `count` posts/edits are refused with 429 and this retry-after. */
+  rateLimitStorm(count: number, retryAfterMs: number): void;
+  /** How many requests the fake refused with 429 so far. */
+  rateLimited(): number;
+  close(): Promise<void>;
+}
+
+const paragraphs = (count: number, size: number) =>
+  Array.from({ length: count }, (_, i) => `Paragraph ${i}: ${"lorem ipsum ".repeat(size / 12)}`.trim()).join(
+    "\n\n",
+  );
+
+async function render(
+  h: ContractHarness,
+  threadKey: string,
+  deltas: string[],
+  between?: () => Promise<void>,
+) {
+  const renderer = new RunRenderer({
+    adapter: h.adapter,
+    threadKey,
+    clock: h.clock,
+    limiter: new MemoryRateLimiter(h.clock),
+  });
+  renderer.onEvent({ type: "agent_start" });
+  for (const e of streamedText(deltas)) {
+    renderer.onEvent(e);
+    if (between && e.type === "message_update") {
+      await settle(() => renderer.busy);
+      await between();
+    }
+  }
+  renderer.onEvent({ type: "agent_end", messages: [] });
+  await driveUntil(h.clock, renderer.close(), { busy: () => renderer.busy, stepMs: 250 });
+  return renderer;
+}
+
+/** Run the contract against one platform. `make` builds a fresh, started harness per test. */
+export function runAdapterContract(name: string, make: () => Promise<ContractHarness>): void {
+  describe(`${name} adapter contract`, () => {
+    let h: ContractHarness;
+    beforeEach(async () => {
+      h = await make();
+    });
+    afterEach(async () => {
+      await h.close();
+    });
+
+    const waitFor = (what: string, cond: () => boolean) => until(cond, 5000, what);
+
+    it("answers a mention in the thread of the mention", async () => {
+      await h.groupMessage({ text: "what time is it?", mention: true });
+      await waitFor("the mention", () => h.received.messages.length === 1);
+      const m = h.received.messages[0] as InboundMessage;
+      expect(m).toMatchObject({
+        platform: h.platform,
+        text: "what time is it?",
+        mentioned: true,
+        isDirect: false,
+      });
+      expect(m.eventId).toMatch(new RegExp(`^${h.platform}:`));
+      await h.adapter.post(m.threadKey, "It is noon.");
+      expect(h.thread(m.threadKey)).toEqual([
+        { text: expect.stringContaining("what time is it?"), fromBot: false },
+        { text: "It is noon.", fromBot: true },
+      ]);
+    });
+
+    it("answers a direct message", async () => {
+      await h.directMessage("hello bot");
+      await waitFor("the DM", () => h.received.messages.length === 1);
+      const m = h.received.messages[0] as InboundMessage;
+      expect(m).toMatchObject({ text: "hello bot", mentioned: true, isDirect: true });
+      await h.adapter.post(m.threadKey, "Hello, human.");
+      expect(h.thread(m.threadKey).at(-1)).toEqual({ text: "Hello, human.", fromBot: true });
+    });
+
+    it("ignores a group message that does not address the bot", async () => {
+      await h.groupMessage({ text: "just chatting among ourselves" });
+      await h.groupMessage({ text: "now for the bot", mention: true });
+      await waitFor("the mention", () => h.received.messages.length >= 1);
+      expect(h.received.messages.map((m) => m.text)).toEqual(["now for the bot"]);
+    });
+
+    it("delivers a reaction with the reference of the message reacted to", async () => {
+      await h.groupMessage({ text: "approve this?", mention: true });
+      await waitFor("the mention", () => h.received.messages.length === 1);
+      const ref = await h.adapter.post(
+        (h.received.messages[0] as InboundMessage).threadKey,
+        "Run `rm -rf build`?",
+      );
+      await h.react(ref, "✅");
+      await waitFor("the reaction", () => h.received.reactions.length === 1);
+      expect(h.received.reactions[0]).toMatchObject({ messageId: ref, emoji: "✅", added: true });
+      expect(h.received.reactions[0]?.threadKey).toBe((h.received.messages[0] as InboundMessage).threadKey);
+    });
+
+    it("delivers a native command with its arguments", async () => {
+      await h.command("model", "claude-sonnet");
+      await waitFor("the command", () => h.received.commands.length === 1);
+      expect(h.received.commands[0]).toMatchObject({
+        platform: h.platform,
+        name: "model",
+        args: "claude-sonnet",
+      });
+    });
+
+    it("delivers an event only once when the platform delivers it twice", async () => {
+      await h.groupMessage({ text: "once only", mention: true });
+      await waitFor("the mention", () => h.received.messages.length === 1);
+      await h.redeliverLast();
+      await h.groupMessage({ text: "second", mention: true });
+      await waitFor("the next mention", () => h.received.messages.some((m) => m.text === "second"));
+      expect(h.received.messages.map((m) => m.text)).toEqual(["once only", "second"]);
+    });
+
+    it("splits a 5,000-character reply into messages under the limit, losing nothing", async () => {
+      await h.groupMessage({ text: "write a lot", mention: true });
+      await waitFor("the mention", () => h.received.messages.length === 1);
+      const threadKey = (h.received.messages[0] as InboundMessage).threadKey;
+      const text = paragraphs(10, 500);
+      expect(text.length).toBeGreaterThan(5000);
+      await render(h, threadKey, [text]);
+      const replies = h.thread(threadKey).filter((m) => m.fromBot);
+      const minimum = Math.ceil(text.length / h.adapter.capabilities.maxMessageLength);
+      expect(replies.length).toBeGreaterThanOrEqual(minimum);
+      expect(replies.length).toBeLessThanOrEqual(minimum + 1);
+      for (const r of replies)
+        expect(r.text.length).toBeLessThanOrEqual(h.adapter.capabilities.maxMessageLength);
+      expect(replies.map((r) => r.text).join("\n\n")).toBe(text);
+    });
+
+    it("streams 500 deltas with at most one edit per interval and ends with exactly the final text", async () => {
+      await h.groupMessage({ text: "stream please", mention: true });
+      await waitFor("the mention", () => h.received.messages.length === 1);
+      const threadKey = (h.received.messages[0] as InboundMessage).threadKey;
+      const deltas = Array.from({ length: 500 }, (_, i) => `t${i} `);
+      const renderer = await render(h, threadKey, deltas, () => h.clock.advance(40));
+      const final = deltas.join("").trim();
+      const [ref] = renderer.replyRefs;
+      expect(
+        h
+          .thread(threadKey)
+          .filter((m) => m.fromBot)
+          .map((m) => m.text),
+      ).toEqual([final]);
+      const edits = h.edits(ref as MessageRef);
+      const interval = h.adapter.editIntervalFor?.(threadKey) ?? h.adapter.capabilities.editIntervalMs;
+      expect(edits.length).toBeGreaterThan(1);
+      expect(edits.length).toBeLessThanOrEqual(Math.ceil((500 * 40) / interval) + 1);
+      for (let i = 1; i < edits.length; i++) {
+        expect((edits[i]?.at ?? 0) - (edits[i - 1]?.at ?? 0)).toBeGreaterThanOrEqual(interval);
+      }
+      expect(edits.at(-1)?.text).toBe(final);
+    });
+
+    it("rides out a storm of 429s, delayed but losing nothing", async () => {
+      await h.groupMessage({ text: "busy day", mention: true });
+      await waitFor("the mention", () => h.received.messages.length === 1);
+      const threadKey = (h.received.messages[0] as InboundMessage).threadKey;
+      h.rateLimitStorm(6, 2000);
+      const text = paragraphs(10, 500);
+      const start = h.clock.now();
+      await render(h, threadKey, [text.slice(0, 3000), text.slice(3000)]);
+      expect(h.rateLimited()).toBe(6);
+      expect(h.clock.now() - start).toBeGreaterThanOrEqual(6 * 2000);
+      expect(
+        h
+          .thread(threadKey)
+          .filter((m) => m.fromBot)
+          .map((m) => m.text)
+          .join("\n\n"),
+      ).toBe(text);
+    });
+
+    it("gives a mention inside an existing thread the thread's earlier messages", async () => {
+      const first = await h.groupMessage({ text: "shall we ship on Friday?", user: "alice" });
+      const second = await h.groupMessage({ text: "only if CI is green", replyTo: first, user: "bob" });
+      await h.groupMessage({ text: "is CI green?", mention: true, replyTo: second, user: "carol" });
+      await waitFor("the mention", () => h.received.messages.length === 1);
+      const m = h.received.messages[0] as InboundMessage;
+      expect(h.adapter.fetchHistory).toBeDefined();
+      const history = (await h.adapter.fetchHistory?.(m.threadKey, 20, m.messageId)) ?? [];
+      expect(history.map((x) => x.text)).toEqual(["shall we ship on Friday?", "only if CI is green"]);
+      expect(history.every((x) => !x.fromBot)).toBe(true);
+    });
+  });
+}

@@ -1,0 +1,4 @@
+import { runAdapterContract } from "../contract.js";
+import { createTelegramHarness } from "./harness.js";
+
+runAdapterContract("telegram", () => createTelegramHarness());
