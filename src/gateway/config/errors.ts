@@ -1,0 +1,69 @@
+/**
+ * Config problems as data: each names the path of the field (`channels.telegram.mode`,
+ * `models.custom[0].api`) and says what was expected, so `switchboard check` can print them all.
+ */
+
+/** One problem with the config. `path` is empty for problems with the file as a whole. */
+export interface ConfigIssue {
+  path: string;
+  message: string;
+}
+
+/** `channels.telegram.mode: must be one of …`, or the message alone for whole-file problems. */
+export function formatIssue(issue: ConfigIssue): string {
+  return issue.path ? `${issue.path}: ${issue.message}` : issue.message;
+}
+
+/** Thrown by `loadConfigOrThrow` with every issue found; the message lists them one per line. */
+export class ConfigError extends Error {
+  override readonly name = "ConfigError";
+  constructor(
+    readonly issues: readonly ConfigIssue[],
+    readonly file: string | undefined,
+  ) {
+    const where = file ? ` in ${file}` : "";
+    const lines = issues.map((i) => `  ${formatIssue(i)}`).join("\n");
+    super(
+      `Invalid configuration${where} (${issues.length} ${issues.length === 1 ? "problem" : "problems"}):\n${lines}`,
+    );
+  }
+}
+
+/** `a.b[2].c` from path segments. */
+export function joinPath(segments: readonly (string | number)[]): string {
+  let out = "";
+  for (const s of segments) {
+    if (typeof s === "number") out += `[${s}]`;
+    else if (/^[A-Za-z_$][\w$-]*$/.test(s)) out += out ? `.${s}` : s;
+    else out += `[${JSON.stringify(s)}]`;
+  }
+  return out;
+}
+
+/** Levenshtein distance, for "did you mean" hints on misspelled field names. */
+export function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      row.push(Math.min((prev[j] ?? 0) + 1, (row[j - 1] ?? 0) + 1, (prev[j - 1] ?? 0) + cost));
+    }
+    prev = row;
+  }
+  return prev[b.length] ?? 0;
+}
+
+/** The candidate closest to `name` when it is close enough to be a typo (case-insensitive). */
+export function closest(name: string, candidates: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestDistance = Number.POSITIVE_INFINITY;
+  for (const c of candidates) {
+    const d = editDistance(name.toLowerCase(), c.toLowerCase());
+    if (d < bestDistance) {
+      best = c;
+      bestDistance = d;
+    }
+  }
+  return bestDistance <= Math.max(2, Math.floor(name.length / 3)) ? best : undefined;
+}

@@ -1,0 +1,146 @@
+/**
+ * Loading the config: find the file (or run on defaults without one), parse YAML, refuse literal
+ * secrets, substitute `${ENV}` references, fill env-backed defaults, read `…File` fields, validate
+ * against the schema and resolve. Every problem found is reported together, each with its path.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { parseDocument } from "yaml";
+import { type Env, substituteEnv } from "./env.js";
+import { ConfigError, type ConfigIssue } from "./errors.js";
+import { resolveConfig } from "./resolve.js";
+import type { ValidatedConfig } from "./schema.js";
+import { applyEnvDefaults, findLiteralSecrets, readFileFields } from "./secrets.js";
+import type { SwitchboardConfig } from "./types.js";
+import { validateConfigTree } from "./validate.js";
+
+export interface LoadConfigOptions {
+  /** The file named on the command line (`--config`); a missing file is an issue. */
+  path?: string;
+  /** Variables for `${…}` and the env-backed defaults. Default: `process.env`. */
+  env?: Env;
+  /** Where relative paths and the default file names are looked up. Default: `process.cwd()`. */
+  cwd?: string;
+}
+
+export type LoadConfigResult =
+  | { ok: true; config: SwitchboardConfig; file: string | undefined; warnings: string[] }
+  | { ok: false; issues: ConfigIssue[]; file: string | undefined; warnings: string[] };
+
+/** File names tried, in order, when neither `--config` nor `SWITCHBOARD_CONFIG` names one. */
+export const DEFAULT_CONFIG_FILES = ["switchboard.yaml", "switchboard.yml", "config/switchboard.yaml"];
+
+/**
+ * The config file to load: `path`, else `$SWITCHBOARD_CONFIG`, else the first of
+ * `DEFAULT_CONFIG_FILES` that exists; undefined when there is none (defaults only). An explicitly
+ * named file is returned even when missing, so loading reports it.
+ */
+export function findConfigFile(options: LoadConfigOptions = {}): string | undefined {
+  const cwd = options.cwd ?? process.cwd();
+  const env = options.env ?? process.env;
+  const named = options.path ?? (env.SWITCHBOARD_CONFIG || undefined);
+  if (named !== undefined) return resolve(cwd, named);
+  for (const name of DEFAULT_CONFIG_FILES) {
+    const candidate = resolve(cwd, name);
+    if (existsSync(candidate)) return candidate;
+  }
+  return undefined;
+}
+
+/**
+ * Parses and resolves config `text` (YAML). `baseDir` anchors relative paths; `fileName` only
+ * labels messages. Pure apart from reading `…File` fields.
+ */
+export function parseConfigText(
+  text: string,
+  options: { env?: Env; baseDir?: string; fileName?: string } = {},
+): LoadConfigResult {
+  const env = options.env ?? process.env;
+  const baseDir = options.baseDir ?? process.cwd();
+  const file = options.fileName;
+  const fail = (issues: ConfigIssue[], warnings: string[] = []): LoadConfigResult => ({
+    ok: false,
+    issues,
+    file,
+    warnings,
+  });
+
+  const doc = parseDocument(text, { prettyErrors: true });
+  if (doc.errors.length > 0) {
+    return fail(doc.errors.map((e) => ({ path: "", message: `YAML syntax: ${e.message.split("\n")[0]}` })));
+  }
+  const raw: unknown = doc.toJS() ?? {};
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
+    return fail([
+      { path: "", message: "the config file must be a mapping of sections (channels:, models:, …)" },
+    ]);
+  }
+  const tree = raw as Record<string, unknown>;
+
+  const issues: ConfigIssue[] = [...findLiteralSecrets(tree)];
+  const secretPaths = new Set(issues.map((i) => i.path));
+  issues.push(...substituteEnv(tree, env).filter((i) => !secretPaths.has(i.path)));
+  applyEnvDefaults(tree, env);
+  issues.push(...readFileFields(tree, baseDir));
+
+  const validated = validateConfigTree(tree);
+  if (!validated.ok) {
+    const reported = new Set(issues.map((i) => i.path));
+    const more = validated.issues.filter((i) => !reported.has(i.path));
+    for (const i of more) reported.add(i.path);
+    return fail([...issues, ...more, ...crossFieldIssuesOfInvalid(tree, baseDir, reported)]);
+  }
+  const resolved = resolveConfig(validated.config, baseDir);
+  issues.push(...resolved.issues);
+  if (issues.length > 0) return fail(issues, resolved.warnings);
+  return { ok: true, config: resolved.config, file, warnings: resolved.warnings };
+}
+
+/**
+ * Cross-field issues of a tree that failed schema validation, so one `check` shows them too (e.g. a
+ * missing HTTP token next to a misspelled field). AJV has filled the defaults already; a tree too
+ * broken for the rules to read yields nothing extra.
+ */
+function crossFieldIssuesOfInvalid(tree: unknown, baseDir: string, reported: Set<string>): ConfigIssue[] {
+  try {
+    const fields = resolveConfig(tree as ValidatedConfig, baseDir).issues;
+    return fields.filter((i) => ![...reported].some((p) => i.path === p || i.path.startsWith(`${p}.`)));
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * Loads the config for this process: the file `findConfigFile` picks, or defaults alone when there
+ * is none (a valid setup: embedded runtime, web chat on loopback). Never throws for bad input; the
+ * result lists every issue.
+ */
+export function loadConfig(options: LoadConfigOptions = {}): LoadConfigResult {
+  const env = options.env ?? process.env;
+  const cwd = options.cwd ?? process.cwd();
+  const file = findConfigFile({ ...options, env, cwd });
+  if (file === undefined) return parseConfigText("", { env, baseDir: cwd });
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const message =
+      code === "ENOENT"
+        ? `config file ${file} does not exist (copy config/switchboard.example.yaml, or run without --config for defaults)`
+        : `cannot read config file ${file} (${code ?? String(err)})`;
+    return { ok: false, issues: [{ path: "", message }], file, warnings: [] };
+  }
+  return parseConfigText(text, { env, baseDir: dirname(file), fileName: file });
+}
+
+/** `loadConfig`, throwing a `ConfigError` that lists every issue when the config is invalid. */
+export function loadConfigOrThrow(options: LoadConfigOptions = {}): {
+  config: SwitchboardConfig;
+  file: string | undefined;
+  warnings: string[];
+} {
+  const r = loadConfig(options);
+  if (!r.ok) throw new ConfigError(r.issues, r.file);
+  return { config: r.config, file: r.file, warnings: r.warnings };
+}

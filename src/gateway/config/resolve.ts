@@ -1,0 +1,189 @@
+/**
+ * From a schema-valid config to the resolved `SwitchboardConfig`: rules that span fields (a channel
+ * that is on needs its tokens; a non-loopback bind needs an HTTP token; patterns must compile), the
+ * decision of which channels run, and absolute paths.
+ */
+import { isAbsolute, resolve } from "node:path";
+import { type ConfigIssue, joinPath } from "./errors.js";
+import type { ValidatedConfig } from "./schema.js";
+import type { ChannelsConfig, SwitchboardConfig } from "./types.js";
+
+/** Whether `host` only accepts connections from this machine. */
+export function isLoopbackHost(host: string): boolean {
+  const h = host
+    .trim()
+    .toLowerCase()
+    .replace(/^\[|\]$/g, "");
+  return h === "localhost" || h === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
+}
+
+export interface ResolveResult {
+  config: SwitchboardConfig;
+  issues: ConfigIssue[];
+  /** Things that work but are probably not what was meant (a token set without its partner). */
+  warnings: string[];
+}
+
+interface Requirement {
+  field: string;
+  value: unknown;
+  variable: string;
+}
+
+/** Decides `enabled` for one platform: explicit value, else whether every required secret is present. */
+function decide(
+  name: string,
+  explicit: boolean | undefined,
+  required: Requirement[],
+  issues: ConfigIssue[],
+  warnings: string[],
+): boolean {
+  const missing = required.filter((r) => r.value === undefined || r.value === "");
+  if (explicit === true) {
+    for (const r of missing) {
+      issues.push({
+        path: `channels.${name}.${r.field}`,
+        message: `is required because channels.${name}.enabled is true; set ${r.variable} or ${r.field}File`,
+      });
+    }
+    return true;
+  }
+  if (explicit === false) return false;
+  if (missing.length === 0) return true;
+  if (missing.length < required.length) {
+    const have = required.filter((r) => !missing.includes(r)).map((r) => r.field);
+    warnings.push(
+      `channels.${name}: ${have.join(", ")} set but ${missing.map((r) => `${r.field} (${r.variable})`).join(", ")} ` +
+        `missing, so ${name} stays off`,
+    );
+  }
+  return false;
+}
+
+const tokenShapes: { path: string; test: RegExp; expected: string }[] = [
+  { path: "slack.botToken", test: /^xoxb-/, expected: "a bot token (xoxb-…)" },
+  { path: "slack.appToken", test: /^xapp-/, expected: "an app-level token (xapp-…)" },
+  { path: "telegram.botToken", test: /^\d+:[\w-]+$/, expected: "a BotFather token (123456:ABC…)" },
+];
+
+function decideChannels(
+  c: ValidatedConfig["channels"],
+  issues: ConfigIssue[],
+  warnings: string[],
+): ChannelsConfig {
+  const { slack, discord, telegram, web } = c;
+  const slackOn = decide(
+    "slack",
+    slack.enabled,
+    [
+      { field: "botToken", value: slack.botToken, variable: "SLACK_BOT_TOKEN" },
+      slack.mode === "socket"
+        ? { field: "appToken", value: slack.appToken, variable: "SLACK_APP_TOKEN" }
+        : { field: "signingSecret", value: slack.signingSecret, variable: "SLACK_SIGNING_SECRET" },
+    ],
+    issues,
+    warnings,
+  );
+  const discordOn = decide(
+    "discord",
+    discord.enabled,
+    [{ field: "botToken", value: discord.botToken, variable: "DISCORD_BOT_TOKEN" }],
+    issues,
+    warnings,
+  );
+  const telegramOn = decide(
+    "telegram",
+    telegram.enabled,
+    [{ field: "botToken", value: telegram.botToken, variable: "TELEGRAM_BOT_TOKEN" }],
+    issues,
+    warnings,
+  );
+  if (telegramOn && telegram.mode === "webhook") {
+    if (!telegram.webhook.url) {
+      issues.push({
+        path: "channels.telegram.webhook.url",
+        message:
+          'is required in webhook mode (the public https URL Telegram posts to); or use mode: "polling"',
+      });
+    }
+    if (!telegram.webhook.secretToken) {
+      issues.push({
+        path: "channels.telegram.webhook.secretToken",
+        message: "is required in webhook mode; set TELEGRAM_WEBHOOK_SECRET or secretTokenFile",
+      });
+    }
+  }
+  const resolved: ChannelsConfig = {
+    slack: { ...slack, enabled: slackOn },
+    discord: { ...discord, enabled: discordOn },
+    telegram: { ...telegram, enabled: telegramOn },
+    web: { ...web, enabled: web.enabled ?? !(slackOn || discordOn || telegramOn) },
+  };
+  for (const shape of tokenShapes) {
+    const [platform, field] = shape.path.split(".") as [keyof ChannelsConfig, string];
+    const value = (resolved[platform] as unknown as Record<string, unknown>)[field];
+    if (resolved[platform].enabled && typeof value === "string" && !shape.test.test(value)) {
+      warnings.push(`channels.${shape.path}: does not look like ${shape.expected}`);
+    }
+  }
+  return resolved;
+}
+
+function absolute(baseDir: string, p: string): string {
+  return isAbsolute(p) ? p : resolve(baseDir, p);
+}
+
+/**
+ * Applies cross-field rules to a schema-valid config and resolves it. `baseDir` is the config
+ * file's directory (the working directory when there is no file); relative paths resolve against it.
+ */
+export function resolveConfig(v: ValidatedConfig, baseDir: string): ResolveResult {
+  const issues: ConfigIssue[] = [];
+  const warnings: string[] = [];
+  const channels = decideChannels(v.channels, issues, warnings);
+
+  if (!isLoopbackHost(v.http.host) && !v.http.token) {
+    issues.push({
+      path: "http.token",
+      message:
+        `is required when http.host is "${v.http.host}" (not loopback): anyone on the network could use the ` +
+        `agent. Set SWITCHBOARD_HTTP_TOKEN (or http.token: \${VAR}, http.tokenFile), or bind 127.0.0.1`,
+    });
+  }
+
+  v.approval.bashPatterns.forEach((pattern, i) => {
+    try {
+      new RegExp(pattern);
+    } catch (err) {
+      issues.push({
+        path: joinPath(["approval", "bashPatterns", i]),
+        message: `is not a valid regular expression (${(err as Error).message})`,
+      });
+    }
+  });
+
+  const seen = new Map<string, number>();
+  v.models.custom.forEach((m, i) => {
+    const key = `${m.provider}/${m.id}`;
+    const first = seen.get(key);
+    if (first !== undefined) {
+      issues.push({
+        path: joinPath(["models", "custom", i]),
+        message: `repeats the model "${key}" of models.custom[${first}]`,
+      });
+    } else seen.set(key, i);
+  });
+
+  const config: SwitchboardConfig = {
+    ...v,
+    channels,
+    agent: { ...v.agent, workspaceDir: absolute(baseDir, v.agent.workspaceDir) },
+    runtime: { ...v.runtime, dataDir: absolute(baseDir, v.runtime.dataDir) },
+    extensions: {
+      modules: v.extensions.modules.map((m) =>
+        m.startsWith(".") || isAbsolute(m) ? absolute(baseDir, m) : m,
+      ),
+    },
+  };
+  return { config, issues, warnings };
+}

@@ -1,0 +1,414 @@
+/**
+ * The config file's schema, in TypeBox: one source for validation (AJV at start), for the
+ * generated JSON Schema editors use (`config/switchboard.schema.json`) and for the TypeScript
+ * types of each module's slice.
+ *
+ * Convention: a property with a `default` is declared required here, so its static type is
+ * non-optional; AJV (`useDefaults`) fills it before the `required` check, and the editor schema
+ * drops it from `required` (see `json-schema.ts`). Properties whose absence means something
+ * (`runtime.redisUrl` absent = embedded runtime, `channels.*.enabled` absent = decide from the
+ * tokens) are `Type.Optional` without a default.
+ *
+ * Secrets (`botToken`, `signingSecret`, `http.token`, …) never appear literally in the file: they
+ * are `${ENV_VAR}` references or `…File` paths, checked by name in `secrets.ts`.
+ */
+import { type Static, Type } from "@sinclair/typebox";
+
+/** A string restricted to `values`, emitted as a JSON Schema `enum` (clear errors, editor completion). */
+function StringEnum<const T extends readonly string[]>(
+  values: T,
+  options: { default?: T[number]; description?: string } = {},
+) {
+  return Type.Unsafe<T[number]>({ type: "string", enum: [...values], ...options });
+}
+
+function Obj<T extends Parameters<typeof Type.Object>[0]>(properties: T, description: string) {
+  return Type.Object(properties, { additionalProperties: false, default: {}, description });
+}
+
+const StringList = (description: string) => Type.Array(Type.String(), { default: [], description });
+
+/** A secret: a `${ENV_VAR}` reference in the file, resolved by the loader. */
+const Secret = (description: string) => Type.Optional(Type.String({ description }));
+/** A file holding a secret (e.g. a Docker secret), read by the loader into the field without `File`. */
+const SecretFile = (of: string) =>
+  Type.Optional(
+    Type.String({
+      description: `Path of a file holding ${of} (trailing newline trimmed); relative to the config file.`,
+    }),
+  );
+
+export const THINKING_LEVEL_VALUES = ["off", "minimal", "low", "medium", "high", "xhigh"] as const;
+export const DELIVERY_MODE_VALUES = ["steer", "followUp", "collect", "interrupt"] as const;
+export const DM_POLICY_VALUES = ["allowlist", "open", "disabled"] as const;
+export const MODEL_API_VALUES = [
+  "anthropic-messages",
+  "openai-completions",
+  "openai-responses",
+  "google-generative-ai",
+] as const;
+export const LOG_LEVEL_VALUES = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+
+/** Settings every platform shares: who may talk to the bot, and how messages are delivered. */
+function channelCommon() {
+  return {
+    enabled: Type.Optional(
+      Type.Boolean({
+        description:
+          "Run this channel. Absent: on when its tokens are set (web chat: on when no platform channel is on).",
+      }),
+    ),
+    admins: StringList("Platform user ids who may approve tool calls and change settings."),
+    allowedUsers: StringList("User ids allowed to talk to the bot; empty means everyone."),
+    allowedChannels: StringList("Channel/chat ids the bot answers in; empty means every channel it is in."),
+    requireMention: Type.Boolean({
+      default: true,
+      description: "Answer in channels only when mentioned (replies in a bot thread count as mentions).",
+    }),
+    dmPolicy: StringEnum(DM_POLICY_VALUES, {
+      default: "allowlist",
+      description:
+        "Direct messages: allowlist (only admins and allowedUsers), open (anyone allowed in channels), disabled.",
+    }),
+    deliveryMode: StringEnum(DELIVERY_MODE_VALUES, {
+      default: "steer",
+      description:
+        "What a message does while the thread's agent is busy: steer, followUp, collect, interrupt.",
+    }),
+    collectWindowMs: Type.Integer({
+      default: 500,
+      minimum: 0,
+      description: "collect mode: messages within this window merge into one follow-up.",
+    }),
+    inboxCap: Type.Integer({
+      default: 20,
+      minimum: 1,
+      description: "Most messages waiting for a busy thread; more are dropped with a notice.",
+    }),
+    tools: Type.Optional(
+      Type.Array(Type.String(), {
+        description: "Names of the tools the agent may use here; absent means all.",
+      }),
+    ),
+    ackReaction: Type.String({
+      default: "👀",
+      description: "Reaction added to a mention once it is queued; empty string disables it.",
+    }),
+    historyLimit: Type.Integer({
+      default: 20,
+      minimum: 0,
+      description: "Earlier thread messages given as context when the bot is first mentioned in a thread.",
+    }),
+    editIntervalMs: Type.Optional(
+      Type.Integer({
+        minimum: 100,
+        description: "Minimum time between edits of one message; absent means the platform's default.",
+      }),
+    ),
+  };
+}
+
+export const SlackChannelSchema = Obj(
+  {
+    ...channelCommon(),
+    mode: StringEnum(["socket", "http"] as const, {
+      default: "socket",
+      description:
+        "socket: Socket Mode (needs appToken, no public URL); http: Events API (needs signingSecret).",
+    }),
+    botToken: Secret("Bot token (xoxb-…). Default: $SLACK_BOT_TOKEN."),
+    botTokenFile: SecretFile("the bot token"),
+    appToken: Secret("App-level token (xapp-…) for Socket Mode. Default: $SLACK_APP_TOKEN."),
+    appTokenFile: SecretFile("the app-level token"),
+    signingSecret: Secret("Signing secret for http mode. Default: $SLACK_SIGNING_SECRET."),
+    signingSecretFile: SecretFile("the signing secret"),
+    eventsPath: Type.String({
+      default: "/slack/events",
+      description: "http mode: path of the Events API endpoint.",
+    }),
+    apiUrl: Type.Optional(Type.String({ description: "Slack Web API base URL (tests and proxies)." })),
+  },
+  "Slack.",
+);
+
+export const DiscordChannelSchema = Obj(
+  {
+    ...channelCommon(),
+    mode: StringEnum(["gateway"] as const, { default: "gateway", description: "Discord gateway WebSocket." }),
+    botToken: Secret("Bot token. Default: $DISCORD_BOT_TOKEN."),
+    botTokenFile: SecretFile("the bot token"),
+    applicationId: Type.Optional(Type.String({ description: "Application id (for registering commands)." })),
+    apiUrl: Type.Optional(Type.String({ description: "Discord REST base URL (tests and proxies)." })),
+  },
+  "Discord.",
+);
+
+export const TelegramChannelSchema = Obj(
+  {
+    ...channelCommon(),
+    mode: StringEnum(["polling", "webhook"] as const, {
+      default: "polling",
+      description: "polling: long polling (no public URL); webhook: Telegram POSTs updates to webhook.url.",
+    }),
+    botToken: Secret("Bot token from @BotFather (123456:ABC…). Default: $TELEGRAM_BOT_TOKEN."),
+    botTokenFile: SecretFile("the bot token"),
+    apiRoot: Type.Optional(Type.String({ description: "Bot API base URL (tests, local Bot API servers)." })),
+    webhook: Obj(
+      {
+        url: Type.Optional(
+          Type.String({ pattern: "^https://", description: "Public https URL Telegram posts updates to." }),
+        ),
+        path: Type.String({
+          default: "/telegram/webhook",
+          description: "Path the gateway serves the webhook on.",
+        }),
+        secretToken: Secret("Secret Telegram sends back in a header. Default: $TELEGRAM_WEBHOOK_SECRET."),
+        secretTokenFile: SecretFile("the webhook secret"),
+      },
+      "webhook mode settings.",
+    ),
+  },
+  "Telegram.",
+);
+
+export const WebChannelSchema = Obj(
+  {
+    ...channelCommon(),
+    path: Type.String({
+      default: "/",
+      pattern: "^/",
+      description: "Path of the web chat page on the HTTP server.",
+    }),
+  },
+  "The web chat served by the gateway's HTTP server.",
+);
+
+export const ChannelsSchema = Obj(
+  {
+    slack: SlackChannelSchema,
+    discord: DiscordChannelSchema,
+    telegram: TelegramChannelSchema,
+    web: WebChannelSchema,
+  },
+  "Chat platforms.",
+);
+
+export const CustomModelSchema = Type.Object(
+  {
+    provider: Type.String({ minLength: 1, description: "Provider name used in model refs (e.g. ollama)." }),
+    id: Type.String({ minLength: 1, description: "Model id sent to the API." }),
+    name: Type.Optional(Type.String({ description: "Display name (default: the id)." })),
+    api: StringEnum(MODEL_API_VALUES, { description: "Wire API the server speaks." }),
+    baseUrl: Type.Optional(
+      Type.String({
+        pattern: "^https?://",
+        title: "an http:// or https:// URL",
+        description: "API base URL.",
+      }),
+    ),
+    apiKeyEnv: Type.Optional(
+      Type.String({
+        pattern: "^[A-Za-z_][A-Za-z0-9_]*$",
+        title: "an environment variable name",
+        description: "Environment variable holding the API key; absent for servers that need none.",
+      }),
+    ),
+    contextWindow: Type.Integer({ default: 128000, minimum: 1, description: "Context window in tokens." }),
+    maxTokens: Type.Integer({ default: 8192, minimum: 1, description: "Most output tokens per request." }),
+    reasoning: Type.Boolean({ default: false, description: "Whether the model supports thinking." }),
+    thinkingLevels: Type.Optional(
+      Type.Array(StringEnum(THINKING_LEVEL_VALUES), { description: "Thinking levels the model accepts." }),
+    ),
+    input: Type.Array(StringEnum(["text", "image"] as const), {
+      default: ["text"],
+      description: "Input kinds: text, image.",
+    }),
+    cost: Obj(
+      {
+        input: Type.Number({ default: 0, minimum: 0 }),
+        output: Type.Number({ default: 0, minimum: 0 }),
+        cacheRead: Type.Number({ default: 0, minimum: 0 }),
+        cacheWrite: Type.Number({ default: 0, minimum: 0 }),
+      },
+      "US dollars per million tokens.",
+    ),
+    headers: Type.Optional(
+      Type.Record(Type.String(), Type.String(), {
+        description: "Extra request headers (no secrets: use env).",
+      }),
+    ),
+    compat: Type.Optional(
+      Type.Object(
+        {
+          maxTokensField: Type.Optional(StringEnum(["max_completion_tokens", "max_tokens"] as const)),
+          supportsReasoningEffort: Type.Optional(Type.Boolean()),
+          supportsDeveloperRole: Type.Optional(Type.Boolean()),
+          supportsUsageInStreaming: Type.Optional(Type.Boolean()),
+          supportsStreamOptions: Type.Optional(Type.Boolean()),
+        },
+        {
+          additionalProperties: false,
+          description: "Quirks of OpenAI-compatible servers; unset = detected.",
+        },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const ModelsSchema = Obj(
+  {
+    default: Type.Optional(
+      Type.String({
+        pattern: "^[^/\\s]+/\\S+$",
+        title: '"provider/model-id", e.g. "anthropic/claude-sonnet-4-5"',
+        description: "Model new threads use, as provider/id. Absent: the first model with credentials.",
+      }),
+    ),
+    thinkingLevel: StringEnum(THINKING_LEVEL_VALUES, {
+      default: "off",
+      description: "Thinking level new threads use (clamped to what the model supports).",
+    }),
+    custom: Type.Array(CustomModelSchema, {
+      default: [],
+      description: "Extra models (local servers, proxies, new releases).",
+    }),
+  },
+  "Models.",
+);
+
+export const AgentSchema = Obj(
+  {
+    systemPrompt: Type.Optional(
+      Type.String({ description: "System prompt; absent means the built-in one." }),
+    ),
+    systemPromptFile: Type.Optional(Type.String({ description: "File holding the system prompt." })),
+    workspaceDir: Type.String({
+      default: "./workspace",
+      description: "Directory the agent's file and shell tools work in; relative to the config file.",
+    }),
+  },
+  "The agent.",
+);
+
+export const RuntimeSchema = Obj(
+  {
+    redisUrl: Type.Optional(
+      Type.String({
+        pattern: "^rediss?://",
+        title: "a redis:// or rediss:// URL",
+        description: "Redis URL. Default: $REDIS_URL. Absent: embedded runtime with files under dataDir.",
+      }),
+    ),
+    keyPrefix: Type.String({
+      default: "sb:",
+      minLength: 1,
+      description: "Prefix of every Redis key and queue.",
+    }),
+    concurrency: Type.Integer({
+      default: 8,
+      minimum: 1,
+      description: "Threads one worker process runs at once.",
+    }),
+    leaseTtlMs: Type.Integer({
+      default: 30000,
+      minimum: 1000,
+      description: "A thread's lease expires this long after its holder stops renewing it.",
+    }),
+    shutdownGraceMs: Type.Integer({
+      default: 10000,
+      minimum: 0,
+      description: "On SIGTERM, time given to running turns before they are aborted.",
+    }),
+    idleEvictMs: Type.Integer({
+      default: 600000,
+      minimum: 1000,
+      description: "An idle thread's agent is dropped from memory after this long.",
+    }),
+    dataDir: Type.String({
+      default: "./data",
+      description: "Embedded mode: where sessions and state are stored; relative to the config file.",
+    }),
+  },
+  "Queue and worker runtime.",
+);
+
+export const DEFAULT_BASH_APPROVAL_PATTERNS = [
+  "\\brm\\s+-[a-zA-Z]*[rf]",
+  "\\bsudo\\b",
+  "\\bgit\\s+push\\b",
+  "\\b(curl|wget)\\b[^|]*\\|\\s*(ba|z)?sh\\b",
+  "\\b(mkfs|dd|shutdown|reboot)\\b",
+];
+
+export const ApprovalSchema = Obj(
+  {
+    bashPatterns: Type.Array(Type.String(), {
+      default: DEFAULT_BASH_APPROVAL_PATTERNS,
+      description: "Regular expressions (JavaScript syntax); a bash command matching one needs approval.",
+    }),
+    timeoutMs: Type.Integer({
+      default: 600000,
+      minimum: 1000,
+      description: "An approval request not answered within this time is denied.",
+    }),
+    tools: StringList("Tools that always need approval."),
+  },
+  "Approval of dangerous tool calls by an admin.",
+);
+
+export const ExtensionsSchema = Obj(
+  {
+    modules: StringList("Extension modules to load (paths relative to the config file, or package names)."),
+  },
+  "Extensions.",
+);
+
+export const HttpSchema = Obj(
+  {
+    host: Type.String({
+      default: "127.0.0.1",
+      description: "Address to bind; anything but loopback needs a token.",
+    }),
+    port: Type.Integer({
+      default: 8787,
+      minimum: 0,
+      maximum: 65535,
+      description: "Port (0: any free port).",
+    }),
+    token: Secret("Access token for everything but /healthz and /readyz. Default: $SWITCHBOARD_HTTP_TOKEN."),
+    tokenFile: SecretFile("the access token"),
+    publicUrl: Type.Optional(
+      Type.String({
+        pattern: "^https?://",
+        title: "an http:// or https:// URL",
+        description: "URL people and platforms reach this server at (printed, used for webhooks).",
+      }),
+    ),
+  },
+  "HTTP server: health, metrics, webhooks, web chat.",
+);
+
+export const LoggingSchema = Obj(
+  {
+    level: StringEnum(LOG_LEVEL_VALUES, { default: "info", description: "Least severe level written." }),
+  },
+  "Logs (JSON lines on stdout).",
+);
+
+export const ConfigSchema = Type.Object(
+  {
+    channels: ChannelsSchema,
+    models: ModelsSchema,
+    agent: AgentSchema,
+    runtime: RuntimeSchema,
+    approval: ApprovalSchema,
+    extensions: ExtensionsSchema,
+    http: HttpSchema,
+    logging: LoggingSchema,
+  },
+  { additionalProperties: false, title: "Switchboard configuration" },
+);
+
+/** The config as validated, before resolution (tokens and `enabled` not yet decided). */
+export type ValidatedConfig = Static<typeof ConfigSchema>;

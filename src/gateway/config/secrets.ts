@@ -1,0 +1,185 @@
+/**
+ * Secrets in the config: they come from the environment (`${ENV_VAR}`, or a well-known variable when
+ * the field is absent) or from files (`botTokenFile: /run/secrets/telegram`), never as literals in
+ * the file, which may be committed or shared. Secret fields are recognised by name, so fields added
+ * later (or in extension sections) are covered without a list to keep in sync.
+ */
+import { readFileSync } from "node:fs";
+import { isAbsolute, resolve } from "node:path";
+import type { Env } from "./env.js";
+import { isOnlyReferences } from "./env.js";
+import { type ConfigIssue, joinPath } from "./errors.js";
+import { isSecretFieldName } from "./secret-names.js";
+
+export { isSecretFieldName };
+
+/** A URL with a password in it (`redis://:pw@host`), written out literally. */
+const URL_WITH_PASSWORD = /^[a-z][a-z0-9+.-]*:\/\/[^/\s:@]*:[^/\s@]+@/i;
+
+function envHint(path: string, field: string): string {
+  const known = ENV_DEFAULTS[path];
+  if (known) return `${field}: \${${known}}`;
+  const name = path
+    .replace(/\[\d+\]/g, "")
+    .split(".")
+    .slice(-2)
+    .join("_")
+    .replace(/([a-z])([A-Z])/g, "$1_$2")
+    .replace(/[^A-Za-z0-9_]/g, "_")
+    .toUpperCase();
+  return `${field}: \${${name}}`;
+}
+
+/**
+ * Issues for secrets written literally in the parsed (not yet substituted) file: a secret-named
+ * field whose value is anything but `${VAR}` references (an empty string is allowed and means
+ * unset; a reference with a default, `${VAR:-abc}`, is refused since the default is a literal), and
+ * URLs carrying a literal password. Refused secret fields are removed from `tree`, so the value
+ * travels no further.
+ */
+export function findLiteralSecrets(tree: unknown): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  const visit = (node: unknown, path: (string | number)[]): void => {
+    if (Array.isArray(node)) {
+      node.forEach((item, i) => {
+        visit(item, [...path, i]);
+      });
+      return;
+    }
+    if (node === null || typeof node !== "object") {
+      if (typeof node === "string" && URL_WITH_PASSWORD.test(node)) {
+        issues.push({
+          path: joinPath(path),
+          message:
+            "contains a password written in the file; put the whole URL in an environment variable " +
+            `and write \${${ENV_DEFAULTS[joinPath(path)] ?? "VAR_NAME"}}`,
+        });
+      }
+      return;
+    }
+    for (const [key, value] of Object.entries(node)) {
+      const here = [...path, key];
+      if (isSecretFieldName(key) && value !== null && typeof value !== "object") {
+        const text = String(value);
+        const onlyPlainReferences =
+          typeof value === "string" && isOnlyReferences(text) && !/\$\{[^}]*:-[^}]+\}/.test(text);
+        if (text !== "" && !onlyPlainReferences) {
+          issues.push({
+            path: joinPath(here),
+            message:
+              `secrets are not accepted as literal values in the config file; use an environment variable ` +
+              `(${envHint(joinPath(here), key)}) or a file (${key}File: /path/to/secret)`,
+          });
+          delete (node as Record<string, unknown>)[key];
+        }
+        continue;
+      }
+      visit(value, here);
+    }
+  };
+  visit(tree, []);
+  return issues;
+}
+
+/** Where an absent secret (or other env-backed field) is taken from: config path → variable. */
+export const ENV_DEFAULTS: Readonly<Record<string, string>> = {
+  "channels.slack.botToken": "SLACK_BOT_TOKEN",
+  "channels.slack.appToken": "SLACK_APP_TOKEN",
+  "channels.slack.signingSecret": "SLACK_SIGNING_SECRET",
+  "channels.discord.botToken": "DISCORD_BOT_TOKEN",
+  "channels.telegram.botToken": "TELEGRAM_BOT_TOKEN",
+  "channels.telegram.webhook.secretToken": "TELEGRAM_WEBHOOK_SECRET",
+  "runtime.redisUrl": "REDIS_URL",
+  "http.token": "SWITCHBOARD_HTTP_TOKEN",
+};
+
+function objectAt(tree: Record<string, unknown>, segments: readonly string[]): Record<string, unknown> {
+  let node = tree;
+  for (const s of segments) {
+    const next = node[s];
+    if (next === undefined || next === null) {
+      const created: Record<string, unknown> = {};
+      node[s] = created;
+      node = created;
+    } else if (typeof next === "object" && !Array.isArray(next)) node = next as Record<string, unknown>;
+    else return {}; // wrong type: validation reports it; nothing to fill
+  }
+  return node;
+}
+
+/**
+ * Fills each `ENV_DEFAULTS` field that the file leaves out (and has no `…File` for) from its
+ * environment variable, when that is set and not empty.
+ */
+export function applyEnvDefaults(tree: Record<string, unknown>, env: Env): void {
+  for (const [path, variable] of Object.entries(ENV_DEFAULTS)) {
+    const value = env[variable];
+    if (value === undefined || value === "") continue;
+    const segments = path.split(".");
+    const field = segments.pop() as string;
+    const parent = objectAt(tree, segments);
+    if (parent[field] === undefined && parent[`${field}File`] === undefined) parent[field] = value;
+  }
+}
+
+/** Fields read from a `…File` sibling besides secrets. */
+const FILE_BACKED = new Set(["systemPrompt"]);
+
+/**
+ * Reads every `<field>File` whose `<field>` is a secret (or `systemPrompt`) into `<field>`, with
+ * paths relative to `baseDir`. Setting both is an issue; so is a file that cannot be read.
+ */
+export function readFileFields(tree: unknown, baseDir: string): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  const visit = (node: unknown, path: (string | number)[]): void => {
+    if (node === null || typeof node !== "object") return;
+    if (Array.isArray(node)) {
+      node.forEach((item, i) => {
+        visit(item, [...path, i]);
+      });
+      return;
+    }
+    const obj = node as Record<string, unknown>;
+    for (const [key, value] of Object.entries(obj)) {
+      const base = key.endsWith("File") ? key.slice(0, -4) : "";
+      if (!base || !(isSecretFieldName(base) || FILE_BACKED.has(base)) || typeof value !== "string") {
+        visit(value, [...path, key]);
+        continue;
+      }
+      if (obj[base] !== undefined) {
+        issues.push({ path: joinPath([...path, key]), message: `set either ${base} or ${key}, not both` });
+        continue;
+      }
+      const file = isAbsolute(value) ? value : resolve(baseDir, value);
+      try {
+        obj[base] = readFileSync(file, "utf8").replace(/\r?\n$/, "");
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code ?? "unreadable";
+        issues.push({ path: joinPath([...path, key]), message: `cannot read file "${file}" (${code})` });
+      }
+    }
+  };
+  visit(tree, []);
+  return issues;
+}
+
+/**
+ * Every secret value in a resolved config (secret-named fields and URL passwords), for the log
+ * redactor: these exact strings are masked wherever they appear.
+ */
+export function collectSecretValues(config: unknown): string[] {
+  const found = new Set<string>();
+  const visit = (node: unknown, key: string | undefined): void => {
+    if (typeof node === "string") {
+      if (key !== undefined && isSecretFieldName(key) && node.length >= 6) found.add(node);
+      const m = /^[a-z][a-z0-9+.-]*:\/\/[^/\s:@]*:([^/\s@]+)@/i.exec(node);
+      if (m?.[1] && m[1].length >= 4) found.add(decodeURIComponent(m[1]));
+      return;
+    }
+    if (node === null || typeof node !== "object") return;
+    if (Array.isArray(node)) for (const item of node) visit(item, undefined);
+    else for (const [k, v] of Object.entries(node)) visit(v, k);
+  };
+  visit(config, undefined);
+  return [...found];
+}

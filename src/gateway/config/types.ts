@@ -1,0 +1,96 @@
+/**
+ * The resolved config and the slice each module receives. Resolution (see `resolve.ts`) has already
+ * substituted `${ENV}` references, read `…File` secrets into their fields, filled defaults, decided
+ * each channel's `enabled`, and made every path absolute. Modules take only their slice
+ * (`createTelegramAdapter(cfg.channels.telegram)`, `createHttpServer({ config: cfg.http })`), never
+ * the whole object.
+ */
+import type { Static } from "@sinclair/typebox";
+import type {
+  AgentSchema,
+  ApprovalSchema,
+  CustomModelSchema,
+  DiscordChannelSchema,
+  ExtensionsSchema,
+  HttpSchema,
+  LoggingSchema,
+  ModelsSchema,
+  RuntimeSchema,
+  SlackChannelSchema,
+  TelegramChannelSchema,
+  WebChannelSchema,
+} from "./schema.js";
+
+type Decided<T> = Omit<T, "enabled"> & {
+  /** Decided at load: explicit value, else on when the channel's tokens are set (web: when no platform is on). */
+  enabled: boolean;
+};
+
+/**
+ * Slack. `botToken`, `appToken` and `signingSecret` hold the secret values themselves (from the
+ * environment or the `…File`). When `enabled`, `botToken` is set, plus `appToken` in socket mode or
+ * `signingSecret` in http mode.
+ */
+export type SlackChannelConfig = Decided<Static<typeof SlackChannelSchema>>;
+/** Discord. When `enabled`, `botToken` is set. */
+export type DiscordChannelConfig = Decided<Static<typeof DiscordChannelSchema>>;
+/** Telegram. When `enabled`, `botToken` is set; in webhook mode also `webhook.url` and `webhook.secretToken`. */
+export type TelegramChannelConfig = Decided<Static<typeof TelegramChannelSchema>>;
+/** The web chat (served by the HTTP server under `path`). */
+export type WebChannelConfig = Decided<Static<typeof WebChannelSchema>>;
+
+/** Fields every channel has (access rules, delivery while busy, rendering). */
+export type ChannelCommonConfig = Pick<
+  SlackChannelConfig,
+  | "enabled"
+  | "admins"
+  | "allowedUsers"
+  | "allowedChannels"
+  | "requireMention"
+  | "dmPolicy"
+  | "deliveryMode"
+  | "collectWindowMs"
+  | "inboxCap"
+  | "tools"
+  | "ackReaction"
+  | "historyLimit"
+  | "editIntervalMs"
+>;
+
+export interface ChannelsConfig {
+  slack: SlackChannelConfig;
+  discord: DiscordChannelConfig;
+  telegram: TelegramChannelConfig;
+  web: WebChannelConfig;
+}
+
+export type ChannelName = keyof ChannelsConfig;
+
+/** One custom model entry, shaped close to `Model` in `src/agent/llm/types.ts` plus its `provider`. */
+export type CustomModelConfig = Static<typeof CustomModelSchema>;
+/** Default model (`provider/id`), default thinking level, custom models. */
+export type ModelsConfig = Static<typeof ModelsSchema>;
+/** The agent: `systemPrompt` (already read from `systemPromptFile` if given) and an absolute `workspaceDir`. */
+export type AgentConfig = Static<typeof AgentSchema>;
+/** Redis (absent `redisUrl`: embedded runtime), key prefix, concurrency, timeouts, absolute `dataDir`. */
+export type RuntimeConfig = Static<typeof RuntimeSchema>;
+/** Approval rules: bash command patterns (valid regular expressions), timeout, tools always needing approval. */
+export type ApprovalConfig = Static<typeof ApprovalSchema>;
+/** Extension modules; relative paths made absolute, package names left as they are. */
+export type ExtensionsConfig = Static<typeof ExtensionsSchema>;
+/** HTTP bind address and port; `token` is set whenever `host` is not loopback. */
+export type HttpConfig = Static<typeof HttpSchema>;
+/** Log level. */
+export type LoggingConfig = Static<typeof LoggingSchema>;
+
+/** The whole resolved config. Only the wiring code holds it; modules get slices. */
+export interface SwitchboardConfig {
+  channels: ChannelsConfig;
+  models: ModelsConfig;
+  agent: AgentConfig;
+  runtime: RuntimeConfig;
+  approval: ApprovalConfig;
+  extensions: ExtensionsConfig;
+  http: HttpConfig;
+  logging: LoggingConfig;
+}

@@ -1,0 +1,124 @@
+/**
+ * Schema validation with AJV: fills defaults, coerces `${VAR}` strings to the numbers and booleans
+ * the schema expects (`port: ${PORT:-8787}`), and turns AJV's errors into one `ConfigIssue` per
+ * problem with the field's path and what was expected.
+ */
+import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
+import { redactSecrets } from "../log.js";
+import { type ConfigIssue, closest, joinPath } from "./errors.js";
+import { ConfigSchema, type ValidatedConfig } from "./schema.js";
+import { isSecretFieldName } from "./secret-names.js";
+
+let compiled: ValidateFunction<ValidatedConfig> | undefined;
+
+function validator(): ValidateFunction<ValidatedConfig> {
+  compiled ??= new Ajv({
+    allErrors: true,
+    useDefaults: true,
+    coerceTypes: true,
+    verbose: true,
+  }).compile<ValidatedConfig>(ConfigSchema);
+  return compiled;
+}
+
+function pathSegments(instancePath: string): (string | number)[] {
+  if (instancePath === "") return [];
+  return instancePath
+    .slice(1)
+    .split("/")
+    .map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"))
+    .map((s) => (/^\d+$/.test(s) ? Number(s) : s));
+}
+
+/** A short rendering of a bad value for "(got …)"; nothing for secret fields. */
+function shown(value: unknown, field: string | number | undefined): string {
+  if (typeof field === "string" && isSecretFieldName(field)) return "";
+  let text: string;
+  if (value === null) text = "null (empty value)";
+  else if (Array.isArray(value)) text = "a list";
+  else if (typeof value === "object") text = "a mapping";
+  else text = JSON.stringify(value) ?? String(value);
+  if (text.length > 60) text = `${text.slice(0, 57)}...`;
+  return ` (got ${redactSecrets(text)})`;
+}
+
+const TYPE_NAMES: Record<string, string> = {
+  string: "a string",
+  integer: "a whole number",
+  number: "a number",
+  boolean: "true or false",
+  object: "a mapping (key: value lines)",
+  array: "a list",
+};
+
+function describe(e: ErrorObject): ConfigIssue {
+  const segments = pathSegments(e.instancePath);
+  const field = segments.at(-1);
+  const parent = e.parentSchema as { title?: string; properties?: Record<string, unknown> } | undefined;
+  const at = (extra?: string | number) => joinPath(extra === undefined ? segments : [...segments, extra]);
+  const p = e.params as Record<string, unknown>;
+  switch (e.keyword) {
+    case "required":
+      return { path: at(String(p.missingProperty)), message: "is required" };
+    case "additionalProperties": {
+      const name = String(p.additionalProperty);
+      const known = Object.keys(parent?.properties ?? {});
+      const guess = closest(name, known);
+      const hint = guess ? `did you mean "${guess}"?` : `known fields: ${known.join(", ")}`;
+      return { path: at(name), message: `unknown field; ${hint}` };
+    }
+    case "enum": {
+      const allowed = (p.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(", ");
+      return { path: at(), message: `must be one of ${allowed}${shown(e.data, field)}` };
+    }
+    case "type": {
+      const expected = String(p.type)
+        .split(",")
+        .map((t) => TYPE_NAMES[t] ?? t)
+        .join(" or ");
+      return { path: at(), message: `must be ${expected}${shown(e.data, field)}` };
+    }
+    case "pattern":
+      return {
+        path: at(),
+        message: `must be ${parent?.title ?? `a string matching /${String(p.pattern)}/`}${shown(e.data, field)}`,
+      };
+    case "minimum":
+    case "maximum":
+    case "exclusiveMinimum":
+    case "exclusiveMaximum":
+      return {
+        path: at(),
+        message: `must be ${String(p.comparison)} ${String(p.limit)}${shown(e.data, field)}`,
+      };
+    case "minLength":
+      return {
+        path: at(),
+        message: p.limit === 1 ? "must not be empty" : `must have at least ${String(p.limit)} characters`,
+      };
+    default:
+      return { path: at(), message: e.message ?? `fails ${e.keyword}` };
+  }
+}
+
+export type ValidationResult = { ok: true; config: ValidatedConfig } | { ok: false; issues: ConfigIssue[] };
+
+/**
+ * Validates `tree` against the schema, filling defaults and coercing types in place. On failure,
+ * one issue per problem, in document order of the paths AJV reports.
+ */
+export function validateConfigTree(tree: unknown): ValidationResult {
+  const validate = validator();
+  if (validate(tree)) return { ok: true, config: tree };
+  const seen = new Set<string>();
+  const issues: ConfigIssue[] = [];
+  for (const e of validate.errors ?? []) {
+    const issue = describe(e);
+    const key = `${issue.path}\u0000${issue.message}`;
+    if (!seen.has(key)) {
+      seen.add(key);
+      issues.push(issue);
+    }
+  }
+  return { ok: false, issues };
+}
