@@ -1,0 +1,148 @@
+/**
+ * Pieces the runtime tests share: inbound messages, a scripted-model agent factory, gated tools,
+ * and reading a thread's session back.
+ */
+import { Type } from "@sinclair/typebox";
+import type { InboundMessage } from "../../../src/adapters/types.js";
+import { Agent } from "../../../src/agent/agent.js";
+import type { Model, TextContent } from "../../../src/agent/llm/types.js";
+import { buildSessionContext } from "../../../src/agent/session/context.js";
+import type { SessionEntry } from "../../../src/agent/session/types.js";
+import type { AgentMessage, AgentTool } from "../../../src/agent/types.js";
+import type { RecordingSinks } from "../../../src/queue/recording-sink.js";
+import type { SessionStore } from "../../../src/queue/store/types.js";
+import type { AgentFactory, DeliveryMode, Runtime } from "../../../src/queue/types.js";
+import { type Gate, type ScriptedStream, scriptedModel } from "../../support/scripted-stream.js";
+
+let counter = 0;
+
+/** A chat message for `threadKey`; `eventId` defaults to a fresh one. */
+export function inbound(threadKey: string, text: string, eventId?: string): InboundMessage {
+  counter++;
+  return {
+    platform: "web",
+    threadKey,
+    eventId: eventId ?? `web:event:${threadKey}:${counter}:${Math.random().toString(36).slice(2)}`,
+    messageId: `web:${threadKey}:${counter}`,
+    channelId: "web",
+    user: { id: "u1", name: "Ada", isBot: false },
+    text,
+    attachments: [],
+    mentioned: true,
+    isDirect: true,
+    timestamp: Date.now(),
+  };
+}
+
+/** Models the tests switch between. */
+export const MODELS: Record<string, Model> = {
+  "scripted/scripted-1": scriptedModel(),
+  "scripted/other": scriptedModel({ id: "other", name: "Other" }),
+};
+
+export const resolveTestModel = (ref: string): Model | undefined => MODELS[ref];
+
+/** An agent factory over one scripted stream: scripted model by default, the thread's model when set. */
+export function scriptedFactory(stream: ScriptedStream, tools: AgentTool[] = []): AgentFactory {
+  return (ctx) =>
+    new Agent({
+      initialState: {
+        model: (ctx.model && MODELS[ctx.model]) || scriptedModel(),
+        thinkingLevel: ctx.thinkingLevel ?? "off",
+        messages: ctx.messages,
+        tools,
+      },
+      streamFn: stream.streamFn,
+      getSteeringMessages: ctx.getSteeringMessages,
+      getFollowUpMessages: ctx.getFollowUpMessages,
+    });
+}
+
+/** A tool that waits at `gate` (or until aborted) and records whether its signal fired. */
+export function gatedTool(
+  name: string,
+  gate: () => Gate | undefined,
+  seen: { abortedAt?: number; runs: number } = { runs: 0 },
+): AgentTool {
+  return {
+    name,
+    label: name,
+    description: `Test tool ${name}`,
+    parameters: Type.Object({}),
+    async execute(_id, _params, signal) {
+      seen.runs++;
+      const g = gate();
+      if (g) {
+        await new Promise<void>((resolve, reject) => {
+          if (signal?.aborted) return reject(new Error("aborted"));
+          signal?.addEventListener(
+            "abort",
+            () => {
+              seen.abortedAt = Date.now();
+              reject(new Error("aborted"));
+            },
+            { once: true },
+          );
+          g.arrive().then(resolve);
+        });
+      }
+      return { content: [{ type: "text", text: `${name} done` }], details: {} };
+    },
+  };
+}
+
+/** Plain text of a message's content. */
+export function textOf(m: AgentMessage): string {
+  const content = (m as { content?: unknown }).content;
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return content
+    .filter((c): c is TextContent => (c as { type?: string }).type === "text")
+    .map((c) => c.text)
+    .join("");
+}
+
+/** The messages of a thread's current session, as the model would see them. */
+export async function sessionMessages(store: SessionStore, threadKey: string): Promise<AgentMessage[]> {
+  const branch = await store.readBranch(threadKey);
+  if (!branch) return [];
+  return buildSessionContext(branch.entries, branch.leafId).messages;
+}
+
+/** Every entry of a thread's current session. */
+export async function sessionEntries(store: SessionStore, threadKey: string): Promise<SessionEntry[]> {
+  const meta = await store.getThreadMeta(threadKey);
+  if (!meta?.currentSessionId) return [];
+  return (await store.readAll(threadKey, meta.currentSessionId)).entries;
+}
+
+/** Resolves when the thread has nothing queued and no holder (bounded poll). */
+export async function waitIdle(runtime: Runtime, threadKey: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const s = await runtime.status(threadKey);
+    if (!s.active && s.inboxDepth === 0) return;
+    if (Date.now() > deadline) throw new Error(`Thread ${threadKey} still busy after ${timeoutMs} ms.`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** A harness around one runtime instance, as the contract suite needs it. */
+export interface RuntimeHarness {
+  runtime: Runtime;
+  store: SessionStore;
+  sinks: RecordingSinks;
+  close(): Promise<void>;
+}
+
+export interface HarnessOptions {
+  stream: ScriptedStream;
+  tools?: AgentTool[];
+  concurrency?: number;
+  inboxCap?: number;
+  collectDebounceMs?: number;
+  defaultMode?: DeliveryMode;
+}
+
+/** Creates (and starts) a runtime for one test. */
+export type HarnessFactory = (options: HarnessOptions) => Promise<RuntimeHarness>;
