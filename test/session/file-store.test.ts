@@ -117,6 +117,29 @@ describe("FileSessionStore", () => {
     ).toEqual(next.map((e) => e.id));
   });
 
+  it("continues from the last readable entry when the line of a moved leaf is damaged", async () => {
+    const store = new FileSessionStore({ dataDir });
+    const thread = "web:lost-leaf";
+    const header = await store.createSession(thread);
+    const entries = conversation(2);
+    await store.append(thread, header.id, entries);
+    await store.setLeaf(thread, header.id, entries[1]?.id ?? null);
+    const path = join(dataDir, "sessions", encodeThreadKey(thread), `${header.id}.jsonl`);
+    const lines = (await readFile(path, "utf8")).split("\n");
+    lines[2] = "garbage";
+    await writeFile(path, lines.join("\n"));
+    const logger = warnCollector();
+    const reopened = new FileSessionStore({ dataDir, logger });
+    const branch = await reopened.readBranch(thread);
+    expect(branch?.leafId).toBe(entries[3]?.id);
+    expect(texts(buildSessionContext(branch?.entries ?? []).messages)).toEqual([
+      "user:question 0 x",
+      "user:question 1 x",
+      "assistant:answer 1 x",
+    ]);
+    expect(logger.messages).toContain("Stored leaf entry is unreadable; using the last entry");
+  });
+
   it("rebuilds a damaged meta.json from the session files", async () => {
     const store = new FileSessionStore({ dataDir });
     const thread = "web:meta";

@@ -364,8 +364,16 @@ export class FileSessionStore implements SessionStore {
     if (!sid) return undefined;
     if (!meta?.sessions.includes(sid)) throw new SessionNotFoundError(threadKey, sid);
     const index = await this.index(threadKey, sid);
-    const leaf = leafId ?? this.leafOf(meta, sid, index);
-    if (leaf !== null && !index.byId.has(leaf)) throw new EntryNotFoundError(threadKey, sid, leaf);
+    let leaf = leafId ?? this.leafOf(meta, sid, index);
+    if (leaf !== null && !index.byId.has(leaf)) {
+      if (leafId !== undefined) throw new EntryNotFoundError(threadKey, sid, leaf);
+      // The stored leaf's line was lost to damage: continue from the last readable entry.
+      this.logger.warn(
+        { threadKey, sessionId: sid, leafId: leaf },
+        "Stored leaf entry is unreadable; using the last entry",
+      );
+      leaf = index.lastId;
+    }
     const entries = leaf === null ? [] : walkBranch((id) => index.byId.get(id), leaf);
     return { header: index.header, entries, leafId: leaf };
   }
