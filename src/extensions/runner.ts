@@ -12,6 +12,7 @@ import type { Provider } from "../agent/llm/types.js";
 import { consoleLogger, errorText } from "./logger.js";
 import { ThreadExtensions, type ThreadExtensionsOptions } from "./thread.js";
 import type {
+  CommandInfo,
   CommandOptions,
   ExtensionAPI,
   ExtensionContext,
@@ -223,6 +224,17 @@ export class ExtensionRunner {
         ext.providers.push(provider);
         for (const m of provider.models ?? []) registerModel(m);
       },
+      getCommands: () =>
+        this.commands().map((c) => {
+          const info: CommandInfo = {
+            name: c.name,
+            description: c.options.description,
+            aliases: c.options.aliases ?? [],
+            extension: c.extension.name,
+          };
+          if (c.options.usage) info.usage = c.options.usage;
+          return info;
+        }),
       get thread() {
         return runner.currentContext("thread").thread;
       },

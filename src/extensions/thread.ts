@@ -23,6 +23,7 @@ import { errorText } from "./logger.js";
 import type { ExtensionRunner, LoadedExtension } from "./runner.js";
 import type {
   CompletionItem,
+  ControlOutcome,
   ExtensionCommandContext,
   ExtensionContext,
   ExtensionEventMap,
@@ -33,6 +34,7 @@ import type {
   ReactionEvent,
   SessionEvent,
   SessionEventResult,
+  ThreadStopEvent,
   ToolDefinition,
 } from "./types.js";
 
@@ -55,17 +57,22 @@ export class ThreadExtensions {
   private readonly nextTurn: CustomMessage[] = [];
   private baseSystemPrompt = "";
 
+  /** The host as extensions see it: stopping through it also tells `thread_stop` handlers. */
+  private readonly hostView: ExtensionHost;
+
   constructor(
     private readonly runner: ExtensionRunner,
     readonly host: ExtensionHost,
     private readonly options: ThreadExtensionsOptions = {},
-  ) {}
+  ) {
+    this.hostView = withStopEvents(host, (reason) => this.emitStop(reason));
+  }
 
   /** A context for this thread (`signal`: the run's, inside hooks and tools). */
   context(signal?: AbortSignal): ExtensionContext {
     return createContext(
       {
-        host: this.host,
+        host: this.hostView,
         logger: this.runner.logger,
         agent: this.agent,
         getApiKey: this.runner.getApiKey,
@@ -183,6 +190,23 @@ export class ThreadExtensions {
         return { cancel: true, reason: value.reason ?? `cancelled by extension "${ext.name}"` };
     }
     return {};
+  }
+
+  /**
+   * Tells `thread_stop` handlers that the thread was stopped or restarted, and returns their notes.
+   * Stopping through an extension context's `host` does this by itself; call it when the thread
+   * was stopped another way (a runtime interrupt).
+   */
+  async emitStop(reason: ThreadStopEvent["reason"]): Promise<string[]> {
+    const ctx = this.context();
+    const notes: string[] = [];
+    for (const { ext, handler } of this.handlersOf("thread_stop")) {
+      const out = await this.invoke(ext, "thread_stop", ctx, () =>
+        handler({ type: "thread_stop", reason }, ctx),
+      );
+      if (out.ok && out.value?.note) notes.push(out.value.note);
+    }
+    return notes;
   }
 
   /**
@@ -395,4 +419,37 @@ function promptText(message: AgentMessage): string {
   const content = message.content;
   if (typeof content === "string") return content;
   return content.map((c) => (c.type === "text" ? c.text : "")).join("");
+}
+
+/** `host` with `stop` and `newSession` followed by `emit` (whose notes join the outcome). */
+function withStopEvents(
+  host: ExtensionHost,
+  emit: (reason: ThreadStopEvent["reason"]) => Promise<string[]>,
+): ExtensionHost {
+  const after = async (
+    outcome: ControlOutcome,
+    reason: ThreadStopEvent["reason"],
+  ): Promise<ControlOutcome> => {
+    const notes = await emit(reason);
+    return notes.length > 0 ? { ...outcome, notes: [...(outcome.notes ?? []), ...notes] } : outcome;
+  };
+  return {
+    get thread() {
+      return host.thread;
+    },
+    post: (text, options) => host.post(text, options),
+    edit: (ref, text, options) => host.edit(ref, text, options),
+    react: (ref, emoji) => host.react(ref, emoji),
+    reply: (text) => host.reply(text),
+    sendMessage: (message, deliverAs) => host.sendMessage(message, deliverAs),
+    appendEntry: (customType, data) => host.appendEntry(customType, data),
+    getSettings: () => host.getSettings(),
+    setModel: (ref) => host.setModel(ref),
+    setThinkingLevel: (level) => host.setThinkingLevel(level),
+    stop: async () => after(await host.stop(), "stop"),
+    newSession: async () => after(await host.newSession(), "new_session"),
+    deliver: (text, mode) => host.deliver(text, mode),
+    compact: (instructions) => host.compact(instructions),
+    status: () => host.status(),
+  };
 }

@@ -92,6 +92,8 @@ export interface ControlOutcome {
   wasRunning: boolean;
   /** Queued messages that were discarded. */
   discarded: number;
+  /** What extensions did in response (`thread_stop` handlers), e.g. "Cancelled approval a7k2qx." */
+  notes?: string[];
 }
 
 /** Options of `post`. */
@@ -265,6 +267,20 @@ export interface SessionEventResult {
   reason?: string;
 }
 
+/**
+ * The thread was stopped (`/stop`, a bare `stop`) or a new session started (`/new`) through an
+ * extension context's `host`; handlers cancel what they were waiting for in that thread.
+ */
+export interface ThreadStopEvent {
+  type: "thread_stop";
+  reason: "stop" | "new_session";
+}
+
+/** `note` is shown to whoever stopped the thread. */
+export interface ThreadStopResult {
+  note?: string;
+}
+
 /** `handled: true` tells the caller the reaction belonged to this extension. */
 export interface ReactionResult {
   handled?: boolean;
@@ -293,6 +309,7 @@ export interface ExtensionEventMap {
   context: [ContextEvent, ContextResult];
   before_agent_start: [BeforeAgentStartEvent, BeforeAgentStartResult];
   reaction: [ReactionEvent, ReactionResult];
+  thread_stop: [ThreadStopEvent, ThreadStopResult];
 }
 
 export type ExtensionEventType = keyof ExtensionEventMap;
@@ -369,6 +386,15 @@ export interface CommandOptions {
   getArgumentCompletions?(prefix: string): CompletionItem[] | null | Promise<CompletionItem[] | null>;
 }
 
+/** A registered command as `getCommands` lists it. */
+export interface CommandInfo {
+  name: string;
+  description: string;
+  usage?: string;
+  aliases: string[];
+  extension: string;
+}
+
 /** A custom provider: the wire API's stream functions and, optionally, models that use it. */
 export interface ProviderDefinition {
   api: string;
@@ -404,6 +430,8 @@ export interface ExtensionAPI {
   registerCommand(name: string, options: CommandOptions): void;
   /** Registers a wire API (and its models); removed again when the extension is disabled. */
   registerProvider(provider: ProviderDefinition): void;
+  /** Every enabled command (all extensions), for help texts. */
+  getCommands(): CommandInfo[];
 
   /** The thread the current handler works for. */
   readonly thread: ThreadView;

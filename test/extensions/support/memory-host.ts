@@ -36,8 +36,10 @@ export class MemoryHost implements ExtensionHost {
   contextTokens: number | undefined = 12_000;
   usage = { input: 1200, output: 340, cacheRead: 0, cacheWrite: 0, cost: 0.0123 };
   compactOutcome: CompactOutcome = { compacted: true, tokensBefore: 50_000, tokensAfter: 8_000 };
-  /** Set to make every method reject (a host whose backend is down). */
+  /** Set to make every runtime method reject (a backend that is down); chat methods keep working. */
   failing: Error | undefined;
+  /** Set to make the chat methods (post, edit, react, reply) reject. */
+  chatFailing: Error | undefined;
   private seq = 0;
 
   constructor(
@@ -70,7 +72,9 @@ export class MemoryHost implements ExtensionHost {
 
   private check(call: string): void {
     this.calls.push(call);
-    if (this.failing) throw this.failing;
+    const chat = ["post", "edit", "react", "reply"].includes(call);
+    const failure = chat ? this.chatFailing : this.failing;
+    if (failure) throw failure;
   }
 
   async post(text: string): Promise<string> {

@@ -1,0 +1,24 @@
+/**
+ * The built-in commands, as an extension: `/model`, `/thinking` (`/think`), `/new`, `/compact`,
+ * `/stop`, `/status`, `/steer`, `/followup`, `/help`. (`/approve` and `/deny` come with the
+ * approval extension.) The gateway parses chat text with `parseCommandText` and native commands
+ * with `parseNativeCommand`, then calls `ThreadExtensions.runCommand`.
+ */
+import type { ExtensionFactory } from "../types.js";
+import { guardCommand } from "./guard.js";
+import { registerInfoCommands } from "./info-commands.js";
+import { type ModelCommandOptions, registerModelCommands } from "./model-commands.js";
+import { registerThreadCommands } from "./thread-commands.js";
+
+export { type ParsedCommand, parseCommandText, parseNativeCommand } from "./parser.js";
+
+export type CommandsExtensionOptions = ModelCommandOptions;
+
+/** The commands extension; register it under the name `commands`. */
+export function createCommandsExtension(options: CommandsExtensionOptions = {}): ExtensionFactory {
+  return (api) => {
+    registerModelCommands(api, options, guardCommand);
+    registerThreadCommands(api, guardCommand);
+    registerInfoCommands(api, guardCommand);
+  };
+}

@@ -1,0 +1,60 @@
+/** `/status` (model, thinking, context, usage, queue, run) and `/help` (every enabled command). */
+import type { ExtensionAPI } from "../types.js";
+import type { CommandGuard } from "./guard.js";
+
+const n = (value: number) => value.toLocaleString("en-US");
+
+function money(cost: number): string {
+  return cost < 0.01 && cost > 0 ? `$${cost.toFixed(4)}` : `$${cost.toFixed(2)}`;
+}
+
+/** Registers `/status` and `/help` on `api`. */
+export function registerInfoCommands(api: ExtensionAPI, guard: CommandGuard): void {
+  api.registerCommand("status", {
+    description: "Show model, thinking level, context use, tokens and cost of this thread",
+    handler: guard("read the status", async (_args, ctx) => {
+      const [status, settings, model, level] = await Promise.all([
+        ctx.host.status(),
+        ctx.host.getSettings(),
+        ctx.getModel(),
+        ctx.getThinkingLevel(),
+      ]);
+      const modelLine = model
+        ? `Model: ${model.provider}/${model.id} (${model.name})`
+        : `Model: ${settings.model ?? "default"}`;
+      let contextLine = "Context: unknown until the first reply";
+      if (status.contextTokens !== undefined && model) {
+        const pct = Math.round((status.contextTokens / model.contextWindow) * 100);
+        contextLine = `Context: ${n(status.contextTokens)} / ${n(model.contextWindow)} tokens (${pct}%)`;
+      } else if (status.contextTokens !== undefined) {
+        contextLine = `Context: ${n(status.contextTokens)} tokens`;
+      }
+      const u = status.usage;
+      const cache =
+        u.cacheRead + u.cacheWrite > 0
+          ? ` · ${n(u.cacheRead)} cache read · ${n(u.cacheWrite)} cache write`
+          : "";
+      const lines = [
+        modelLine,
+        `Thinking: ${level}`,
+        contextLine,
+        `Thread usage: ${n(u.input)} in · ${n(u.output)} out${cache} · ${money(u.cost)}`,
+        `Queue mode: ${status.queueMode}${status.inboxDepth > 0 ? ` · ${status.inboxDepth} waiting` : ""}`,
+        `Run: ${status.running ? "active" : "idle"}`,
+      ];
+      await ctx.reply(lines.join("\n"));
+    }),
+  });
+
+  api.registerCommand("help", {
+    description: "List the commands",
+    handler: guard("list the commands", async (_args, ctx) => {
+      const lines = api.getCommands().map((c) => {
+        const usage = c.usage ? ` ${c.usage}` : "";
+        const aliases = c.aliases.length > 0 ? ` (also ${c.aliases.map((a) => `/${a}`).join(", ")})` : "";
+        return `/${c.name}${usage} — ${c.description}${aliases}`;
+      });
+      await ctx.reply(["Commands:", ...lines, "A bare `stop` also stops the run."].join("\n"));
+    }),
+  });
+}

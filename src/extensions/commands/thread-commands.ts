@@ -1,0 +1,80 @@
+/**
+ * Commands that act on the thread's run and session: `/stop`, `/new`, `/compact [instructions]`,
+ * `/steer <text>`, `/followup <text>`.
+ */
+import type { ControlOutcome, ExtensionAPI } from "../types.js";
+import type { CommandGuard } from "./guard.js";
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? "" : "s"}`;
+}
+
+function outcomeLines(outcome: ControlOutcome): string[] {
+  const lines: string[] = [];
+  if (outcome.discarded > 0) lines.push(`Discarded ${plural(outcome.discarded, "queued message")}.`);
+  lines.push(...(outcome.notes ?? []));
+  return lines;
+}
+
+/** Registers the run and session commands on `api`. */
+export function registerThreadCommands(api: ExtensionAPI, guard: CommandGuard): void {
+  api.registerCommand("stop", {
+    description: "Stop the agent's current run (also a bare `stop`)",
+    handler: guard("stop the run", async (_args, ctx) => {
+      const outcome = await ctx.host.stop();
+      const head = outcome.wasRunning ? "⏹️ Stopped." : "Nothing was running.";
+      await ctx.reply([head, ...outcomeLines(outcome)].join("\n"));
+    }),
+  });
+
+  api.registerCommand("new", {
+    description: "Start a fresh session in this thread (the old one is kept)",
+    handler: guard("start a new session", async (_args, ctx) => {
+      const outcome = await ctx.host.newSession();
+      const head = outcome.wasRunning
+        ? "Stopped the run and started a new session; the previous one is kept."
+        : "Started a new session; the previous one is kept.";
+      await ctx.reply([head, ...outcomeLines(outcome)].join("\n"));
+    }),
+  });
+
+  api.registerCommand("compact", {
+    description: "Summarise older messages to free context",
+    usage: "[instructions]",
+    handler: guard("compact the session", async (args, ctx) => {
+      const outcome = await ctx.host.compact(args === "" ? undefined : args);
+      if (!outcome.compacted) {
+        await ctx.reply(`Nothing compacted: ${outcome.reason ?? "there is not enough history yet"}.`);
+        return;
+      }
+      const sizes =
+        outcome.tokensBefore !== undefined && outcome.tokensAfter !== undefined
+          ? ` Context: ${outcome.tokensBefore.toLocaleString("en-US")} → ${outcome.tokensAfter.toLocaleString("en-US")} tokens.`
+          : "";
+      await ctx.reply(`Compacted the session.${sizes}`);
+    }),
+  });
+
+  for (const [name, mode, description] of [
+    ["steer", "steer", "Redirect the current run with this message"],
+    ["followup", "followUp", "Queue this message for after the current run"],
+  ] as const) {
+    api.registerCommand(name, {
+      description,
+      usage: "<text>",
+      aliases: name === "followup" ? ["follow-up"] : [],
+      handler: guard(`queue the message`, async (args, ctx) => {
+        if (args === "") {
+          await ctx.reply(`Usage: /${name} <text>. Nothing was sent.`);
+          return;
+        }
+        await ctx.host.deliver(args, mode);
+        await ctx.reply(
+          mode === "steer"
+            ? "➡️ Steering the agent with your message."
+            : "⏭️ Queued for after the current run.",
+        );
+      }),
+    });
+  }
+}
