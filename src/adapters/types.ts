@@ -305,8 +305,9 @@ export interface RateRule {
  * Exclusive ownership of a connection that must be unique across gateway processes (Telegram long
  * polling, a Discord shard). `hold` runs `session` only while this process holds the lease: it waits
  * until the lease is free, takes it, calls `session(lost)`, keeps the lease renewed, and aborts
- * `lost` if renewal fails (another process took over). When `session` settles the lease is
- * released and, unless `signal` aborted, `hold` waits for the lease again. `hold` resolves once
+ * `lost` if renewal fails (another process may take over) or `signal` aborts; the session must then
+ * stop using the connection promptly. When `session` settles the lease is released (unless it was
+ * lost) and, unless `signal` aborted, `hold` waits for the lease again. `hold` resolves once
  * `signal` aborts and the session has ended; it never rejects for lease trouble (it retries).
  * Implementation: `RedisConnectionLease` in src/gateway/connection-lease.ts.
  */

@@ -135,16 +135,18 @@ export class RedisConnectionLease implements ConnectionLease {
       opts.onState?.("held");
       this.log.info({ lease: this.name }, "connection lease taken");
       const lost = new AbortController();
-      const renewing = this.keepRenewed(lost, signal);
+      const onStop = () => lost.abort(signal.reason);
+      signal.addEventListener("abort", onStop, { once: true });
+      const renewing = this.keepRenewed(lost);
       try {
         await session(lost.signal);
       } catch (err) {
         this.log.error({ lease: this.name, err: message(err) }, "leased connection failed");
       }
-      const wasLost = lost.signal.aborted;
+      signal.removeEventListener("abort", onStop);
       lost.abort();
-      await renewing;
-      if (!wasLost) {
+      const leaseLost = await renewing;
+      if (!leaseLost) {
         try {
           await this.release();
         } catch (err) {
@@ -158,14 +160,14 @@ export class RedisConnectionLease implements ConnectionLease {
   }
 
   /**
-   * Renew every third of the TTL. The lease counts as lost when a renewal is refused, or when no
-   * renewal succeeded before the lease would have expired (Redis unreachable).
+   * Renew every third of the TTL until `lost` aborts. The lease counts as lost when a renewal is
+   * refused, or when no renewal succeeded before the lease would have expired (Redis unreachable);
+   * then `lost` is aborted. Resolves true when the lease was lost, false when stopped while held.
    */
-  private async keepRenewed(lost: AbortController, stop: AbortSignal): Promise<void> {
+  private async keepRenewed(lost: AbortController): Promise<boolean> {
     let lastOk = this.clock.now();
-    const either = AbortSignal.any([lost.signal, stop]);
-    while (!either.aborted) {
-      if (!(await this.pause(Math.floor(this.ttlMs / 3), either))) return;
+    while (!lost.signal.aborted) {
+      if (!(await this.pause(Math.floor(this.ttlMs / 3), lost.signal))) return false;
       let ok: boolean | undefined;
       try {
         ok = await this.renew();
@@ -175,9 +177,10 @@ export class RedisConnectionLease implements ConnectionLease {
       if (ok) lastOk = this.clock.now();
       if (ok === false || this.clock.now() - lastOk >= this.ttlMs * 0.9) {
         lost.abort(new Error(`connection lease ${this.name} lost`));
-        return;
+        return true;
       }
     }
+    return false;
   }
 
   /** Sleep; false when the signal aborted. */

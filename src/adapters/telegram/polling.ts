@@ -31,7 +31,7 @@ export async function runPolling(o: PollingOptions, signal: AbortSignal): Promis
     return;
   }
   o.onState("connecting");
-  await o.lease.hold((lost) => pollWhile(o, AbortSignal.any([signal, lost]), lost), {
+  await o.lease.hold((lost) => pollWhile(o, lost, lost, signal), {
     signal,
     onState: (s) =>
       o.onState(
@@ -41,7 +41,16 @@ export async function runPolling(o: PollingOptions, signal: AbortSignal): Promis
   });
 }
 
-async function pollWhile(o: PollingOptions, signal: AbortSignal, lost?: AbortSignal): Promise<void> {
+/**
+ * Poll until `signal` aborts. With a lease, `signal` is the lease's `lost` signal (which also aborts on
+ * stop); `stop` tells the two apart: after a real loss the last confirmation is skipped.
+ */
+async function pollWhile(
+  o: PollingOptions,
+  signal: AbortSignal,
+  lost?: AbortSignal,
+  stop?: AbortSignal,
+): Promise<void> {
   let offset: number | undefined;
   let failures = 0;
   let connected = false;
@@ -87,13 +96,13 @@ async function pollWhile(o: PollingOptions, signal: AbortSignal, lost?: AbortSig
     }
     for (const u of updates) {
       // Once the lease is lost, another process owns these updates.
-      if (lost?.aborted) return;
+      if (lost?.aborted && !stop?.aborted) return;
       await o.onUpdate(u);
       offset = u.update_id + 1;
     }
   }
   // Confirm handled updates, unless another process already polls (that would end its poll with 409).
-  if (offset !== undefined && !lost?.aborted) {
+  if (offset !== undefined && (!lost?.aborted || stop?.aborted)) {
     try {
       await o.api.getUpdates({ offset, limit: 1, timeout: 0 });
     } catch (err) {

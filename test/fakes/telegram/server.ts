@@ -291,6 +291,11 @@ export class FakeTelegram {
     this.storm = { remaining: count, retryAfter: retryAfterSec, methods };
   }
 
+  /** The next `count` HTML sends/edits fail entity parsing, as Telegram's stricter parser sometimes does. */
+  rejectHtmlNext(count: number): void {
+    this.htmlRejections = count;
+  }
+
   /** Requests under `prefix` are swallowed: never answered, as if that process had died. */
   blackhole(prefix: string): void {
     this.holes.add(prefix);
@@ -304,6 +309,7 @@ export class FakeTelegram {
   // ---- internals ------------------------------------------------------------------------
 
   private pollPrefix: string | undefined;
+  private htmlRejections = 0;
   private readonly sentUpdates = new Map<number, Json>();
   private readonly messageSeq = new Map<number, number>();
   private readonly users = new Map<number, TgUser>();
@@ -622,6 +628,14 @@ export class FakeTelegram {
     let text = raw;
     let entities: Json[] | undefined;
     if (p.parse_mode === "HTML") {
+      if (this.htmlRejections > 0) {
+        this.htmlRejections--;
+        fail(
+          400,
+          "Bad Request: can't parse entities: Can't find end of the entity starting at byte offset 0",
+        );
+        return undefined;
+      }
       const parsed = parseTelegramHtml(raw);
       if (!parsed.ok) {
         fail(400, parsed.error);
