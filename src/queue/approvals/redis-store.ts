@@ -1,0 +1,256 @@
+/**
+ * Pending approvals in Redis, so that a reaction or `/approve` received by any gateway process
+ * reaches the worker waiting for it.
+ *
+ * Keys (prefix default `sb:`; the keys of one thread share its hash tag, so the settling step
+ * touches one slot and works on Redis Cluster):
+ * - `${prefix}{${threadKey}}:approval:<id>`  hash: the request (JSON), status, decision, message ref
+ * - `${prefix}{${threadKey}}:approvals`      set: ids of the thread's pending requests
+ * - `${prefix}{${threadKey}}:approval-grants` set: fingerprints approved with ♾️ (kept 30 days after the last)
+ * - `${prefix}approval-id:<id>`             string: the thread key of request `<id>`
+ * - `${prefix}approval-msg:<messageRef>`    string: the id of the request posted as that message
+ * - channel `${prefix}approvals`            pub/sub: ids of settled requests
+ *
+ * Decisions are durable state first: a waiter subscribes, then reads the record, so a decision made
+ * before it subscribed (or while its connection was down) is seen too.
+ */
+import type { Redis } from "ioredis";
+import {
+  type ApprovalRecord,
+  type ApprovalRequest,
+  type ApprovalStatus,
+  type ApprovalStore,
+  type DecideResult,
+  type Decision,
+  newApprovalId,
+} from "../../extensions/approval/types.js";
+import type { ThreadUser } from "../../extensions/types.js";
+import { DECIDE, DECIDE_SHA } from "./scripts.js";
+
+export interface RedisApprovalStoreOptions {
+  /** Key prefix. Default `sb:`. */
+  prefix?: string;
+  /** How long settled requests stay readable after their expiry. Default one day. */
+  retentionMs?: number;
+  /** How long ♾️ grants are kept after the last one of the thread. Default 30 days. */
+  grantTtlMs?: number;
+}
+
+const DAY = 24 * 60 * 60 * 1000;
+
+type Waiter = { check: () => void };
+
+export class RedisApprovalStore implements ApprovalStore {
+  private readonly prefix: string;
+  private readonly retentionMs: number;
+  private readonly grantTtlMs: number;
+  private subscriber: Redis | undefined;
+  private subscribed: Promise<unknown> | undefined;
+  private readonly waiters = new Map<string, Set<Waiter>>();
+  private closed = false;
+
+  /** `redis` is used for commands and is not closed by `close()`; a subscriber is duplicated from it. */
+  constructor(
+    private readonly redis: Redis,
+    options: RedisApprovalStoreOptions = {},
+  ) {
+    this.prefix = options.prefix ?? "sb:";
+    this.retentionMs = options.retentionMs ?? DAY;
+    this.grantTtlMs = options.grantTtlMs ?? 30 * DAY;
+  }
+
+  private get channel(): string {
+    return `${this.prefix}approvals`;
+  }
+
+  private recordKey(threadKey: string, id: string): string {
+    return `${this.prefix}{${threadKey}}:approval:${id}`;
+  }
+
+  private pendingKey(threadKey: string): string {
+    return `${this.prefix}{${threadKey}}:approvals`;
+  }
+
+  private grantsKey(threadKey: string): string {
+    return `${this.prefix}{${threadKey}}:approval-grants`;
+  }
+
+  private idKey(id: string): string {
+    return `${this.prefix}approval-id:${id}`;
+  }
+
+  private messageKey(messageRef: string): string {
+    return `${this.prefix}approval-msg:${messageRef}`;
+  }
+
+  async create(request: ApprovalRequest): Promise<ApprovalRecord> {
+    const ttl = Math.max(1, request.expiresAt - request.createdAt) + this.retentionMs;
+    let id = "";
+    for (let attempt = 0; ; attempt++) {
+      id = newApprovalId();
+      if ((await this.redis.set(this.idKey(id), request.threadKey, "PX", ttl, "NX")) === "OK") break;
+      if (attempt >= 10)
+        throw new Error("Could not find a free approval id after 10 attempts; is Redis full of stale ids?");
+    }
+    const key = this.recordKey(request.threadKey, id);
+    await this.redis
+      .multi()
+      .hset(key, {
+        request: JSON.stringify(request),
+        status: "pending",
+        expiresAt: String(request.expiresAt),
+        fingerprint: request.fingerprint,
+      })
+      .pexpire(key, ttl)
+      .sadd(this.pendingKey(request.threadKey), id)
+      .pexpire(this.pendingKey(request.threadKey), ttl)
+      .exec();
+    return { ...structuredClone(request), id, status: "pending" };
+  }
+
+  async attachMessage(id: string, messageRef: string): Promise<void> {
+    const threadKey = await this.redis.get(this.idKey(id));
+    if (!threadKey) throw new Error(`Unknown approval "${id}": create it before attaching its message.`);
+    const key = this.recordKey(threadKey, id);
+    const ttl = await this.redis.pttl(key);
+    await this.redis
+      .multi()
+      .hset(key, "messageRef", messageRef)
+      .set(this.messageKey(messageRef), id, "PX", ttl > 0 ? ttl : this.retentionMs)
+      .exec();
+  }
+
+  async get(id: string): Promise<ApprovalRecord | undefined> {
+    const threadKey = await this.redis.get(this.idKey(id));
+    if (!threadKey) return undefined;
+    return this.read(threadKey, id);
+  }
+
+  async findByMessage(messageRef: string): Promise<ApprovalRecord | undefined> {
+    const id = await this.redis.get(this.messageKey(messageRef));
+    return id ? this.get(id) : undefined;
+  }
+
+  async decide(id: string, decision: Decision): Promise<DecideResult> {
+    const threadKey = await this.redis.get(this.idKey(id));
+    if (!threadKey) return { applied: false, record: undefined };
+    const reply = (await this.runDecide(
+      [this.recordKey(threadKey, id), this.pendingKey(threadKey), this.grantsKey(threadKey)],
+      [
+        id,
+        decision.outcome,
+        decision.by ? JSON.stringify(decision.by) : "",
+        String(decision.at),
+        this.channel,
+        String(this.grantTtlMs),
+      ],
+    )) as [number, string?];
+    const code = reply[0];
+    if (code === 0) return { applied: false, record: undefined };
+    return { applied: code === 1, record: await this.read(threadKey, id) };
+  }
+
+  waitForDecision(id: string, signal?: AbortSignal): Promise<ApprovalRecord> {
+    return new Promise((resolve, reject) => {
+      if (signal?.aborted) {
+        reject(signal.reason ?? new Error("aborted"));
+        return;
+      }
+      let settled = false;
+      const set = this.waiters.get(id) ?? new Set<Waiter>();
+      this.waiters.set(id, set);
+      const finish = (fn: () => void) => {
+        if (settled) return;
+        settled = true;
+        set.delete(waiter);
+        if (set.size === 0) this.waiters.delete(id);
+        signal?.removeEventListener("abort", onAbort);
+        fn();
+      };
+      const read = async (first: boolean) => {
+        try {
+          const record = await this.get(id);
+          if (!record) finish(() => reject(new Error(`Unknown approval "${id}".`)));
+          else if (record.status !== "pending") finish(() => resolve(record));
+        } catch (e) {
+          // A failed re-read is retried by the next notice; a failed first read fails the wait.
+          if (first) finish(() => reject(e));
+        }
+      };
+      const waiter: Waiter = { check: () => void read(false) };
+      const onAbort = () => finish(() => reject(signal?.reason ?? new Error("aborted")));
+      signal?.addEventListener("abort", onAbort, { once: true });
+      set.add(waiter);
+      this.ensureSubscribed().then(
+        () => read(true),
+        (e: unknown) => finish(() => reject(e)),
+      );
+    });
+  }
+
+  async pendingIn(threadKey: string): Promise<ApprovalRecord[]> {
+    const ids = await this.redis.smembers(this.pendingKey(threadKey));
+    const records = await Promise.all(ids.map((id) => this.read(threadKey, id)));
+    return records
+      .filter((r): r is ApprovalRecord => r !== undefined && r.status === "pending")
+      .sort((a, b) => a.createdAt - b.createdAt);
+  }
+
+  async isRemembered(threadKey: string, fingerprint: string): Promise<boolean> {
+    return (await this.redis.sismember(this.grantsKey(threadKey), fingerprint)) === 1;
+  }
+
+  /** Stops the subscriber; waiting calls reject. The command connection stays open (the caller owns it). */
+  async close(): Promise<void> {
+    this.closed = true;
+    const sub = this.subscriber;
+    this.subscriber = undefined;
+    this.subscribed = undefined;
+    this.waiters.clear();
+    if (sub) await sub.quit().catch(() => sub.disconnect());
+  }
+
+  private async read(threadKey: string, id: string): Promise<ApprovalRecord | undefined> {
+    const h = await this.redis.hgetall(this.recordKey(threadKey, id));
+    if (!h.request) return undefined;
+    const record: ApprovalRecord = {
+      ...(JSON.parse(h.request) as ApprovalRequest),
+      id,
+      status: (h.status ?? "pending") as ApprovalStatus,
+    };
+    if (h.messageRef) record.messageRef = h.messageRef;
+    if (h.decidedBy) record.decidedBy = JSON.parse(h.decidedBy) as ThreadUser;
+    if (h.decidedAt) record.decidedAt = Number(h.decidedAt);
+    return record;
+  }
+
+  /** Runs DECIDE by its SHA1, sending the script itself when the server does not know it (restart, failover). */
+  private async runDecide(keys: string[], args: string[]): Promise<unknown> {
+    try {
+      return await this.redis.evalsha(DECIDE_SHA, keys.length, ...keys, ...args);
+    } catch (e) {
+      if (!(e instanceof Error) || !e.message.startsWith("NOSCRIPT")) throw e;
+      return this.redis.eval(DECIDE, keys.length, ...keys, ...args);
+    }
+  }
+
+  private ensureSubscribed(): Promise<unknown> {
+    if (this.closed) return Promise.reject(new Error("The approval store is closed."));
+    if (!this.subscribed) {
+      const sub = this.redis.duplicate();
+      this.subscriber = sub;
+      sub.on("error", () => {
+        // ioredis reconnects by itself; waiters re-read their state when it is ready again.
+      });
+      sub.on("message", (channel: string, id: string) => {
+        if (channel !== this.channel) return;
+        for (const w of [...(this.waiters.get(id) ?? [])]) w.check();
+      });
+      sub.on("ready", () => {
+        for (const set of this.waiters.values()) for (const w of [...set]) w.check();
+      });
+      this.subscribed = sub.subscribe(this.channel);
+    }
+    return this.subscribed;
+  }
+}

@@ -1,0 +1,27 @@
+import { MemoryApprovalStore } from "../../src/queue/approvals/memory-store.js";
+import { RedisApprovalStore } from "../../src/queue/approvals/redis-store.js";
+import { connectRedis, uniquePrefix } from "../support/redis.js";
+import { approvalStoreContract } from "./approval-store-contract.js";
+
+approvalStoreContract("memory", async () => {
+  const store = new MemoryApprovalStore();
+  return { store, other: store, close: () => store.close() };
+});
+
+approvalStoreContract("redis", async () => {
+  const prefix = uniquePrefix();
+  const a = connectRedis();
+  const b = connectRedis();
+  const store = new RedisApprovalStore(a, { prefix });
+  const other = new RedisApprovalStore(b, { prefix });
+  return {
+    store,
+    other,
+    async close() {
+      await store.close();
+      await other.close();
+      await a.quit();
+      await b.quit();
+    },
+  };
+});
