@@ -9,7 +9,13 @@ export {
   toTelegramHtml,
 } from "./markdown.js";
 export { gcraPenalize, gcraReserve, MemoryRateLimiter, unlimited } from "./rate-limiter.js";
-export { briefError, type RunOutcome, RunRenderer, type RunRendererOptions } from "./run-renderer.js";
+export {
+  briefError,
+  createRendererFactory,
+  type RunOutcome,
+  RunRenderer,
+  type RunRendererOptions,
+} from "./run-renderer.js";
 export { splitMessage } from "./split.js";
 export {
   formatDuration,

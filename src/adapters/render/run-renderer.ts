@@ -232,6 +232,28 @@ export class RunRenderer {
   }
 }
 
+/**
+ * A `RunSink` factory for the queue runtime: one `RunRenderer` per run (or per notice), all sharing
+ * one limiter and clock. `adapter` may pick the adapter by thread key when several platforms run.
+ */
+export function createRendererFactory(opts: {
+  adapter: ChannelAdapter | ((threadKey: string) => ChannelAdapter);
+  limiter?: RateLimiter;
+  clock?: Clock;
+  logger?: AdapterLogger;
+  showTools?: boolean;
+}): (threadKey: string, runId: string) => RunRenderer {
+  return (threadKey) =>
+    new RunRenderer({
+      adapter: typeof opts.adapter === "function" ? opts.adapter(threadKey) : opts.adapter,
+      threadKey,
+      ...(opts.limiter ? { limiter: opts.limiter } : {}),
+      ...(opts.clock ? { clock: opts.clock } : {}),
+      ...(opts.logger ? { logger: opts.logger } : {}),
+      ...(opts.showTools !== undefined ? { showTools: opts.showTools } : {}),
+    });
+}
+
 function isAssistant(m: AgentMessage): m is Extract<AgentMessage, { role: "assistant" }> {
   return (m as { role?: string }).role === "assistant";
 }

@@ -36,7 +36,7 @@ import { RecentMessages } from "./recent-messages.js";
 import { createWebhookHandler, type NodeRequestHandler } from "./webhook.js";
 
 /** The updates Switchboard needs; `message_reaction` must be asked for explicitly. */
-export const TELEGRAM_ALLOWED_UPDATES = ["message", "message_reaction", "callback_query"];
+export const TELEGRAM_ALLOWED_UPDATES = ["message", "message_reaction"];
 
 export interface TelegramAdapterConfig {
   /** Bot token from @BotFather. Never logged. */

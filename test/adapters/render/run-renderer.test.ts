@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { ManualClock } from "../../../src/adapters/render/clock.js";
 import { MemoryRateLimiter } from "../../../src/adapters/render/rate-limiter.js";
-import { briefError, RunRenderer } from "../../../src/adapters/render/run-renderer.js";
+import { briefError, createRendererFactory, RunRenderer } from "../../../src/adapters/render/run-renderer.js";
+import type { RunSinkFactory } from "../../../src/queue/types.js";
 import { assistant, streamedText, toolEnd, toolStart } from "../support/agent-events.js";
 import { driveUntil, settle } from "../support/drive.js";
 import { RecordingAdapter } from "../support/recording-adapter.js";
@@ -97,5 +98,34 @@ describe("RunRenderer", () => {
   it("briefError keeps the first meaningful line under 200 characters", () => {
     expect(briefError(`Error: ${"x".repeat(500)}\n  at foo`).length).toBeLessThanOrEqual(200);
     expect(briefError("\n\n  at a\nreal problem")).toBe("real problem");
+  });
+});
+
+describe("createRendererFactory", () => {
+  it("makes renderers the queue runtime can use as run sinks, sharing one limiter", async () => {
+    const clock = new ManualClock();
+    const adapter = new RecordingAdapter(clock);
+    adapter.rule = { limit: 1, windowMs: 1000 };
+    const factory: RunSinkFactory = createRendererFactory({
+      adapter,
+      clock,
+      limiter: new MemoryRateLimiter(clock),
+    });
+    const sinks = [factory("t1", "run-1"), factory("t2", "run-2")];
+    for (const [i, s] of sinks.entries()) for (const e of streamedText([`reply ${i}`])) s.onEvent(e);
+    await driveUntil(clock, Promise.all(sinks.map((s) => s.close())), { stepMs: 250 });
+    const posts = adapter.calls.filter((c) => c.op === "post" && c.ok);
+    expect(posts.map((c) => c.text).sort()).toEqual(["reply 0", "reply 1"]);
+    expect(Math.abs((posts[1]?.at ?? 0) - (posts[0]?.at ?? 0))).toBeGreaterThanOrEqual(1000);
+  });
+
+  it("a notice-only sink posts the notice and nothing else", async () => {
+    const clock = new ManualClock();
+    const adapter = new RecordingAdapter(clock);
+    const sink = createRendererFactory({ adapter, clock })("t1", "notice:1");
+    await driveUntil(clock, Promise.resolve(sink.onNotice("Inbox full: dropped 1 message.")));
+    await driveUntil(clock, sink.close());
+    expect(adapter.messages()).toEqual(["Inbox full: dropped 1 message."]);
+    expect(adapter.calls.filter((c) => c.op === "typing")).toEqual([]);
   });
 });
