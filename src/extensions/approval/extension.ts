@@ -1,0 +1,275 @@
+/**
+ * Approval by reaction, as an extension. Worker side: a `tool_call` gate that, for calls whose
+ * rule asks for it, posts a request into the thread, adds ✅ ❌ ♾️, waits for a decision (or the
+ * timeout) through the `ApprovalStore`, edits the request to show the outcome, writes an audit
+ * entry, and lets the call run or blocks it with a reason for the model. Gateway side: `reaction`
+ * handling, `/approve <id>` and `/deny <id>`, and cancelling on `/stop`.
+ *
+ * Fail closed: any failure while asking (the store or the chat is down) blocks the call; the gate
+ * never throws, so it is never disabled by a passing outage.
+ */
+import { type Clock, systemClock } from "../clock.js";
+import { errorText } from "../logger.js";
+import type {
+  ApprovalRule,
+  ExtensionAPI,
+  ExtensionContext,
+  ExtensionFactory,
+  ToolCallEvent,
+  ToolCallResult,
+} from "../types.js";
+import { auditData, decidedText, denialReason, requestText } from "./messages.js";
+import { callFingerprint, needsApproval } from "./rules.js";
+import {
+  type ApprovalOutcome,
+  type ApprovalRecord,
+  type ApprovalStore,
+  isApproval,
+  isApprovalId,
+} from "./types.js";
+
+/** The `customType` of audit entries. */
+export const APPROVAL_ENTRY_TYPE = "approval";
+
+/** Reactions the bot adds to a request, in order. */
+export const APPROVAL_REACTIONS = ["✅", "❌", "♾️"] as const;
+
+const DEFAULT_TIMEOUT_MS = 10 * 60 * 1000;
+
+/** Emoji (normalised by adapters, plus common names and the bare ♾) → decision. */
+const EMOJI_OUTCOMES: Record<string, ApprovalOutcome> = {
+  "✅": "approved",
+  ":white_check_mark:": "approved",
+  "❌": "denied",
+  ":x:": "denied",
+  "♾️": "approved_always",
+  "♾": "approved_always",
+  ":infinity:": "approved_always",
+};
+
+export interface ApprovalExtensionOptions {
+  store: ApprovalStore;
+  /** Whether `userId` is a configured admin of `platform`; only admins decide. */
+  isAdmin(platform: string, userId: string): boolean;
+  /** How long a request waits for a decision. Default 10 minutes. */
+  timeoutMs?: number;
+  /** Default: the system clock. Tests drive the timeout with a manual clock. */
+  clock?: Clock;
+  /** Rules by tool name; they override the `approval` the tools declare (e.g. bash patterns from config). */
+  rules?: Record<string, ApprovalRule>;
+}
+
+/** The approval extension; register it under the name `approval`. */
+export function createApprovalExtension(options: ApprovalExtensionOptions): ExtensionFactory {
+  const { store } = options;
+  const clock = options.clock ?? systemClock;
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+
+  return (api: ExtensionAPI) => {
+    api.on("tool_call", async (event, ctx) => {
+      const rule = options.rules?.[event.toolName] ?? event.tool.approval;
+      if (!needsApproval(rule, event.input)) return undefined;
+      try {
+        return await gate(event, ctx);
+      } catch (e) {
+        ctx.logger.warn({ err: errorText(e), tool: event.toolName }, "approval request failed; call blocked");
+        return {
+          block: true,
+          reason: `This ${event.toolName} call needs an admin's approval, but the request failed (${errorText(e)}); it was not run.`,
+        };
+      }
+    });
+
+    api.on("reaction", async (event, ctx) => {
+      const outcome = EMOJI_OUTCOMES[event.emoji];
+      if (!outcome || !event.added) return undefined;
+      try {
+        const record = await store.findByMessage(event.messageRef);
+        if (!record) return undefined;
+        // The bot's own ✅ ❌ ♾️ and anyone who is not an admin of this platform decide nothing.
+        if (event.user.isBot || !isAdminOf(record, ctx, event.user.id)) return { handled: true };
+        const by = event.user.name ? { id: event.user.id, name: event.user.name } : { id: event.user.id };
+        await store.decide(record.id, { outcome, by, at: clock.now() });
+        return { handled: true };
+      } catch (e) {
+        // The reaction is lost, not the request: it still times out as denied, and /approve works.
+        ctx.logger.warn(
+          { err: errorText(e), messageRef: event.messageRef },
+          "could not apply an approval reaction",
+        );
+        return undefined;
+      }
+    });
+
+    api.on("thread_stop", async (_event, ctx) => {
+      try {
+        const pending = await store.pendingIn(ctx.thread.threadKey);
+        const cancelled: string[] = [];
+        for (const record of pending) {
+          const decision = ctx.thread.user
+            ? { outcome: "cancelled" as const, by: ctx.thread.user, at: clock.now() }
+            : { outcome: "cancelled" as const, at: clock.now() };
+          const out = await store.decide(record.id, decision);
+          if (out.applied) cancelled.push(`${record.id} (${record.toolName})`);
+        }
+        return cancelled.length > 0
+          ? { note: `Cancelled pending approval ${cancelled.join(", ")}.` }
+          : undefined;
+      } catch (e) {
+        // The stopped run's own abort still cancels its wait; this only loses the note.
+        ctx.logger.warn({ err: errorText(e) }, "could not cancel pending approvals");
+        return {
+          note: `Could not cancel pending approvals here (${errorText(e)}); the stopped run cancels its own.`,
+        };
+      }
+    });
+
+    for (const [name, outcome] of [
+      ["approve", "approved"],
+      ["deny", "denied"],
+    ] as const) {
+      api.registerCommand(name, {
+        description:
+          name === "approve"
+            ? "Approve a pending tool call (add `always` to remember it for the thread)"
+            : "Deny a pending tool call",
+        usage: name === "approve" ? "<id> [always]" : "<id>",
+        async handler(args, ctx) {
+          const [id = "", extra = ""] = args.trim().toLowerCase().split(/\s+/);
+          if (!isApprovalId(id)) {
+            await ctx.reply(
+              `Usage: /${name} <id>, with the id from the approval request (6 letters and digits).`,
+            );
+            return;
+          }
+          const chosen: ApprovalOutcome =
+            outcome === "approved" && extra === "always" ? "approved_always" : outcome;
+          try {
+            const record = await store.get(id);
+            if (!record) {
+              await ctx.reply(`There is no approval request ${id}.`);
+              return;
+            }
+            if (!isAdminOf(record, ctx, ctx.user.id)) {
+              await ctx.reply(`Only admins of ${record.platform} can decide approval requests.`);
+              return;
+            }
+            const out = await store.decide(id, { outcome: chosen, by: ctx.user, at: clock.now() });
+            const status = out.record?.status ?? "expired";
+            if (out.applied) {
+              const verb =
+                status === "approved_always"
+                  ? "Approved (for the rest of the thread)"
+                  : isApproval(status)
+                    ? "Approved"
+                    : "Denied";
+              await ctx.reply(`${verb} ${id} (${record.toolName}).`);
+            } else {
+              await ctx.reply(`Approval request ${id} was already settled: ${status}.`);
+            }
+          } catch (e) {
+            ctx.logger.warn({ err: errorText(e), id }, `/${name} failed`);
+            await ctx.reply(`Could not ${name} ${id}: ${errorText(e)}`);
+          }
+        },
+      });
+    }
+  };
+
+  function isAdminOf(record: ApprovalRecord, ctx: ExtensionContext, userId: string): boolean {
+    return ctx.thread.platform === record.platform && options.isAdmin(record.platform, userId);
+  }
+
+  async function gate(event: ToolCallEvent, ctx: ExtensionContext): Promise<ToolCallResult | undefined> {
+    const { thread } = ctx;
+    const fingerprint = callFingerprint(event.toolName, event.input);
+    if (await store.isRemembered(thread.threadKey, fingerprint)) {
+      await audit(ctx, {
+        id: "remembered",
+        toolName: event.toolName,
+        args: event.input,
+        outcome: "approved_always",
+        ...(thread.user ? { requestedBy: thread.user } : {}),
+        remembered: true,
+      });
+      return undefined;
+    }
+    const now = clock.now();
+    const record = await store.create({
+      threadKey: thread.threadKey,
+      platform: thread.platform,
+      toolName: event.toolName,
+      args: event.input,
+      fingerprint,
+      ...(thread.user ? { requestedBy: thread.user } : {}),
+      createdAt: now,
+      expiresAt: now + timeoutMs,
+    });
+    let ref: string;
+    try {
+      ref = await ctx.host.post(requestText(record), { format: "markdown" });
+      await store.attachMessage(record.id, ref);
+    } catch (e) {
+      await store.decide(record.id, { outcome: "cancelled", at: clock.now() }).catch(() => {});
+      throw e;
+    }
+    for (const emoji of APPROVAL_REACTIONS) {
+      // Without the bot's reactions people can still react themselves or use /approve.
+      await ctx.host
+        .react(ref, emoji)
+        .catch((e: unknown) => ctx.logger.warn({ err: errorText(e) }, "could not add reaction"));
+    }
+    const settled = await awaitDecision(record, ctx.signal);
+    await ctx.host
+      .edit(ref, decidedText(settled), { format: "markdown" })
+      .catch((e: unknown) =>
+        ctx.logger.warn({ err: errorText(e), id: record.id }, "could not edit the approval request"),
+      );
+    await audit(ctx, auditData(settled));
+    return isApproval(settled.status) ? undefined : { block: true, reason: denialReason(settled) };
+  }
+
+  /** Waits for a decision, the timeout (→ expired) or the run's abort (→ cancelled); resolves with the settled record. */
+  async function awaitDecision(
+    record: ApprovalRecord,
+    signal: AbortSignal | undefined,
+  ): Promise<ApprovalRecord> {
+    const stop = new AbortController();
+    const onAbort = () => stop.abort(signal?.reason);
+    if (signal?.aborted) onAbort();
+    else signal?.addEventListener("abort", onAbort, { once: true });
+    const decided = store
+      .waitForDecision(record.id, stop.signal)
+      .then((r) => ({ kind: "decided" as const, record: r }));
+    const timedOut = clock
+      .sleep(Math.max(0, record.expiresAt - clock.now()), stop.signal)
+      .then(() => ({ kind: "timeout" as const }));
+    decided.catch(() => {});
+    timedOut.catch(() => {});
+    try {
+      const first = await Promise.race([decided, timedOut]);
+      if (first.kind === "decided") return first.record;
+      return await settleAs(record, "expired");
+    } catch (e) {
+      if (signal?.aborted) return await settleAs(record, "cancelled");
+      throw e;
+    } finally {
+      signal?.removeEventListener("abort", onAbort);
+      stop.abort();
+    }
+  }
+
+  /** Settles as `outcome` unless a decision got there first; either way returns the settled record. */
+  async function settleAs(record: ApprovalRecord, outcome: "expired" | "cancelled"): Promise<ApprovalRecord> {
+    const out = await store.decide(record.id, { outcome, at: clock.now() });
+    return out.record ?? { ...record, status: outcome, decidedAt: clock.now() };
+  }
+
+  async function audit(ctx: ExtensionContext, data: ReturnType<typeof auditData>): Promise<void> {
+    await ctx
+      .appendEntry(APPROVAL_ENTRY_TYPE, data)
+      .catch((e: unknown) =>
+        ctx.logger.error({ err: errorText(e), id: data.id }, "could not write the approval audit entry"),
+      );
+  }
+}

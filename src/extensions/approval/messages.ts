@@ -1,0 +1,120 @@
+/**
+ * The texts of the approval flow: the request posted in the thread, its edited forms after a
+ * decision, the error result the model gets for a denial, and the audit entry.
+ */
+import type { ThreadUser } from "../types.js";
+import { type ApprovalRecord, type ApprovalStatus, isApproval } from "./types.js";
+
+/** Longest argument text shown in a request (the rest is cut with a note). */
+const MAX_ARGS_CHARS = 1500;
+
+function who(user: ThreadUser | undefined): string {
+  return user?.name ?? user?.id ?? "someone";
+}
+
+/** `14:05 UTC` */
+export function clockTime(ms: number): string {
+  return `${new Date(ms).toISOString().slice(11, 16)} UTC`;
+}
+
+export function formatDuration(ms: number): string {
+  const minutes = Math.round(ms / 60_000);
+  if (minutes >= 1) return `${minutes} min`;
+  return `${Math.max(1, Math.round(ms / 1000))} s`;
+}
+
+/** The arguments as pretty JSON in a fenced block that cannot be broken out of. */
+function argsBlock(args: Record<string, unknown>): string {
+  let text = JSON.stringify(args, null, 2) ?? "{}";
+  if (text.length > MAX_ARGS_CHARS)
+    text = `${text.slice(0, MAX_ARGS_CHARS)}\n… (${text.length - MAX_ARGS_CHARS} more characters)`;
+  // A zero-width space keeps a ``` inside the arguments from closing the fence.
+  return `\`\`\`json\n${text.replaceAll("```", "`\u200b``")}\n\`\`\``;
+}
+
+function header(record: ApprovalRecord): string[] {
+  return [
+    `🔐 Approval needed: \`${record.toolName}\``,
+    argsBlock(record.args),
+    `Run triggered by ${who(record.requestedBy)}.`,
+  ];
+}
+
+/** The request as first posted: what, who, until when, and how admins decide. */
+export function requestText(record: ApprovalRecord): string {
+  const ttl = formatDuration(record.expiresAt - record.createdAt);
+  return [
+    ...header(record),
+    `Expires at ${clockTime(record.expiresAt)} (${ttl}); no decision by then is a denial.`,
+    "Admins: react ✅ to approve, ❌ to deny, ♾️ to approve this exact call for the rest of the thread.",
+    `If reactions do not reach the bot here, type /approve ${record.id} or /deny ${record.id}.`,
+  ].join("\n");
+}
+
+/** One line saying how the request ended, who decided and when. */
+export function outcomeLine(record: ApprovalRecord): string {
+  const at = clockTime(record.decidedAt ?? record.expiresAt);
+  switch (record.status) {
+    case "approved":
+      return `✅ Approved by ${who(record.decidedBy)} at ${at}.`;
+    case "approved_always":
+      return `♾️ Approved by ${who(record.decidedBy)} at ${at}; this exact call runs without asking for the rest of the thread.`;
+    case "denied":
+      return `❌ Denied by ${who(record.decidedBy)} at ${at}.`;
+    case "expired":
+      return `⌛ Expired at ${at}: no admin decided within ${formatDuration(record.expiresAt - record.createdAt)}, so it was denied.`;
+    case "cancelled":
+      return `⏹️ Cancelled at ${at}${record.decidedBy ? ` by ${who(record.decidedBy)}` : ""}: the run was stopped.`;
+    case "pending":
+      return "Waiting for a decision.";
+  }
+}
+
+/** The request message after its decision. */
+export function decidedText(record: ApprovalRecord): string {
+  return [...header(record), outcomeLine(record)].join("\n");
+}
+
+/** The error result the model gets when the call was not approved. */
+export function denialReason(record: ApprovalRecord): string {
+  const tool = record.toolName;
+  switch (record.status) {
+    case "denied":
+      return `An admin (${who(record.decidedBy)}) denied this ${tool} call, so it was not run. Do not retry it unless the user asks you to.`;
+    case "expired":
+      return `No admin approved this ${tool} call within ${formatDuration(record.expiresAt - record.createdAt)}, so it was denied and not run.`;
+    case "cancelled":
+      return `The approval request for this ${tool} call was cancelled because the run was stopped; it was not run.`;
+    default:
+      return `This ${tool} call was not approved, so it was not run.`;
+  }
+}
+
+/** What every decision leaves in the session (a `custom` entry of type `approval`). */
+export interface ApprovalAuditData {
+  id: string;
+  toolName: string;
+  args: Record<string, unknown>;
+  outcome: ApprovalStatus;
+  requestedBy?: ThreadUser;
+  decidedBy?: ThreadUser;
+  decidedAt?: number;
+  /** True when the call ran because ♾️ had approved it earlier in the thread. */
+  remembered?: boolean;
+}
+
+export function auditData(record: ApprovalRecord, remembered = false): ApprovalAuditData {
+  const data: ApprovalAuditData = {
+    id: record.id,
+    toolName: record.toolName,
+    args: record.args,
+    outcome: record.status,
+  };
+  if (record.requestedBy) data.requestedBy = record.requestedBy;
+  if (record.decidedBy) data.decidedBy = record.decidedBy;
+  if (record.decidedAt !== undefined) data.decidedAt = record.decidedAt;
+  if (remembered) data.remembered = true;
+  return data;
+}
+
+export { isApproval };
