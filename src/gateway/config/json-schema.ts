@@ -22,7 +22,33 @@ function relaxDefaults(node: unknown): unknown {
   return out;
 }
 
-/** The editor schema: plain JSON (draft-07), with defaulted fields optional. */
+/** A `${VAR}` or `${VAR:-default}` reference, which the loader resolves before validating. */
+const ENV_REFERENCE = { type: "string", pattern: "\\$\\{[A-Za-z_][A-Za-z0-9_]*(:-[^}]*)?\\}" };
+
+/**
+ * Lets scalar fields that a plain string would fail (numbers, booleans, enums, patterns) also hold
+ * an env reference, so editors do not flag `port: ${PORT:-8787}`.
+ */
+function allowEnvReferences(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(allowEnvReferences);
+  if (node === null || typeof node !== "object") return node;
+  const out: JsonObject = {};
+  for (const [k, v] of Object.entries(node)) out[k] = allowEnvReferences(v);
+  const strict =
+    out.type === "integer" ||
+    out.type === "number" ||
+    out.type === "boolean" ||
+    (out.type === "string" && (out.pattern !== undefined || out.enum !== undefined));
+  if (!strict) return out;
+  const { description, default: fallback, title, ...rest } = out;
+  const wrapped: JsonObject = { anyOf: [rest, ENV_REFERENCE] };
+  if (title !== undefined) wrapped.title = title;
+  if (description !== undefined) wrapped.description = description;
+  if (fallback !== undefined) wrapped.default = fallback;
+  return wrapped;
+}
+
+/** The editor schema: plain JSON (draft-07), defaulted fields optional, env references accepted. */
 export function buildEditorSchema(): JsonObject {
   const plain = JSON.parse(JSON.stringify(ConfigSchema)) as JsonObject;
   return {
@@ -31,6 +57,6 @@ export function buildEditorSchema(): JsonObject {
     description:
       // biome-ignore lint/suspicious/noTemplateCurlyInString: documents the ${ENV_VAR} syntax
       "Switchboard configuration (switchboard.yaml). Secrets are ${ENV_VAR} references or …File paths, never literals.",
-    ...(relaxDefaults(plain) as JsonObject),
+    ...(allowEnvReferences(relaxDefaults(plain)) as JsonObject),
   };
 }

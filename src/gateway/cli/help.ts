@@ -1,0 +1,109 @@
+/** Help texts of the `switchboard` command, one per subcommand. */
+
+export type CommandName = "start" | "check" | "export" | "import" | "register-commands";
+export const COMMANDS: readonly CommandName[] = ["start", "check", "export", "import", "register-commands"];
+
+const CONFIG_OPTION =
+  "  -c, --config <path>   Config file. Default: $SWITCHBOARD_CONFIG, else ./switchboard.yaml,\n" +
+  "                        ./switchboard.yml or ./config/switchboard.yaml; with none, built-in defaults.";
+const HELP_OPTION = "  -h, --help            Show this help.";
+const EXIT_CODES = "Exit codes: 0 ok, 1 runtime failure, 2 usage or config error.";
+
+export const GLOBAL_HELP = `switchboard: an LLM agent in your team chat (Slack, Discord, Telegram, web chat)
+
+Usage: switchboard [command] [options]
+
+Commands:
+  start               Run Switchboard (the default when no command is given)
+  check               Validate the config; check Redis and the platform APIs are reachable
+  export <thread>     Write a thread's session as pi JSONL
+  import <file>       Load a pi JSONL session file into a thread
+  register-commands   Register the native slash commands with the platforms
+
+Options:
+${CONFIG_OPTION}
+${HELP_OPTION} Use "switchboard <command> --help" for a command.
+  -v, --version         Print the version.
+
+With no config file and no REDIS_URL, "switchboard start" runs everything in one process with
+files under ./data and serves the web chat on http://127.0.0.1:8787.
+See docs/configuration.md for every setting and environment variable.
+
+${EXIT_CODES}
+`;
+
+const COMMAND_HELP: Record<CommandName, string> = {
+  start: `Usage: switchboard start [--role all|gateway|worker] [--config <path>]
+
+Runs Switchboard until SIGINT or SIGTERM, then shuts down gracefully (a second signal exits at once).
+
+Options:
+  -r, --role <role>     all (default): everything in one process; works without Redis.
+                        gateway: platform connections, dispatcher and HTTP server (needs Redis).
+                        worker: runs agents for every gateway (needs Redis; start as many as you like).
+                        Default: $SWITCHBOARD_ROLE, else all.
+${CONFIG_OPTION}
+${HELP_OPTION}
+
+${EXIT_CODES}
+`,
+  check: `Usage: switchboard check [--config <path>] [--offline]
+
+Validates the config and prints every problem with the path of the field (e.g.
+"channels.telegram.mode: must be one of ..."). When the config is valid, shows what would run and
+checks that Redis and each enabled platform's API answer with the configured credentials.
+
+Options:
+      --offline         Validate the config only; contact nothing.
+${CONFIG_OPTION}
+${HELP_OPTION}
+
+Exit codes: 0 all good, 1 something is unreachable, 2 the config is invalid.
+`,
+  export: `Usage: switchboard export <thread> [--session <id>] [--output <file>] [--config <path>]
+
+Writes the session of a thread as pi session JSONL (format v3), which pi's own tools open.
+<thread> is the thread key, e.g. slack:T01:C02:1712345678.123 or telegram:-1001:0:42
+(/status in the thread shows it).
+
+Options:
+  -s, --session <id>    Export this session of the thread instead of the current one
+                        (each /new starts a new session; old ones are kept).
+  -o, --output <file>   Write to a file instead of standard output.
+${CONFIG_OPTION}
+${HELP_OPTION}
+
+${EXIT_CODES}
+`,
+  import: `Usage: switchboard import <file> [--thread <key>] [--config <path>]
+
+Loads a pi session JSONL file (a header line with "type": "session", then entries) as a new
+session, and prints the thread it landed in.
+
+Options:
+  -t, --thread <key>    Thread to import into (its current session is kept, the import becomes
+                        the current one). Default: a new web chat conversation.
+${CONFIG_OPTION}
+${HELP_OPTION}
+
+${EXIT_CODES}
+`,
+  "register-commands": `Usage: switchboard register-commands [--platform slack|discord|telegram ...] [--config <path>]
+
+Registers /model, /thinking, /new, /compact, /stop, /status, /steer, /followup and /help as native
+commands where the platform has them (Discord application commands, Telegram setMyCommands).
+Slack slash commands are declared in the Slack app's manifest.
+
+Options:
+  -p, --platform <name> Only this platform (repeatable). Default: every enabled platform.
+${CONFIG_OPTION}
+${HELP_OPTION}
+
+${EXIT_CODES}
+`,
+};
+
+/** The help of `command`, or the overview. */
+export function helpText(command?: CommandName): string {
+  return command ? COMMAND_HELP[command] : GLOBAL_HELP;
+}

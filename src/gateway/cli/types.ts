@@ -1,0 +1,103 @@
+/**
+ * The seam between the CLI frame and the runtime. The frame parses arguments, loads and checks the
+ * config, creates the logger and prints results; what each command does with the running system is a
+ * handler the wiring code (`src/main.ts`) passes in. So this folder depends on no runtime layer, and
+ * a command whose handler is missing says so instead of pretending.
+ */
+import type { Env } from "../config/env.js";
+import type { SwitchboardConfig } from "../config/types.js";
+import type { ReadinessProbe } from "../http/readiness.js";
+import type { Logger } from "../log.js";
+
+/** Which parts one process runs: adapters, dispatcher and HTTP (`gateway`), BullMQ workers (`worker`), or both. */
+export type Role = "all" | "gateway" | "worker";
+export const ROLES: readonly Role[] = ["all", "gateway", "worker"];
+
+/** Platforms that have native commands to register. */
+export type CommandPlatform = "slack" | "discord" | "telegram";
+export const COMMAND_PLATFORMS: readonly CommandPlatform[] = ["slack", "discord", "telegram"];
+
+/** Where the CLI writes; each call is whole text (include the newline). */
+export interface CliIO {
+  stdout(text: string): void;
+  stderr(text: string): void;
+}
+
+/** What every handler receives: the resolved config (never invalid), the process logger, the output. */
+export interface CommandContext {
+  config: SwitchboardConfig;
+  /** The file loaded; undefined when running on defaults. */
+  configFile: string | undefined;
+  warnings: readonly string[];
+  logger: Logger;
+  io: CliIO;
+  env: Env;
+}
+
+export interface StartContext extends CommandContext {
+  role: Role;
+  /**
+   * Aborted at the first SIGINT/SIGTERM. The handler then shuts down (drains within
+   * `config.runtime.shutdownGraceMs`) and resolves; a second signal exits at once with code 1.
+   */
+  signal: AbortSignal;
+}
+
+export interface ExportContext extends CommandContext {
+  threadKey: string;
+  /** A specific session of the thread; absent means its current one. */
+  sessionId: string | undefined;
+}
+
+export interface ImportContext extends CommandContext {
+  /** The file, for messages. */
+  file: string;
+  /** Parsed JSONL lines; the first is the session header (`type: "session"`). */
+  entries: readonly Record<string, unknown>[];
+  /** Thread to import into; absent means the handler picks a new web chat thread. */
+  threadKey: string | undefined;
+}
+
+export interface RegisterCommandsContext extends CommandContext {
+  /** Platforms to register on: those named with `--platform`, else every enabled one. */
+  platforms: readonly CommandPlatform[];
+}
+
+/**
+ * Command implementations supplied by the wiring code. Each may throw; the CLI prints the error's
+ * message (secrets redacted) and exits with 1.
+ */
+export interface CliHandlers {
+  /** Runs the process in `role` until `signal` aborts and shutdown completes. */
+  start?(ctx: StartContext): Promise<void>;
+  /** Reachability checks `switchboard check` runs once the config is valid: Redis, each platform's API. */
+  checkProbes?(ctx: CommandContext): readonly ReadinessProbe[] | Promise<readonly ReadinessProbe[]>;
+  /** The thread's session as pi JSONL lines (header first, no trailing newlines); the CLI writes them. */
+  exportThread?(ctx: ExportContext): Promise<Iterable<string> | AsyncIterable<string>>;
+  /** Stores an imported session; returns where it landed. */
+  importSession?(ctx: ImportContext): Promise<{ threadKey: string; sessionId?: string }>;
+  /** Registers native commands; returns one line per platform to print (`telegram: 9 commands set`). */
+  registerCommands?(ctx: RegisterCommandsContext): Promise<readonly string[]>;
+}
+
+/** Everything `runCli` needs from outside; all optional with process defaults. */
+export interface CliDeps {
+  handlers?: CliHandlers;
+  io?: CliIO;
+  env?: Env;
+  cwd?: string;
+  version?: string;
+  /** Install SIGINT/SIGTERM handlers for `start` (default true; tests pass false and a `shutdown` signal). */
+  handleSignals?: boolean;
+  /** Used as `StartContext.signal` when `handleSignals` is false. */
+  shutdown?: AbortSignal;
+  /** Creates the process logger (tests inject one that writes to memory). */
+  createLogger?: (opts: {
+    level: SwitchboardConfig["logging"]["level"];
+    secrets: string[];
+    toStderr: boolean;
+  }) => Logger;
+}
+
+/** Exit codes of the `switchboard` command. */
+export const EXIT = { ok: 0, failure: 1, usage: 2 } as const;

@@ -1,0 +1,164 @@
+import { describe, expect, it } from "vitest";
+import { type ConfigIssue, formatIssue, parseConfigText } from "../../src/gateway/config/index.js";
+
+function issuesOf(yaml: string, env: Record<string, string> = {}): string[] {
+  const r = parseConfigText(yaml, { env, baseDir: "/srv/sb" });
+  if (r.ok) throw new Error("expected the config to be rejected");
+  return r.issues.map((i: ConfigIssue) => formatIssue(i));
+}
+
+describe("config validation errors name the field and what was expected", () => {
+  it("an enum value gives the allowed values and what was written", () => {
+    expect(issuesOf("channels:\n  telegram:\n    mode: poll\n")).toEqual([
+      'channels.telegram.mode: must be one of "polling", "webhook" (got "poll")',
+    ]);
+  });
+
+  it("a misspelled field is unknown, with the likely intended name", () => {
+    expect(issuesOf("channels:\n  slack:\n    requireMentoin: false\n")).toEqual([
+      'channels.slack.requireMentoin: unknown field; did you mean "requireMention"?',
+    ]);
+    expect(issuesOf("runtim:\n  concurrency: 2\n")).toEqual([
+      'runtim: unknown field; did you mean "runtime"?',
+    ]);
+  });
+
+  it("wrong types, ranges and patterns say what is expected", () => {
+    const issues = issuesOf(
+      [
+        "http:",
+        "  port: eighty",
+        "runtime:",
+        "  concurrency: 0",
+        "  redisUrl: localhost:6379",
+        "models:",
+        "  default: claude",
+        "channels:",
+        "  discord:",
+        "    admins: alice",
+      ].join("\n"),
+    );
+    expect(issues).toEqual(
+      expect.arrayContaining([
+        'http.port: must be a whole number (got "eighty")',
+        "runtime.concurrency: must be >= 1 (got 0)",
+        'runtime.redisUrl: must be a redis:// or rediss:// URL (got "localhost:6379")',
+        'models.default: must be "provider/model-id", e.g. "anthropic/claude-sonnet-4-5" (got "claude")',
+        'channels.discord.admins: must be a list (got "alice")',
+      ]),
+    );
+    expect(issues).toHaveLength(5);
+  });
+
+  it("paths into lists carry the index", () => {
+    const issues = issuesOf(
+      [
+        "models:",
+        "  custom:",
+        "    - provider: ollama",
+        "      id: llama3",
+        "      api: openai-completions",
+        "    - id: qwen",
+        "      api: openai",
+        "      compat: { maxTokensField: max_output }",
+      ].join("\n"),
+    );
+    expect(issues).toEqual([
+      "models.custom[1].provider: is required",
+      'models.custom[1].api: must be one of "anthropic-messages", "openai-completions", "openai-responses", "google-generative-ai" (got "openai")',
+      'models.custom[1].compat.maxTokensField: must be one of "max_completion_tokens", "max_tokens" (got "max_output")',
+    ]);
+  });
+
+  it("reports every problem at once, including rules across fields", () => {
+    const issues = issuesOf(
+      [
+        "http:",
+        "  host: 0.0.0.0",
+        "channels:",
+        "  telegram:",
+        "    mode: poll",
+        "approval:",
+        "  bashPatterns: ['(']",
+      ].join("\n"),
+    );
+    expect(issues).toContain('channels.telegram.mode: must be one of "polling", "webhook" (got "poll")');
+    expect(issues.some((i) => i.startsWith('http.token: is required when http.host is "0.0.0.0"'))).toBe(
+      true,
+    );
+    expect(
+      issues.some((i) => i.startsWith("approval.bashPatterns[0]: is not a valid regular expression")),
+    ).toBe(true);
+  });
+
+  it("a channel switched on without its token names the variable to set", () => {
+    expect(issuesOf("channels:\n  discord:\n    enabled: true\n")).toEqual([
+      "channels.discord.botToken: is required because channels.discord.enabled is true; set DISCORD_BOT_TOKEN or botTokenFile",
+    ]);
+    const slack = issuesOf("channels:\n  slack:\n    enabled: true\n    mode: http\n", {
+      SLACK_BOT_TOKEN: "xoxb-1-2-abc",
+    });
+    expect(slack).toEqual([
+      "channels.slack.signingSecret: is required because channels.slack.enabled is true; set SLACK_SIGNING_SECRET or signingSecretFile",
+    ]);
+  });
+
+  it("Telegram webhook mode needs the public URL and the secret", () => {
+    const issues = issuesOf("channels:\n  telegram:\n    mode: webhook\n", {
+      TELEGRAM_BOT_TOKEN: "123456:ABCDEF",
+    });
+    expect(issues.map((i) => i.split(":")[0])).toEqual([
+      "channels.telegram.webhook.url",
+      "channels.telegram.webhook.secretToken",
+    ]);
+  });
+
+  it("the same custom model twice is refused", () => {
+    const model =
+      "    - { provider: local, id: m1, api: openai-completions, baseUrl: 'http://127.0.0.1:1234/v1' }";
+    expect(issuesOf(["models:", "  custom:", model, model].join("\n"))).toEqual([
+      'models.custom[1]: repeats the model "local/m1" of models.custom[0]',
+    ]);
+  });
+
+  it("YAML syntax errors and a file that is not a mapping are reported, not thrown", () => {
+    const syntax = issuesOf("channels:\n  slack: [unclosed\n");
+    expect(syntax).toHaveLength(1);
+    expect(syntax[0]).toMatch(/^YAML syntax: .*line \d+/);
+    expect(issuesOf("- just\n- a list\n")).toEqual([
+      "the config file must be a mapping of sections (channels:, models:, …)",
+    ]);
+  });
+
+  it("a valid file fills defaults in every section", () => {
+    const r = parseConfigText(
+      [
+        "channels:",
+        "  telegram:",
+        "    deliveryMode: followUp",
+        "    allowedUsers: ['42']",
+        "models:",
+        "  default: anthropic/claude-sonnet-4-5",
+        "  custom:",
+        "    - { provider: ollama, id: llama3, api: openai-completions, baseUrl: 'http://127.0.0.1:11434/v1' }",
+      ].join("\n"),
+      { env: { TELEGRAM_BOT_TOKEN: "123456:ABCDEF" }, baseDir: "/srv/sb" },
+    );
+    if (!r.ok) throw new Error(r.issues.map(formatIssue).join("\n"));
+    const { telegram } = r.config.channels;
+    expect(telegram).toMatchObject({
+      enabled: true,
+      mode: "polling",
+      deliveryMode: "followUp",
+      inboxCap: 20,
+    });
+    expect(telegram.allowedUsers).toEqual(["42"]);
+    expect(r.config.models.custom[0]).toMatchObject({
+      contextWindow: 128000,
+      input: ["text"],
+      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+    });
+    expect(r.config.channels.web.enabled).toBe(false);
+    expect(r.config.runtime.dataDir).toBe("/srv/sb/data");
+  });
+});
