@@ -6,7 +6,8 @@
  * (Telegram's privacy mode delivers roughly that set; with privacy off, the rest is only remembered
  * for thread context). Threads: the whole private chat is one thread; in groups a top-level message
  * starts a reply chain rooted at itself and replies join their parent's chain; forum topics keep
- * their chains apart. Input is untrusted: anything malformed yields no event.
+ * their chains apart. Input is untrusted: malformed updates throw `MalformedUpdateError`, which the
+ * adapter logs before skipping the update; update kinds Switchboard does not use yield no event.
  */
 import type { Message, MessageEntity, ReactionType, Update, User } from "grammy/types";
 import type { AttachmentRef, ChatUser, InboundCommand, InboundMessage, InboundReaction } from "../types.js";
@@ -18,6 +19,11 @@ export type InboundEvent =
   | { kind: "message"; event: InboundMessage }
   | { kind: "command"; event: InboundCommand }
   | { kind: "reaction"; event: InboundReaction };
+
+/** Thrown (and caught by the adapter, which logs and skips the update) for updates that make no sense. */
+export class MalformedUpdateError extends Error {
+  override readonly name = "MalformedUpdateError";
+}
 
 export interface BotIdentity {
   id: number;
@@ -132,11 +138,18 @@ export async function normalizeUpdate(
   bot: BotIdentity,
   recent: RecentMessages,
 ): Promise<InboundEvent[]> {
-  if (!isObject(raw) || typeof raw.update_id !== "number") return [];
+  if (!isObject(raw) || typeof raw.update_id !== "number")
+    throw new MalformedUpdateError("update without update_id");
   const update = raw as unknown as Update;
-  if (update.message) return normalizeMessage(update.update_id, update.message, bot, recent);
-  if (update.message_reaction)
-    return normalizeReaction(update.update_id, update.message_reaction, bot, recent);
+  if ("message" in update) return normalizeMessage(update.update_id, update.message as Message, bot, recent);
+  if ("message_reaction" in update) {
+    return normalizeReaction(
+      update.update_id,
+      update.message_reaction as NonNullable<Update["message_reaction"]>,
+      bot,
+      recent,
+    );
+  }
   return [];
 }
 
@@ -146,7 +159,9 @@ async function normalizeMessage(
   bot: BotIdentity,
   recent: RecentMessages,
 ): Promise<InboundEvent[]> {
-  if (!isWellFormedMessage(m) || !m.from || typeof m.from.id !== "number") return [];
+  if (!isWellFormedMessage(m) || !m.from || typeof m.from.id !== "number") {
+    throw new MalformedUpdateError("message without message_id, date, chat or sender");
+  }
   if (m.from.id === bot.id) return [];
   const chatId = m.chat.id;
   const isDirect = m.chat.type === "private";
@@ -227,8 +242,14 @@ async function normalizeReaction(
   bot: BotIdentity,
   recent: RecentMessages,
 ): Promise<InboundEvent[]> {
-  if (!isObject(r) || !isObject(r.chat) || typeof r.chat.id !== "number" || typeof r.message_id !== "number")
-    return [];
+  if (
+    !isObject(r) ||
+    !isObject(r.chat) ||
+    typeof r.chat.id !== "number" ||
+    typeof r.message_id !== "number"
+  ) {
+    throw new MalformedUpdateError("message_reaction without chat or message_id");
+  }
   if (!r.user || r.user.id === bot.id) return [];
   const chatId = r.chat.id;
   const before = new Set((Array.isArray(r.old_reaction) ? r.old_reaction : []).map(emojiOf).filter(Boolean));

@@ -160,6 +160,7 @@ describe("Telegram inbound", () => {
     fake.userMessage({ chat: dmWith(alice), from: alice, text: "still alive?" });
     await until(() => received.messages.length === 1);
     expect(received.messages.map((m) => m.text)).toEqual(["still alive?"]);
+    expect(warnings.filter((w) => w.includes("malformed"))).toHaveLength(5);
   });
 
   it("keeps forum topics apart and answers inside the topic", async () => {
