@@ -11,7 +11,7 @@ import type { ApprovalRule, ExtensionEntry, ExtensionTool } from "../../src/exte
 import { MemoryApprovalStore } from "../../src/queue/approvals/memory-store.js";
 import { RedisApprovalStore } from "../../src/queue/approvals/redis-store.js";
 import { connectRedis, uniquePrefix } from "../support/redis.js";
-import { createHarness } from "./support/harness.js";
+import { createHarness, type HarnessOptions } from "./support/harness.js";
 import { MemoryHost } from "./support/memory-host.js";
 
 const T0 = Date.UTC(2024, 4, 1, 14, 0, 0);
@@ -58,7 +58,7 @@ afterEach(async () => {
 
 interface SetupOptions {
   tool?: ExtensionTool & { ran: string[] };
-  replies?: Parameters<typeof createHarness>[1]["replies"];
+  replies?: HarnessOptions["replies"];
   store?: ApprovalStore;
   /** Store of the gateway process (default: the worker's). */
   gatewayStore?: ApprovalStore;
