@@ -16,24 +16,6 @@ import type { AdapterLogger, ConnectionLease, EventDeduper } from "../adapters/t
  * KEYS[1] lease key
  * ARGV[1] holder id
  * ARGV[2] ttl in ms
- * Returns 1 when the caller holds the lease afterwards (taken now or already its own, renewed), 0 when
- * another holder has it.
- */
-const ACQUIRE = `
-local cur = redis.call('GET', KEYS[1])
-if cur == ARGV[1] then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  return 1
-end
-if cur then return 0 end
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-return 1
-`;
-
-/**
- * KEYS[1] lease key
- * ARGV[1] holder id
- * ARGV[2] ttl in ms
  * Returns 1 when renewed, 0 when the lease is no longer the caller's (expired or taken over).
  */
 const RENEW = `
@@ -96,9 +78,10 @@ export class RedisConnectionLease implements ConnectionLease {
     this.log = o.logger ?? silent;
   }
 
-  /** Take the lease if free (or renew it if already ours). */
+  /** Take the lease if free (`SET NX PX`), or renew it if it is already ours. */
   async tryAcquire(): Promise<boolean> {
-    return (await this.o.redis.eval(ACQUIRE, 1, this.key, this.holderId, this.ttlMs)) === 1;
+    const set = await this.o.redis.set(this.key, this.holderId, "PX", this.ttlMs, "NX");
+    return set === "OK" || (await this.renew());
   }
 
   async renew(): Promise<boolean> {
