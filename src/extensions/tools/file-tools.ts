@@ -1,0 +1,224 @@
+/**
+ * The file tools, confined to the thread's workspace: `read` (line window, size caps), `write`
+ * (creates parent directories), `edit` (one exact, unique replacement), `ls`. Refused paths and
+ * other failures are thrown with messages for the model, which the engine turns into error results.
+ */
+import { mkdir, open, readdir, readFile, stat, writeFile } from "node:fs/promises";
+import { dirname } from "node:path";
+import { type Static, Type } from "@sinclair/typebox";
+import type { ExtensionTool } from "../types.js";
+import { displayPath, resolveInWorkspace } from "./workspace.js";
+
+export interface FileToolOptions {
+  /** Largest file `read` and `edit` open. Default 5 MB. */
+  maxFileBytes?: number;
+  /** Most text `read` returns in one call. Default 50 000 bytes. */
+  maxReadBytes?: number;
+  /** Most lines `read` returns when no limit is given. Default 2000. */
+  defaultReadLines?: number;
+  /** Largest content `write` accepts. Default 5 MB. */
+  maxWriteBytes?: number;
+  /** Most entries `ls` lists. Default 500. */
+  maxListEntries?: number;
+}
+
+type Workspace = () => Promise<string>;
+
+function text(t: string) {
+  return [{ type: "text" as const, text: t }];
+}
+
+async function checkedSize(path: string, shown: string, max: number): Promise<number> {
+  const info = await stat(path).catch((e: NodeJS.ErrnoException) => {
+    if (e.code === "ENOENT") throw new Error(`File "${shown}" does not exist.`);
+    throw e;
+  });
+  if (info.isDirectory()) throw new Error(`"${shown}" is a directory; use ls to list it.`);
+  if (info.size > max) {
+    throw new Error(
+      `File "${shown}" is ${info.size} bytes, more than the ${max} bytes this tool opens; use bash (head, sed -n) for parts of it.`,
+    );
+  }
+  return info.size;
+}
+
+async function looksBinary(path: string): Promise<boolean> {
+  const handle = await open(path, "r");
+  try {
+    const probe = Buffer.alloc(4096);
+    const { bytesRead } = await handle.read(probe, 0, probe.length, 0);
+    return probe.subarray(0, bytesRead).includes(0);
+  } finally {
+    await handle.close();
+  }
+}
+
+export const readParameters = Type.Object({
+  path: Type.String({ description: "File path, relative to the workspace" }),
+  offset: Type.Optional(Type.Integer({ description: "First line to read (1-based)", minimum: 1 })),
+  limit: Type.Optional(Type.Integer({ description: "Number of lines to read", minimum: 1 })),
+});
+
+export function createReadTool(
+  workspace: Workspace,
+  options: FileToolOptions = {},
+): ExtensionTool<typeof readParameters> {
+  const maxFile = options.maxFileBytes ?? 5_000_000;
+  const maxRead = options.maxReadBytes ?? 50_000;
+  const defaultLines = options.defaultReadLines ?? 2000;
+  return {
+    name: "read",
+    label: "read",
+    description: `Read a text file in the workspace. Returns up to ${defaultLines} lines or ${maxRead} bytes; use offset and limit for more.`,
+    parameters: readParameters,
+    async execute(_id, params: Static<typeof readParameters>) {
+      const root = await workspace();
+      const path = await resolveInWorkspace(root, params.path);
+      const shown = displayPath(root, path);
+      await checkedSize(path, shown, maxFile);
+      if (await looksBinary(path))
+        throw new Error(`File "${shown}" looks binary; read only opens text files.`);
+      const lines = (await readFile(path, "utf8")).split("\n");
+      if (lines.length > 1 && lines[lines.length - 1] === "") lines.pop();
+      const start = (params.offset ?? 1) - 1;
+      if (start >= lines.length && lines.length > 0) {
+        throw new Error(`Offset ${params.offset} is past the end of "${shown}" (${lines.length} lines).`);
+      }
+      const wanted = lines.slice(start, start + (params.limit ?? defaultLines));
+      const out: string[] = [];
+      let bytes = 0;
+      for (const line of wanted) {
+        const size = Buffer.byteLength(line, "utf8") + 1;
+        if (bytes + size > maxRead && out.length > 0) break;
+        out.push(line);
+        bytes += size;
+      }
+      const last = start + out.length;
+      let body = out.join("\n");
+      if (last < lines.length) {
+        body += `\n\n[Lines ${start + 1}-${last} of ${lines.length}. Use offset=${last + 1} to read on.]`;
+      }
+      return {
+        content: text(body),
+        details: { path: shown, lines: lines.length, from: start + 1, to: last },
+      };
+    },
+  };
+}
+
+export const writeParameters = Type.Object({
+  path: Type.String({ description: "File path, relative to the workspace" }),
+  content: Type.String({ description: "The whole new content of the file" }),
+});
+
+export function createWriteTool(
+  workspace: Workspace,
+  options: FileToolOptions = {},
+): ExtensionTool<typeof writeParameters> {
+  const maxWrite = options.maxWriteBytes ?? 5_000_000;
+  return {
+    name: "write",
+    label: "write",
+    description: "Create or overwrite a file in the workspace (parent directories are created).",
+    parameters: writeParameters,
+    async execute(_id, params: Static<typeof writeParameters>) {
+      const root = await workspace();
+      const path = await resolveInWorkspace(root, params.path);
+      const shown = displayPath(root, path);
+      const size = Buffer.byteLength(params.content, "utf8");
+      if (size > maxWrite)
+        throw new Error(`Content is ${size} bytes, more than the ${maxWrite} bytes write accepts.`);
+      await mkdir(dirname(path), { recursive: true });
+      // Re-check after creating directories: nothing on the way may have become a way out.
+      await resolveInWorkspace(root, params.path);
+      await writeFile(path, params.content, "utf8");
+      return { content: text(`Wrote ${size} bytes to ${shown}.`), details: { path: shown, bytes: size } };
+    },
+  };
+}
+
+export const editParameters = Type.Object({
+  path: Type.String({ description: "File path, relative to the workspace" }),
+  oldText: Type.String({ description: "Exact text to replace; must occur exactly once", minLength: 1 }),
+  newText: Type.String({ description: "Replacement text" }),
+});
+
+function countOccurrences(haystack: string, needle: string): number {
+  let count = 0;
+  for (let at = haystack.indexOf(needle); at !== -1; at = haystack.indexOf(needle, at + needle.length))
+    count++;
+  return count;
+}
+
+export function createEditTool(
+  workspace: Workspace,
+  options: FileToolOptions = {},
+): ExtensionTool<typeof editParameters> {
+  const maxFile = options.maxFileBytes ?? 5_000_000;
+  return {
+    name: "edit",
+    label: "edit",
+    description: "Replace one exact occurrence of oldText with newText in a workspace file.",
+    parameters: editParameters,
+    async execute(_id, params: Static<typeof editParameters>) {
+      const root = await workspace();
+      const path = await resolveInWorkspace(root, params.path);
+      const shown = displayPath(root, path);
+      await checkedSize(path, shown, maxFile);
+      const content = await readFile(path, "utf8");
+      const count = countOccurrences(content, params.oldText);
+      if (count === 0) {
+        throw new Error(
+          `oldText was not found in "${shown}". Read the file and copy the exact text, including whitespace.`,
+        );
+      }
+      if (count > 1) {
+        throw new Error(
+          `oldText occurs ${count} times in "${shown}"; include more surrounding text so it is unique.`,
+        );
+      }
+      const at = content.indexOf(params.oldText);
+      const updated = content.slice(0, at) + params.newText + content.slice(at + params.oldText.length);
+      await writeFile(path, updated, "utf8");
+      const line = content.slice(0, at).split("\n").length;
+      return { content: text(`Edited ${shown} at line ${line}.`), details: { path: shown, line } };
+    },
+  };
+}
+
+export const lsParameters = Type.Object({
+  path: Type.Optional(
+    Type.String({ description: "Directory, relative to the workspace (default: the root)" }),
+  ),
+});
+
+export function createLsTool(
+  workspace: Workspace,
+  options: FileToolOptions = {},
+): ExtensionTool<typeof lsParameters> {
+  const maxEntries = options.maxListEntries ?? 500;
+  return {
+    name: "ls",
+    label: "ls",
+    description: "List a directory of the workspace (directories end with /, symlinks with @).",
+    parameters: lsParameters,
+    async execute(_id, params: Static<typeof lsParameters>) {
+      const root = await workspace();
+      const path = await resolveInWorkspace(root, params.path ?? ".");
+      const shown = displayPath(root, path);
+      const entries = await readdir(path, { withFileTypes: true }).catch((e: NodeJS.ErrnoException) => {
+        if (e.code === "ENOENT") throw new Error(`Directory "${shown}" does not exist.`);
+        if (e.code === "ENOTDIR") throw new Error(`"${shown}" is a file, not a directory; use read.`);
+        throw e;
+      });
+      const names = entries
+        .map((e) => e.name + (e.isDirectory() ? "/" : e.isSymbolicLink() ? "@" : ""))
+        .sort((a, b) => a.localeCompare(b));
+      const listed = names.slice(0, maxEntries);
+      let body = listed.length > 0 ? listed.join("\n") : "(empty directory)";
+      if (names.length > listed.length)
+        body += `\n\n[${names.length - listed.length} more entries not shown]`;
+      return { content: text(body), details: { path: shown, count: names.length } };
+    },
+  };
+}

@@ -1,0 +1,99 @@
+/**
+ * The built-in tools (`bash`, `read`, `write`, `edit`, `ls`), as plain tools for a fixed workspace
+ * (`createBuiltinTools`) or as an extension that gives every thread its own workspace under a root
+ * directory (`createToolsExtension`). Which tools a channel gets is configuration: pass the names
+ * to `selectTools`, or as `activeTools` when binding the runner to a thread.
+ */
+import type { AgentTool } from "../../agent/types.js";
+import type { ExtensionContext, ExtensionFactory, ExtensionTool, ToolDefinition } from "../types.js";
+import { type BashToolOptions, createBashTool } from "./bash.js";
+import {
+  createEditTool,
+  createLsTool,
+  createReadTool,
+  createWriteTool,
+  type FileToolOptions,
+} from "./file-tools.js";
+import { ensureWorkspace } from "./workspace.js";
+
+export { type BashToolOptions, commandEnv } from "./bash.js";
+export type { FileToolOptions } from "./file-tools.js";
+export {
+  displayPath,
+  ensureWorkspace,
+  resolveInWorkspace,
+  WorkspacePathError,
+  workspaceDirName,
+} from "./workspace.js";
+
+export const BUILTIN_TOOL_NAMES = ["bash", "read", "write", "edit", "ls"] as const;
+export type BuiltinToolName = (typeof BUILTIN_TOOL_NAMES)[number];
+
+export interface BuiltinToolOptions {
+  bash?: BashToolOptions;
+  files?: FileToolOptions;
+}
+
+/** The built-in tools working in `workspace` (a directory, or a function giving it per call). */
+export function createBuiltinTools(
+  workspace: string | (() => Promise<string>),
+  options: BuiltinToolOptions = {},
+): Record<BuiltinToolName, ExtensionTool> {
+  const dir = typeof workspace === "string" ? async () => workspace : workspace;
+  return {
+    bash: createBashTool(dir, options.bash),
+    read: createReadTool(dir, options.files),
+    write: createWriteTool(dir, options.files),
+    edit: createEditTool(dir, options.files),
+    ls: createLsTool(dir, options.files),
+  };
+}
+
+/**
+ * The tools named in `names`, in that order. Throws (a configuration error) for a name that is not
+ * in `available`, listing the names that are.
+ */
+export function selectTools<T extends AgentTool>(
+  available: Readonly<Record<string, T>>,
+  names: readonly string[],
+): T[] {
+  return names.map((name) => {
+    const tool = available[name];
+    if (!tool) {
+      throw new Error(
+        `Unknown tool "${name}" in the channel's tools. Available: ${Object.keys(available).join(", ")}.`,
+      );
+    }
+    return tool;
+  });
+}
+
+export interface ToolsExtensionOptions extends BuiltinToolOptions {
+  /** Directory under which each thread gets its workspace (`<root>/<thread dir>`), created on first use. */
+  root: string;
+  /** Which built-ins to register. Default all. */
+  names?: readonly BuiltinToolName[];
+}
+
+/** The built-in tools as an extension, each thread working in its own workspace under `root`. */
+export function createToolsExtension(options: ToolsExtensionOptions): ExtensionFactory {
+  return (api) => {
+    const forThread = (ctx: ExtensionContext) =>
+      createBuiltinTools(() => ensureWorkspace(options.root, ctx.thread.threadKey), options);
+    // Descriptions, schemas and approval rules do not depend on the thread: take them from one instance.
+    const template = createBuiltinTools(options.root, options);
+    for (const name of options.names ?? BUILTIN_TOOL_NAMES) {
+      const base = template[name];
+      const definition: ToolDefinition = {
+        name: base.name,
+        label: base.label,
+        description: base.description,
+        parameters: base.parameters,
+        execute: (id, params, signal, onUpdate, ctx) =>
+          forThread(ctx)[name].execute(id, params, signal, onUpdate),
+      };
+      if (base.approval !== undefined) definition.approval = base.approval;
+      api.registerTool(definition);
+    }
+  };
+}
