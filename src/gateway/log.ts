@@ -4,7 +4,8 @@
  *
  * Secrets never reach the output. Three layers, because each alone misses something:
  * 1. fields named like secrets (`token`, `apiKey`, `authorization`, `cookie`, …) are replaced at any
- *    depth of the logged object and of child bindings;
+ *    depth of the logged object, and string fields so named also in child bindings (pino serializes
+ *    those once, at `child()`, so they are scrubbed in the written line);
  * 2. values shaped like known credentials (Slack `xoxb-`/`xapp-`, `sk-…` API keys, Telegram
  *    `123456:ABC…`, Discord bot tokens, `Bearer …`/`Bot …` headers, URL passwords) are masked in
  *    the final line, messages and stack traces included;
@@ -30,6 +31,10 @@ const TOKEN_SHAPES: RegExp[] = [
 ];
 const AUTH_SCHEME = /\b(Bearer|Bot|Basic|Token)\s+[A-Za-z0-9._~+/=:-]{8,}/g;
 const URL_PASSWORD = /\b([a-z][a-z0-9+.-]*:\/\/[^/\s:@"]*:)[^/\s@"]+@/gi;
+
+/** `"botToken":"…"` in a serialized line: secret-named keys at any depth, child bindings included. */
+const SECRET_JSON_FIELD =
+  /("[^"]*?(?:token|secret|password|passwd|api[-_]?key|private[-_]?key|credentials?|authorization|cookie)":)"(?:[^"\\]|\\.)*"/gi;
 
 function escapeRegExp(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
@@ -98,10 +103,12 @@ export function createLogger(options: CreateLoggerOptions = {}): Logger {
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: {
         level: (label) => ({ level: label }),
-        bindings: (bindings) => redactFields(bindings, new WeakSet(), 0) as Record<string, unknown>,
         log: (obj) => redactFields(obj, new WeakSet(), 0) as Record<string, unknown>,
       },
-      hooks: { streamWrite: (line) => redactSecrets(line, secrets) },
+      hooks: {
+        streamWrite: (line) =>
+          redactSecrets(line, secrets).replace(SECRET_JSON_FIELD, (_m, key: string) => `${key}"${REDACTED}"`),
+      },
     },
     destination,
   );

@@ -3,8 +3,8 @@
  * wiring code supplies.
  */
 export { type ParsedCommand, parseCommandLine, UsageError } from "./args.js";
-export { summarizeConfig } from "./check.js";
 export { COMMANDS, type CommandName, helpText } from "./help.js";
-export { parseSessionFile, runCli } from "./run.js";
+export { runCli } from "./run.js";
+export { parseSessionFile } from "./session-file.js";
 export type * from "./types.js";
 export { COMMAND_PLATFORMS, EXIT, ROLES } from "./types.js";

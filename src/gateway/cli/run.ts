@@ -1,27 +1,13 @@
 /**
  * `runCli`: the whole `switchboard` command as one function returning the exit code. It parses the
- * arguments, loads the config (printing every problem with its path), creates the logger and hands
- * the command to the wiring code's handler. `src/main.ts` calls it and sets `process.exitCode`.
+ * arguments and answers `--help`/`--version` at once; every other command loads the rest of the
+ * frame (config, logger, dispatch to the wiring code's handlers) on demand, so help stays instant.
+ * `src/main.ts` calls it and sets `process.exitCode`.
  */
-import { once } from "node:events";
-import { createWriteStream, readFileSync } from "node:fs";
-import { resolve } from "node:path";
-import { ConfigError, formatIssue } from "../config/errors.js";
-import { type LoadConfigResult, loadConfig } from "../config/loader.js";
-import { collectSecretValues } from "../config/secrets.js";
-import { createLogger, type Logger, redactSecrets } from "../log.js";
+import { readFileSync } from "node:fs";
 import { type ParsedCommand, parseCommandLine, UsageError } from "./args.js";
-import { printConfigIssues, printValidConfig } from "./check.js";
 import { helpText } from "./help.js";
-import {
-  type CliDeps,
-  type CliHandlers,
-  type CliIO,
-  COMMAND_PLATFORMS,
-  type CommandContext,
-  EXIT,
-  type StartContext,
-} from "./types.js";
+import { type CliDeps, type CliIO, EXIT } from "./types.js";
 
 const processIO: CliIO = {
   stdout: (text) => process.stdout.write(text),
@@ -39,16 +25,10 @@ function packageVersion(): string {
   }
 }
 
-function errorLine(err: unknown): string {
-  const text = err instanceof Error ? err.message : String(err);
-  return redactSecrets(text.trim() || "unknown error");
-}
-
 /** Runs the `switchboard` command line `argv` (without `node` and the script) and returns the exit code. */
 export async function runCli(argv: readonly string[], deps: CliDeps = {}): Promise<number> {
   const io = deps.io ?? processIO;
   const env = deps.env ?? process.env;
-  const cwd = deps.cwd ?? process.cwd();
 
   let parsed: ParsedCommand;
   try {
@@ -67,240 +47,6 @@ export async function runCli(argv: readonly string[], deps: CliDeps = {}): Promi
     io.stdout(`switchboard ${deps.version ?? packageVersion()}\n`);
     return EXIT.ok;
   }
-
-  const loaded = loadConfig({ path: parsed.config, env, cwd });
-  if (parsed.kind === "check") return check(parsed, loaded, deps, io, env);
-  if (!loaded.ok) return printConfigIssues(loaded, io.stderr);
-
-  const { config } = loaded;
-  const logger = (deps.createLogger ?? defaultLogger)({
-    level: config.logging.level,
-    secrets: collectSecretValues(config),
-    toStderr: parsed.kind !== "start",
-  });
-  const ctx: CommandContext = { config, configFile: loaded.file, warnings: loaded.warnings, logger, io, env };
-  for (const w of loaded.warnings) logger.warn({ configFile: loaded.file }, w);
-  const handlers = deps.handlers ?? {};
-
-  try {
-    switch (parsed.kind) {
-      case "start":
-        return await start(parsed.role, ctx, handlers, deps, logger);
-      case "export":
-        return await exportThread(parsed, ctx, handlers, cwd);
-      case "import":
-        return await importSession(parsed, ctx, handlers, cwd);
-      case "register-commands":
-        return await registerCommands(parsed.platforms, ctx, handlers);
-    }
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      io.stderr(`switchboard ${parsed.kind}: invalid configuration\n`);
-      for (const issue of err.issues) io.stderr(`  ✗ ${redactSecrets(formatIssue(issue))}\n`);
-      return EXIT.usage;
-    }
-    io.stderr(`switchboard ${parsed.kind}: ${errorLine(err)}\n`);
-    return EXIT.failure;
-  }
-}
-
-const defaultLogger: NonNullable<CliDeps["createLogger"]> = (opts) =>
-  createLogger({ level: opts.level, secrets: opts.secrets, destination: opts.toStderr ? 2 : 1 });
-
-function missing(command: string, io: CliIO): number {
-  io.stderr(
-    `switchboard ${command}: not available in this build (no handler for it was passed to runCli by src/main.ts).\n`,
-  );
-  return EXIT.failure;
-}
-
-async function check(
-  parsed: Extract<ParsedCommand, { kind: "check" }>,
-  loaded: LoadConfigResult,
-  deps: CliDeps,
-  io: CliIO,
-  env: CommandContext["env"],
-): Promise<number> {
-  if (!loaded.ok) return printConfigIssues(loaded, io.stdout);
-  const factory = deps.handlers?.checkProbes;
-  if (parsed.offline || !factory) {
-    return printValidConfig(loaded.config, loaded.file, loaded.warnings, undefined, io);
-  }
-  const logger = (deps.createLogger ?? defaultLogger)({
-    level: "warn",
-    secrets: collectSecretValues(loaded.config),
-    toStderr: true,
-  });
-  const ctx: CommandContext = {
-    config: loaded.config,
-    configFile: loaded.file,
-    warnings: loaded.warnings,
-    logger,
-    io,
-    env,
-  };
-  try {
-    const probes = await factory(ctx);
-    return await printValidConfig(loaded.config, loaded.file, loaded.warnings, probes, io);
-  } catch (err) {
-    io.stderr(`switchboard check: ${errorLine(err)}\n`);
-    return EXIT.failure;
-  }
-}
-
-async function start(
-  role: StartContext["role"],
-  ctx: CommandContext,
-  handlers: CliHandlers,
-  deps: CliDeps,
-  logger: Logger,
-): Promise<number> {
-  if (role !== "all" && !ctx.config.runtime.redisUrl) {
-    ctx.io.stderr(
-      `switchboard start: --role ${role} needs Redis so that gateways and workers can share work. ` +
-        "Set REDIS_URL (or runtime.redisUrl), or use --role all to run everything in one process without Redis.\n",
-    );
-    return EXIT.usage;
-  }
-  if (!handlers.start) return missing("start", ctx.io);
-  const controller = new AbortController();
-  const useSignals = deps.handleSignals ?? true;
-  let signals = 0;
-  const onSignal = (signal: NodeJS.Signals) => {
-    signals += 1;
-    if (signals === 1) {
-      logger.info({ signal }, "shutting down (send the signal again to exit at once)");
-      controller.abort();
-    } else {
-      ctx.io.stderr(`switchboard: second ${signal}, exiting now\n`);
-      process.exit(EXIT.failure);
-    }
-  };
-  if (useSignals) {
-    process.on("SIGINT", onSignal);
-    process.on("SIGTERM", onSignal);
-  }
-  try {
-    await handlers.start({
-      ...ctx,
-      role,
-      signal: useSignals ? controller.signal : (deps.shutdown ?? controller.signal),
-    });
-    return EXIT.ok;
-  } finally {
-    if (useSignals) {
-      process.off("SIGINT", onSignal);
-      process.off("SIGTERM", onSignal);
-    }
-  }
-}
-
-async function exportThread(
-  parsed: Extract<ParsedCommand, { kind: "export" }>,
-  ctx: CommandContext,
-  handlers: CliHandlers,
-  cwd: string,
-): Promise<number> {
-  if (!handlers.exportThread) return missing("export", ctx.io);
-  const lines = await handlers.exportThread({
-    ...ctx,
-    threadKey: parsed.threadKey,
-    sessionId: parsed.sessionId,
-  });
-  if (parsed.output === undefined) {
-    for await (const line of lines) ctx.io.stdout(`${line}\n`);
-    return EXIT.ok;
-  }
-  const target = resolve(cwd, parsed.output);
-  const out = createWriteStream(target);
-  const failed = once(out, "error").then(([err]) => {
-    throw err;
-  });
-  let count = 0;
-  for await (const line of lines) {
-    count += 1;
-    if (!out.write(`${line}\n`)) await Promise.race([once(out, "drain"), failed]);
-  }
-  out.end();
-  await Promise.race([once(out, "finish"), failed]);
-  ctx.io.stderr(`wrote ${count} lines to ${target}\n`);
-  return EXIT.ok;
-}
-
-/** Parses a JSONL session file; issues name the line. */
-export function parseSessionFile(text: string): { entries: Record<string, unknown>[]; problems: string[] } {
-  const entries: Record<string, unknown>[] = [];
-  const problems: string[] = [];
-  text.split(/\r?\n/).forEach((line, i) => {
-    if (line.trim() === "") return;
-    try {
-      const value: unknown = JSON.parse(line);
-      if (value === null || typeof value !== "object" || Array.isArray(value)) {
-        problems.push(`line ${i + 1}: not a JSON object`);
-      } else entries.push(value as Record<string, unknown>);
-    } catch {
-      problems.push(`line ${i + 1}: not valid JSON`);
-    }
-  });
-  if (problems.length === 0 && entries[0]?.type !== "session") {
-    problems.push('line 1: expected the session header ({"type":"session",...}); is this a pi session file?');
-  }
-  return { entries, problems };
-}
-
-async function importSession(
-  parsed: Extract<ParsedCommand, { kind: "import" }>,
-  ctx: CommandContext,
-  handlers: CliHandlers,
-  cwd: string,
-): Promise<number> {
-  if (!handlers.importSession) return missing("import", ctx.io);
-  const file = resolve(cwd, parsed.file);
-  let text: string;
-  try {
-    text = readFileSync(file, "utf8");
-  } catch (err) {
-    ctx.io.stderr(
-      `switchboard import: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? err})\n`,
-    );
-    return EXIT.usage;
-  }
-  const { entries, problems } = parseSessionFile(text);
-  if (problems.length > 0) {
-    ctx.io.stderr(`switchboard import: ${file} is not a pi session file:\n`);
-    for (const p of problems.slice(0, 20)) ctx.io.stderr(`  ${p}\n`);
-    return EXIT.usage;
-  }
-  const where = await handlers.importSession({ ...ctx, file, entries, threadKey: parsed.threadKey });
-  ctx.io.stdout(
-    `imported ${entries.length} lines into thread ${where.threadKey}` +
-      (where.sessionId ? ` (session ${where.sessionId})` : "") +
-      "\n",
-  );
-  return EXIT.ok;
-}
-
-async function registerCommands(
-  named: readonly (typeof COMMAND_PLATFORMS)[number][],
-  ctx: CommandContext,
-  handlers: CliHandlers,
-): Promise<number> {
-  if (!handlers.registerCommands) return missing("register-commands", ctx.io);
-  const enabled = COMMAND_PLATFORMS.filter((p) => ctx.config.channels[p].enabled);
-  const platforms = named.length > 0 ? named : enabled;
-  const off = platforms.filter((p) => !ctx.config.channels[p].enabled);
-  if (off.length > 0) {
-    ctx.io.stderr(
-      `switchboard register-commands: ${off.join(", ")} ${off.length === 1 ? "is" : "are"} not enabled in the config ` +
-        "(set the token, or channels.<platform>.enabled: true)\n",
-    );
-    return EXIT.usage;
-  }
-  if (platforms.length === 0) {
-    ctx.io.stderr("switchboard register-commands: no platform is enabled; nothing to register\n");
-    return EXIT.usage;
-  }
-  const lines = await handlers.registerCommands({ ...ctx, platforms });
-  for (const line of lines) ctx.io.stdout(`${line}\n`);
-  return EXIT.ok;
+  const { runCommand } = await import("./commands.js");
+  return runCommand(parsed, { ...deps, io, env, cwd: deps.cwd ?? process.cwd() });
 }
