@@ -13,8 +13,10 @@ import {
   ChannelError,
   type ConnectionStatus,
   type EditOptions,
+  type EventDeduper,
   type HistoryMessage,
   type InboundHandlers,
+  type KeyValueStore,
   type MessageRef,
   type PostOptions,
   type RateRule,
@@ -22,7 +24,7 @@ import {
 import { BoltLogger } from "./bolt-logger.js";
 import { BoundedMap } from "./bounded-map.js";
 import { slackNameFromEmoji } from "./emoji.js";
-import { decodeMessageRef, decodeThreadKey, encodeMessageRef, encodeThreadKey } from "./ids.js";
+import { compareTs, decodeMessageRef, decodeThreadKey, encodeMessageRef, encodeThreadKey } from "./ids.js";
 import {
   isFromPerson,
   mentionsBot,
@@ -83,11 +85,23 @@ export interface SlackAdapterConfig {
    * mentioned or post in, else a `conversations.replies` look-up (cached).
    */
   isBotThread?: (threadKey: string) => boolean | Promise<boolean>;
+  /** Cross-process dedupe of event ids (the in-process check always runs). */
+  dedupe?: EventDeduper;
+  /**
+   * Shared store for which threads the bot takes part in, so a thread reply reaching one process
+   * is recognised when another process posted in the thread.
+   */
+  store?: KeyValueStore;
+  /** Key prefix for `store` (default `sb:`). */
+  keyPrefix?: string;
   /** Known identity, to skip `auth.test`. */
   identity?: SlackIdentity;
   /** Resolve display names with `users.info` (needs `users:read`; default true). */
   resolveUserNames?: boolean;
 }
+
+/** How long the shared store remembers that the bot is in a thread. */
+const THREAD_MEMORY_MS = 14 * 86_400_000;
 
 const silent: AdapterLogger = { debug() {}, info() {}, warn() {}, error() {} };
 
@@ -105,7 +119,8 @@ export class SlackAdapter implements ChannelAdapter {
   private status: ConnectionStatus | undefined;
   /** Event ids being handled or handled: Slack retries a delivery it thinks was lost. */
   private readonly recent = new BoundedMap<string, "inflight" | "done">(10_000, 3_600_000);
-  private readonly knownThreads = new BoundedMap<string, true>(50_000);
+  /** Thread key → ts from which on the bot takes part (earlier replies stay out even when late). */
+  private readonly knownThreads = new BoundedMap<string, string>(50_000);
   private readonly notBotThreads = new BoundedMap<string, true>(10_000, 30_000);
   private readonly inflight = new Set<Promise<void>>();
 
@@ -277,12 +292,25 @@ export class SlackAdapter implements ChannelAdapter {
       return;
     }
     this.recent.set(eventId, "inflight");
+    const dedupe = this.config.dedupe;
     const run = (async () => {
+      if (dedupe) {
+        try {
+          if (!(await dedupe.claim(eventId))) {
+            this.log.debug({ eventId }, "slack: event already handled by another process");
+            this.recent.set(eventId, "done");
+            return;
+          }
+        } catch (err) {
+          this.log.warn({ eventId, err: (err as Error).message }, "slack: dedupe check failed; delivering");
+        }
+      }
       try {
         await fn(handlers);
         this.recent.set(eventId, "done");
       } catch (err) {
         this.recent.delete(eventId);
+        await dedupe?.release(eventId).catch(() => {});
         this.log.error({ eventId, kind, err: (err as Error).message }, "slack: inbound handler failed");
       }
     })();
@@ -315,13 +343,15 @@ export class SlackAdapter implements ChannelAdapter {
       // A mention in a channel also arrives as `app_mention`, which is the one delivered.
       if (mentionsBot(e.text, me.userId)) return;
       if (!e.threadTs || e.threadTs === e.ts) return;
-      if (!(await this.inBotThread(encodeThreadKey(team, e.channel, e.threadTs), e.channel, e.threadTs)))
+      if (
+        !(await this.inBotThread(encodeThreadKey(team, e.channel, e.threadTs), e.channel, e.threadTs, e.ts))
+      )
         return;
       mentioned = false;
     }
     const thread = threadOf(e);
     this.web.rememberThread(e.channel, e.ts, thread);
-    if (kind === "app_mention") this.knownThreads.set(encodeThreadKey(team, e.channel, thread), true);
+    if (kind === "app_mention") await this.joinThread(encodeThreadKey(team, e.channel, thread), e.ts);
     const user =
       this.config.resolveUserNames === false
         ? { id: e.user ?? "", isBot: false }
@@ -330,13 +360,38 @@ export class SlackAdapter implements ChannelAdapter {
     await this.deliver(eventId, kind, (h) => h.onMessage(message));
   }
 
-  private async inBotThread(key: string, channel: string, threadTs: string): Promise<boolean> {
-    if (this.knownThreads.has(key)) return true;
+  private storeKey(threadKey: string): string {
+    return `${this.config.keyPrefix ?? "sb:"}{${threadKey}}:slack-bot-thread`;
+  }
+
+  /** Remember that the bot takes part in a thread, here and in the shared store. */
+  private async joinThread(threadKey: string, since: string): Promise<void> {
+    const known = this.knownThreads.get(threadKey);
+    if (known !== undefined && compareTs(known, since) <= 0) return;
+    this.knownThreads.set(threadKey, since);
     try {
+      await this.config.store?.set(this.storeKey(threadKey), since, THREAD_MEMORY_MS);
+    } catch (err) {
+      this.log.warn(
+        { threadKey, err: (err as Error).message },
+        "slack: could not record the thread in the store",
+      );
+    }
+  }
+
+  private async inBotThread(key: string, channel: string, threadTs: string, ts: string): Promise<boolean> {
+    const known = this.knownThreads.get(key);
+    if (known !== undefined) return compareTs(known, ts) < 0;
+    try {
+      const stored = await this.config.store?.get(this.storeKey(key));
+      if (stored !== undefined && /^\d+\.\d+$/.test(stored)) {
+        this.knownThreads.set(key, stored);
+        return compareTs(stored, ts) < 0;
+      }
       if (this.config.isBotThread) return await this.config.isBotThread(key);
       if (this.notBotThreads.has(key)) return false;
       const yes = await this.web.botInThread(channel, threadTs);
-      if (yes) this.knownThreads.set(key, true);
+      if (yes) this.knownThreads.set(key, threadTs);
       else this.notBotThreads.set(key, true);
       return yes;
     } catch (err) {
@@ -439,7 +494,7 @@ export class SlackAdapter implements ChannelAdapter {
     const ts = typeof r.ts === "string" ? r.ts : undefined;
     if (!ts) throw new ChannelError("other", "Slack chat.postMessage returned no message ts", "slack");
     this.web.rememberThread(t.channel, ts, threadTs);
-    if (threadTs) this.knownThreads.set(encodeThreadKey(t.team, t.channel, threadTs), true);
+    if (threadTs) await this.joinThread(encodeThreadKey(t.team, t.channel, threadTs), ts);
     return encodeMessageRef(t.team, t.channel, ts);
   }
 

@@ -53,3 +53,12 @@ export function tsToMs(ts: string): number {
   const n = Number(ts);
   return Number.isFinite(n) ? Math.round(n * 1000) : 0;
 }
+
+/** Compare two Slack timestamps exactly (as numbers they lose the last microsecond digits). */
+export function compareTs(a: string, b: string): number {
+  const [ai = "0", af = ""] = a.split(".");
+  const [bi = "0", bf = ""] = b.split(".");
+  const x = BigInt(ai) * 1_000_000n + BigInt(af.padEnd(6, "0").slice(0, 6) || "0");
+  const y = BigInt(bi) * 1_000_000n + BigInt(bf.padEnd(6, "0").slice(0, 6) || "0");
+  return x < y ? -1 : x > y ? 1 : 0;
+}
