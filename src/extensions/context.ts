@@ -24,6 +24,7 @@ export interface ContextSource {
   getApiKey: ((provider: Provider) => string | undefined) | undefined;
   /** Messages held for the next run (`deliverAs: "nextTurn"` with an agent attached). */
   nextTurn: CustomMessage[];
+  toolHooks: ExtensionContext["toolHooks"];
 }
 
 /**
@@ -102,5 +103,6 @@ export function createContext(source: ContextSource, signal: AbortSignal | undef
     getTools(): AgentTool[] {
       return agent ? [...agent.state.tools] : [];
     },
+    toolHooks: source.toolHooks,
   };
 }

@@ -77,6 +77,10 @@ export class ThreadExtensions {
         agent: this.agent,
         getApiKey: this.runner.getApiKey,
         nextTurn: this.nextTurn,
+        toolHooks: () => {
+          const { beforeToolCall, afterToolCall } = this.agentHooks();
+          return { beforeToolCall, afterToolCall };
+        },
       },
       signal,
     );

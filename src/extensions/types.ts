@@ -8,6 +8,7 @@
  * call receives the context of the thread it is working for.
  */
 import type { Static, TSchema } from "@sinclair/typebox";
+import type { AgentOptions } from "../agent/agent.js";
 import type { ImageContent, Model, StreamFunction, TextContent, ThinkingLevel } from "../agent/llm/types.js";
 import type { CustomMessage } from "../agent/session/messages.js";
 import type {
@@ -177,6 +178,11 @@ export interface ExtensionContext {
   setThinkingLevel(level: ThinkingLevel): Promise<ThinkingLevel>;
   /** The tools of the attached agent (empty on the gateway side). */
   getTools(): AgentTool[];
+  /**
+   * The thread's `beforeToolCall`/`afterToolCall` hooks, for agents an extension starts itself
+   * (sub-agents): their tool calls then pass the same gates (approval) as the thread's agent.
+   */
+  toolHooks(): Required<Pick<AgentOptions, "beforeToolCall" | "afterToolCall">>;
 }
 
 // ---------------------------------------------------------------------------------------------
