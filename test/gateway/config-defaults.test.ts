@@ -124,12 +124,12 @@ describe("config/switchboard.example.yaml", () => {
       env: {
         SLACK_BOT_TOKEN: "xoxb-1-2-abc",
         SLACK_APP_TOKEN: "xapp-1-A-1-abc",
-        SWITCHBOARD_HTTP_TOKEN: "s3cret-value",
+        SWITCHBOARD_HTTP_TOKEN: "s3cret-value-0123456",
       },
     });
     if (!r.ok) throw new Error(r.issues.map(formatIssue).join("\n"));
     expect(r.config.channels.slack).toMatchObject({ enabled: true, mode: "socket" });
-    expect(r.config.http.token).toBe("s3cret-value");
+    expect(r.config.http.token).toBe("s3cret-value-0123456");
   });
 
   it("documents every line: each setting has a comment above it or beside it", () => {

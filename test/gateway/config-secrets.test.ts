@@ -111,7 +111,7 @@ describe("secrets come only from the environment or files", () => {
     writeFileSync(join(dir, "http.token"), "t0ken-from-file");
     const out = issues(
       "channels:\n  discord:\n    botTokenFile: /nonexistent/discord\nhttp:\n  token: ${HTTP_TOKEN}\n  tokenFile: http.token\n",
-      { HTTP_TOKEN: "from-env-token" },
+      { HTTP_TOKEN: "from-env-token-0123" },
     );
     expect(out).toEqual([
       'channels.discord.botTokenFile: cannot read file "/nonexistent/discord" (ENOENT)',

@@ -130,6 +130,33 @@ describe("config validation errors name the field and what was expected", () => 
     ]);
   });
 
+  it("an HTTP token too short to resist guessing is refused, without echoing it", () => {
+    const out = issuesOf("", { SWITCHBOARD_HTTP_TOKEN: "hunter2" });
+    expect(out).toEqual(["http.token: must have at least 16 characters"]);
+  });
+
+  it("numeric ids are taken as strings, and x- blocks with YAML merge keys share settings", () => {
+    const r = parseConfigText(
+      [
+        "x-team: &team",
+        "  admins: [123456789]",
+        "  deliveryMode: collect",
+        "channels:",
+        "  telegram:",
+        "    <<: *team",
+        "    allowedChannels: [-1001234567890]",
+        "  web:",
+        "    <<: *team",
+      ].join("\n"),
+      { env: {}, baseDir: "/srv/sb" },
+    );
+    if (!r.ok) throw new Error(r.issues.map(formatIssue).join("\n"));
+    expect(r.config.channels.telegram).toMatchObject({ admins: ["123456789"], deliveryMode: "collect" });
+    expect(r.config.channels.telegram.allowedChannels).toEqual(["-1001234567890"]);
+    expect(r.config.channels.web).toMatchObject({ admins: ["123456789"], deliveryMode: "collect" });
+    expect(r.config).not.toHaveProperty("x-team");
+  });
+
   it("a valid file fills defaults in every section", () => {
     const r = parseConfigText(
       [

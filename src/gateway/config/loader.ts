@@ -65,7 +65,8 @@ export function parseConfigText(
     warnings,
   });
 
-  const doc = parseDocument(text, { prettyErrors: true });
+  // merge: `<<: *shared` lets channels share one block of settings.
+  const doc = parseDocument(text, { prettyErrors: true, merge: true });
   if (doc.errors.length > 0) {
     return fail(doc.errors.map((e) => ({ path: "", message: `YAML syntax: ${e.message.split("\n")[0]}` })));
   }
@@ -78,6 +79,7 @@ export function parseConfigText(
   const tree = raw as Record<string, unknown>;
 
   const issues: ConfigIssue[] = [...findLiteralSecrets(tree)];
+  for (const key of Object.keys(tree)) if (key.startsWith("x-")) delete tree[key];
   const secretPaths = new Set(issues.map((i) => i.path));
   issues.push(...substituteEnv(tree, env).filter((i) => !secretPaths.has(i.path)));
   applyEnvDefaults(tree, env);

@@ -156,7 +156,11 @@ export const TelegramChannelSchema = Obj(
     webhook: Obj(
       {
         url: Type.Optional(
-          Type.String({ pattern: "^https://", description: "Public https URL Telegram posts updates to." }),
+          Type.String({
+            pattern: "^https://",
+            title: "an https:// URL",
+            description: "Public https URL Telegram posts updates to.",
+          }),
         ),
         path: Type.String({
           default: "/telegram/webhook",
@@ -177,6 +181,7 @@ export const WebChannelSchema = Obj(
     path: Type.String({
       default: "/",
       pattern: "^/",
+      title: "a path starting with /",
       description: "Path of the web chat page on the HTTP server.",
     }),
   },
@@ -376,7 +381,13 @@ export const HttpSchema = Obj(
       maximum: 65535,
       description: "Port (0: any free port).",
     }),
-    token: Secret("Access token for everything but /healthz and /readyz. Default: $SWITCHBOARD_HTTP_TOKEN."),
+    token: Type.Optional(
+      Type.String({
+        minLength: 16,
+        description:
+          "Access token (16+ characters) for everything but /healthz and /readyz. Default: $SWITCHBOARD_HTTP_TOKEN.",
+      }),
+    ),
     tokenFile: SecretFile("the access token"),
     publicUrl: Type.Optional(
       Type.String({
@@ -407,7 +418,12 @@ export const ConfigSchema = Type.Object(
     http: HttpSchema,
     logging: LoggingSchema,
   },
-  { additionalProperties: false, title: "Switchboard configuration" },
+  {
+    additionalProperties: false,
+    // `x-…` keys hold YAML anchors to share settings (`x-team: &team …`, then `<<: *team`); ignored.
+    patternProperties: { "^x-": {} },
+    title: "Switchboard configuration",
+  },
 );
 
 /** The config as validated, before resolution (tokens and `enabled` not yet decided). */
