@@ -10,7 +10,7 @@ import { findModel } from "../../agent/llm/models.js";
 import { RedisControlBus } from "../control-bus.js";
 import { Dispatcher } from "../dispatcher.js";
 import { RuntimeKeys } from "../keys.js";
-import type { DropPolicy } from "../state/types.js";
+import type { DropPolicy, ThreadState } from "../state/types.js";
 import type { SessionStore } from "../store/types.js";
 import type {
   AgentFactory,
@@ -91,7 +91,7 @@ export class RedisRuntime implements Runtime {
   private readonly keys: RuntimeKeys;
   private readonly queue: Queue<WakeJobData>;
   private readonly bus: RedisControlBus;
-  private readonly state: RedisThreadState;
+  private readonly state: ThreadState;
   private readonly waker: RedisWaker;
   private readonly dispatcher: Dispatcher;
   private readonly onError: (error: unknown, context: string) => void;
@@ -111,7 +111,7 @@ export class RedisRuntime implements Runtime {
     });
     this.queue.on("error", (e) => this.onError(e, "the wake queue"));
     this.bus = new RedisControlBus(this.redis, this.keys.controlChannel);
-    this.state = new RedisThreadState(this.redis, this.keys, { dedupeTtlMs: o.dedupeTtlMs });
+    this.state = this.createState(this.redis, this.keys);
     this.waker = new RedisWaker(this.redis, this.queue, this.keys);
     this.dispatcher = new Dispatcher({
       state: this.state,
@@ -124,6 +124,11 @@ export class RedisRuntime implements Runtime {
       defaultMode: o.defaultMode,
       onError: this.onError,
     });
+  }
+
+  /** The coordination primitives; a subclass may wrap them (tests drive race windows this way). */
+  protected createState(redis: Redis, keys: RuntimeKeys): ThreadState {
+    return new RedisThreadState(redis, keys, { dedupeTtlMs: this.o.dedupeTtlMs });
   }
 
   deliver(inbound: InboundMessage, mode?: DeliveryMode): Promise<DeliverResult> {

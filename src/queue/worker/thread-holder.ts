@@ -12,6 +12,7 @@ import { buildSessionContext } from "../../agent/session/context.js";
 import { newEntryId } from "../../agent/session/entries.js";
 import type { SessionEntry, SessionEntryInput } from "../../agent/session/types.js";
 import type { AgentEvent, AgentMessage } from "../../agent/types.js";
+import { describeMessages, discardedNotice } from "../inbox-item.js";
 import type { ControlState, TakeOutcome, ThreadState } from "../state/types.js";
 import { LeaseLostError } from "../store/errors.js";
 import type { SessionStore } from "../store/types.js";
@@ -35,6 +36,8 @@ export interface LeaseEvent {
   token: string;
   /** `acquired`: when the reply arrived; others: when the request was sent (ms, `Date.now()`). */
   at: number;
+  /** `acquired`: when the request was sent. */
+  sentAt?: number;
 }
 
 /** Everything a holder needs; shared by all holders of one worker process. */
@@ -60,7 +63,13 @@ export type HoldOutcome = "released" | "lost" | "handoff" | "failed";
 
 interface ActiveRun {
   id: string;
-  firstSeq: number;
+  /**
+   * The newest item the run has taken. A stop or interrupt aborts the run only while all its items
+   * are older (`abortAt >= maxSeq`): a run that already took a newer message (the interrupt
+   * itself) goes on and answers it. Undefined for a recovery run without items.
+   */
+  maxSeq: number | undefined;
+  /** The control state's stop count when the run started (aborts an item-less run). */
   stopsAtStart: number;
   aborted: boolean;
   sink: RunSink;
@@ -192,8 +201,9 @@ export class ThreadHolder {
   }
 
   private markLost(): void {
-    if (this.outcome === "lost") return;
-    if (this.outcome === undefined) this.outcome = "lost";
+    // A renewal still in flight when the tenure ended normally is not a loss.
+    if (this.outcome !== undefined) return;
+    this.outcome = "lost";
     this.env.onLease?.({ type: "lost", threadKey: this.threadKey, token: this.token, at: Date.now() });
     this.stopNow();
   }
@@ -379,7 +389,7 @@ export class ThreadHolder {
   private applyAbort(c: ControlState): void {
     const run = this.run;
     if (!run || run.aborted) return;
-    if (c.abortAt >= run.firstSeq || c.stops > run.stopsAtStart) {
+    if (run.maxSeq === undefined ? c.stops > run.stopsAtStart : c.abortAt >= run.maxSeq) {
       run.aborted = true;
       this.entry?.agent.abort();
     }
@@ -430,6 +440,10 @@ export class ThreadHolder {
       return [];
     }
     if (t.status === "wait") return [];
+    // Aborted while the items were being taken: they stay unsaved and go back to the inbox when the
+    // run settles, so the next run answers them.
+    if (run.aborted) return [];
+    for (const i of t.items) run.maxSeq = Math.max(run.maxSeq ?? 0, i.seq);
     const groups = groupItems(t.items, this.env.format);
     const grouped = new Set(groups.flatMap((g) => g.items.map((i) => i.seq)));
     // Items that make no message (damaged) count as delivered, so they cannot block the thread.
@@ -454,11 +468,11 @@ export class ThreadHolder {
     });
   }
 
-  private async startRun(firstSeq: number, stopsAtStart: number): Promise<ActiveRun> {
+  private async startRun(maxSeq: number | undefined, stopsAtStart: number): Promise<ActiveRun> {
     const id = randomUUID();
     const run: ActiveRun = {
       id,
-      firstSeq,
+      maxSeq,
       stopsAtStart,
       aborted: false,
       sink: this.env.sinks(this.threadKey, id),
@@ -478,14 +492,20 @@ export class ThreadHolder {
       await state.settle(this.threadKey, this.token, [], false);
       return;
     }
-    if (c.abortAt >= first.seq) {
-      // Stopped before it started: the stop discarded these messages too.
-      await state.settle(
+    const stale = items.filter((i) => i.seq <= c.abortAt);
+    if (stale.length > 0) {
+      // Delivered before a stop or interrupt and not in the session (a stopped run's messages that
+      // its worker never saved): the stop discards them, as it discards queued ones. The rest go
+      // back to the inbox and start the next run.
+      const ok = await state.settle(
         this.threadKey,
         this.token,
-        items.map((i) => i.seq),
+        stale.map((i) => i.seq),
         true,
       );
+      if (!ok) return this.markLost();
+      const text = discardedNotice(describeMessages(stale), "Stopped");
+      if (text) await this.notice(text);
       return;
     }
     const entry = await this.ensureAgent();
@@ -560,14 +580,14 @@ export class ThreadHolder {
       return;
     }
     const c = await state.readControl(this.threadKey);
-    const firstSeq = heldItems[0]?.seq ?? Number.POSITIVE_INFINITY;
-    if (c.abortAt >= firstSeq) {
+    const maxSeq = heldItems.length > 0 ? Math.max(...heldItems.map((i) => i.seq)) : undefined;
+    if (maxSeq !== undefined && c.abortAt >= maxSeq) {
       // A stop came after these messages: leave the question unanswered.
       await this.chain;
       if (!(await state.settle(this.threadKey, this.token, held, true))) this.markLost();
       return;
     }
-    const run = await this.startRun(firstSeq, c.stops);
+    const run = await this.startRun(maxSeq, c.stops);
     for (const s of held) run.persisted.add(s);
     await this.drive(run, () => entry.agent.continue());
   }

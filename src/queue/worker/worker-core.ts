@@ -92,9 +92,10 @@ export class WorkerCore {
     const deadline = Date.now() + 2 * leaseTtlMs + 1000;
     let seen: { holder: string; expiresAt: number } | undefined;
     for (;;) {
+      const sentAt = Date.now();
       const r = await state.acquire(threadKey, token, leaseTtlMs);
       if (r.acquired) {
-        this.o.onLease?.({ type: "acquired", threadKey, token, at: Date.now() });
+        this.o.onLease?.({ type: "acquired", threadKey, token, at: Date.now(), sentAt });
         return true;
       }
       const now = Date.now();
