@@ -1,0 +1,62 @@
+/**
+ * The access gate the gateway calls for every inbound message and command before anything else
+ * runs: the policy's decision plus, for denials that deserve one, a short notice at most once per
+ * thread within the notice TTL.
+ */
+import { errorText } from "../logger.js";
+import type { ExtensionLogger } from "../types.js";
+import type { NoticeMemory } from "./notices.js";
+import {
+  ACCESS_NOTICES,
+  type AccessConfig,
+  type AccessDenial,
+  type AccessSubject,
+  checkAccess,
+  isAdmin,
+} from "./policy.js";
+
+export interface AccessGateOptions {
+  config: AccessConfig;
+  notices: NoticeMemory;
+  /** How long one thread stays "told". Default 24 hours. */
+  noticeTtlMs?: number;
+  /** The bot's own user id per platform, when the adapter knows it. */
+  botUserIds?: Readonly<Record<string, string | undefined>>;
+  logger?: ExtensionLogger;
+}
+
+/** `run`: start a run. Otherwise `notice`, when set, is the text to post into the thread. */
+export type AccessVerdict = { run: true } | { run: false; reason: AccessDenial; notice?: string };
+
+export class AccessGate {
+  private readonly ttl: number;
+
+  constructor(private readonly options: AccessGateOptions) {
+    this.ttl = options.noticeTtlMs ?? 24 * 60 * 60 * 1000;
+  }
+
+  /** Checks one inbound message or command of `threadKey`. Never rejects: a notice-memory failure only skips the notice. */
+  async check(subject: AccessSubject & { threadKey: string }): Promise<AccessVerdict> {
+    const decision = checkAccess(this.options.config, subject, this.options.botUserIds?.[subject.platform]);
+    if (decision.allow) return { run: true };
+    const verdict: AccessVerdict = { run: false, reason: decision.reason };
+    if (!decision.notify) return verdict;
+    try {
+      if (await this.options.notices.claim(subject.threadKey, this.ttl)) {
+        const notice = ACCESS_NOTICES[decision.reason];
+        if (notice) verdict.notice = notice;
+      }
+    } catch (e) {
+      this.options.logger?.warn(
+        { err: errorText(e), threadKey: subject.threadKey },
+        "access notice memory failed",
+      );
+    }
+    return verdict;
+  }
+
+  /** Whether `userId` is an admin of `platform` (for the approval extension's `isAdmin`). */
+  isAdmin(platform: string, userId: string): boolean {
+    return isAdmin(this.options.config, platform, userId);
+  }
+}

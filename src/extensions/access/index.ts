@@ -1,0 +1,13 @@
+/** Access control: the pure policy, the gate with its once-per-thread notices, and the notice memories. */
+export { AccessGate, type AccessGateOptions, type AccessVerdict } from "./gate.js";
+export { MemoryNoticeMemory, type NoticeMemory, RedisNoticeMemory } from "./notices.js";
+export {
+  ACCESS_NOTICES,
+  type AccessConfig,
+  type AccessDecision,
+  type AccessDenial,
+  type AccessSubject,
+  checkAccess,
+  isAdmin,
+  type PlatformAccessConfig,
+} from "./policy.js";
