@@ -15,6 +15,7 @@ export {
   loadConfigOrThrow,
   parseConfigText,
 } from "./loader.js";
+export { customModelToModel } from "./models.js";
 export { isLoopbackHost } from "./resolve.js";
 export { ConfigSchema, DEFAULT_BASH_APPROVAL_PATTERNS } from "./schema.js";
 export { collectSecretValues, ENV_DEFAULTS, isSecretFieldName } from "./secrets.js";
