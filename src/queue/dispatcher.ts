@@ -199,7 +199,8 @@ export class Dispatcher {
       this.o.state.probe(threadKey),
       this.o.store.getThreadMeta(threadKey),
     ]);
-    return { active: probe.active, inboxDepth: probe.inboxDepth, meta };
+    // Inflight items without a lease are a run whose worker died: it is still in progress.
+    return { active: probe.active || probe.inflightDepth > 0, inboxDepth: probe.inboxDepth, meta };
   }
 
   private async stopThread(threadKey: string, why: string): Promise<ControlResult> {

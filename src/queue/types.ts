@@ -73,7 +73,7 @@ export interface ControlResult {
 
 /** What `/status` shows about the runtime side of a thread. */
 export interface ThreadStatus {
-  /** A worker holds the thread (a run is active or about to start). */
+  /** A worker holds the thread, or a run whose worker died waits for recovery. */
   active: boolean;
   /** Messages queued and not yet taken by the agent. */
   inboxDepth: number;

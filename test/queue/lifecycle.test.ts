@@ -1,0 +1,261 @@
+/**
+ * Worker lifecycle on Redis: graceful hand-over on shutdown (at a checkpoint, or by abort after
+ * the grace period), a holder that loses its lease, the sweeper that repairs a lost wake, idle
+ * eviction of cached agents, and the signal handlers.
+ */
+import { EventEmitter } from "node:events";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { EmbeddedRuntime } from "../../src/queue/embedded/embedded-runtime.js";
+import { RuntimeKeys } from "../../src/queue/keys.js";
+import { RecordingSinks } from "../../src/queue/recording-sink.js";
+import { RedisRuntime, type RedisRuntimeOptions } from "../../src/queue/redis/redis-runtime.js";
+import { RedisThreadState } from "../../src/queue/redis/redis-thread-state.js";
+import { installShutdownHandlers } from "../../src/queue/shutdown.js";
+import { RedisSessionStore } from "../../src/queue/store/redis-store.js";
+import type { AgentFactory } from "../../src/queue/types.js";
+import { INTERRUPTED_TOOL_TEXT } from "../../src/queue/worker/recovery.js";
+import { connectRedis, uniquePrefix } from "../support/redis.js";
+import { createGate, type Gate, lastUserText, ScriptedStream } from "../support/scripted-stream.js";
+import {
+  gatedTool,
+  inbound,
+  resolveTestModel,
+  scriptedFactory,
+  sessionMessages,
+  textOf,
+  waitIdle,
+} from "./support/harness.js";
+
+/** Calls the `slow` tool for a user message that says "tool", then acknowledges. */
+function toolThenAck(): ScriptedStream {
+  return new ScriptedStream((call) => {
+    const last = call.context.messages.at(-1);
+    if (last?.role === "user" && lastUserText(call).includes("tool"))
+      return { toolCalls: [{ name: "slow", args: {} }] };
+    return `ack ${lastUserText(call)}`;
+  });
+}
+
+function lines(messages: { role: string }[]): string[] {
+  return messages.map((m) => `${m.role}:${textOf(m as Parameters<typeof textOf>[0])}`);
+}
+
+describe("worker lifecycle (Redis)", () => {
+  const cleanups: (() => Promise<void> | void)[] = [];
+  const gates: Gate[] = [];
+  afterEach(async () => {
+    for (const g of gates.splice(0)) g.release();
+    for (const c of cleanups.splice(0).reverse()) await c();
+  });
+
+  function setup(leaseTtlMs = 1000) {
+    const redis = connectRedis();
+    const prefix = uniquePrefix();
+    const store = new RedisSessionStore({ redis, prefix });
+    const sinks = new RecordingSinks();
+    const runtimes: RedisRuntime[] = [];
+    const make = (factory: AgentFactory, extra: Partial<RedisRuntimeOptions> = {}) => {
+      const r = new RedisRuntime({
+        redis,
+        prefix,
+        store,
+        sinks: sinks.factory,
+        agentFactory: factory,
+        resolveModel: resolveTestModel,
+        leaseTtlMs,
+        controlPollMs: 100,
+        sweepIntervalMs: 200,
+        ...extra,
+      });
+      runtimes.push(r);
+      return r;
+    };
+    cleanups.push(async () => {
+      for (const r of runtimes) await r.stop({ graceMs: 200 });
+      await redis.quit();
+    });
+    return { redis, prefix, store, make };
+  }
+
+  it("on shutdown a run stops at its next checkpoint and another worker finishes it", async () => {
+    const { store, make } = setup();
+    const gate = createGate();
+    gates.push(gate);
+    const streamA = toolThenAck();
+    const streamB = toolThenAck();
+    const a = make(scriptedFactory(streamA, [gatedTool("slow", () => gate)]));
+    await a.start();
+    const t = "web:handover";
+    await a.deliver(inbound(t, "use the tool"));
+    await gate.reached;
+    const b = make(scriptedFactory(streamB, [gatedTool("slow", () => undefined)]));
+    await b.start();
+    const startedAt = Date.now();
+    const stopping = a.stop({ graceMs: 10_000 });
+    gate.release(); // the tool finishes; the checkpoint after it hands the thread over
+    await stopping;
+    expect(Date.now() - startedAt).toBeLessThan(5000);
+    await waitIdle(b, t);
+    expect(lines(await sessionMessages(store, t))).toEqual([
+      "user:use the tool",
+      "assistant:",
+      "toolResult:slow done",
+      "assistant:ack use the tool",
+    ]);
+    expect(streamA.calls).toHaveLength(1);
+    expect(streamB.calls).toHaveLength(1);
+  });
+
+  it("after the grace period a running tool is aborted and the next worker closes its call as interrupted", async () => {
+    const { store, make } = setup();
+    const gate = createGate();
+    gates.push(gate);
+    const seen = { runs: 0, abortedAt: undefined as number | undefined };
+    const a = make(scriptedFactory(toolThenAck(), [gatedTool("slow", () => gate, seen)]));
+    await a.start();
+    const t = "web:grace";
+    await a.deliver(inbound(t, "tool forever"));
+    await gate.reached;
+    const b = make(scriptedFactory(toolThenAck(), []));
+    await b.start();
+    const startedAt = Date.now();
+    await a.stop({ graceMs: 300 });
+    expect(seen.abortedAt).toBeDefined();
+    expect(Date.now() - startedAt).toBeLessThan(3000);
+    await waitIdle(b, t);
+    const messages = await sessionMessages(store, t);
+    expect(lines(messages)).toEqual([
+      "user:tool forever",
+      "assistant:",
+      `toolResult:${INTERRUPTED_TOOL_TEXT}`,
+      "assistant:ack tool forever",
+    ]);
+    expect(messages[2]).toMatchObject({ isError: true });
+  });
+
+  it("a holder that loses its lease stops writing; the thread is recovered by the next holder", async () => {
+    const { redis, prefix, store, make } = setup(3000);
+    const gate = createGate();
+    gates.push(gate);
+    const seen = { runs: 0, abortedAt: undefined as number | undefined };
+    const r = make(scriptedFactory(toolThenAck(), [gatedTool("slow", () => gate, seen)]));
+    await r.start();
+    const t = "web:intruder";
+    await r.deliver(inbound(t, "tool please"));
+    await gate.reached;
+    // Someone else takes the lease (as if this worker had stalled past its TTL).
+    await redis.set(new RuntimeKeys(prefix).lease(t), "intruder", "PX", 400);
+    const deadline = Date.now() + 5000;
+    while (seen.abortedAt === undefined && Date.now() < deadline)
+      await new Promise((res) => setTimeout(res, 20));
+    expect(seen.abortedAt).toBeDefined();
+    gate.release();
+    await waitIdle(r, t);
+    const messages = await sessionMessages(store, t);
+    // The old holder's tool result was never written; the next holder closed the call.
+    expect(lines(messages)).toEqual([
+      "user:tool please",
+      "assistant:",
+      `toolResult:${INTERRUPTED_TOOL_TEXT}`,
+      "assistant:ack tool please",
+    ]);
+  });
+
+  it("the sweeper wakes a thread whose wake job was never added", async () => {
+    const { redis, prefix, store, make } = setup(200);
+    const r = make(scriptedFactory(new ScriptedStream((call) => `ack ${lastUserText(call)}`)));
+    await r.start();
+    const t = "web:lost-wake";
+    // A gateway that died right after the inbox append: flag set, no job.
+    const state = new RedisThreadState(redis, new RuntimeKeys(prefix));
+    const out = await state.append(
+      t,
+      { mode: "steer", kind: "message", message: inbound(t, "anyone?") },
+      {
+        cap: 20,
+        dropPolicy: "new",
+      },
+    );
+    expect(out).toMatchObject({ accepted: true, woke: true });
+    const deadline = Date.now() + 8000;
+    while ((await sessionMessages(store, t)).length < 2 && Date.now() < deadline) {
+      await new Promise((res) => setTimeout(res, 50));
+    }
+    expect(lines(await sessionMessages(store, t))).toEqual(["user:anyone?", "assistant:ack anyone?"]);
+  });
+});
+
+describe("idle eviction and signals", () => {
+  it("drops a thread's cached agent after the idle time and rebuilds it from the session", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "sb-evict-"));
+    const stream = new ScriptedStream((call) => `ack ${lastUserText(call)}`);
+    const built: AbortSignal[] = [];
+    const inner = scriptedFactory(stream);
+    const runtime = new EmbeddedRuntime({
+      dataDir: dir,
+      sinks: new RecordingSinks().factory,
+      agentFactory: (ctx) => {
+        built.push(ctx.signal);
+        return inner(ctx);
+      },
+      agentIdleMs: 50,
+    });
+    try {
+      await runtime.start();
+      const t = "web:evict";
+      await runtime.deliver(inbound(t, "one"));
+      await waitIdle(runtime, t);
+      await runtime.deliver(inbound(t, "two"));
+      await waitIdle(runtime, t);
+      expect(built).toHaveLength(1);
+      await new Promise<void>((resolve) =>
+        built[0]?.addEventListener("abort", () => resolve(), { once: true }),
+      );
+      await runtime.deliver(inbound(t, "three"));
+      await waitIdle(runtime, t);
+      expect(built).toHaveLength(2);
+      expect(stream.calls.at(-1)?.context.messages.filter((m) => m.role === "user")).toHaveLength(3);
+    } finally {
+      await runtime.stop({ graceMs: 100 });
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("SIGTERM stops every runtime with the grace period, then exits; a second signal exits at once", async () => {
+    const proc = new EventEmitter();
+    const exits: number[] = [];
+    const stops: (number | undefined)[] = [];
+    let finishStop!: () => void;
+    const runtime = {
+      stop: (o?: { graceMs?: number }) => {
+        stops.push(o?.graceMs);
+        return new Promise<void>((resolve) => {
+          finishStop = resolve;
+        });
+      },
+    };
+    let closed = false;
+    const remove = installShutdownHandlers([runtime], {
+      graceMs: 1234,
+      target: proc as unknown as NodeJS.Process,
+      exit: (code) => exits.push(code),
+      log: () => {},
+      afterStop: () => {
+        closed = true;
+      },
+    });
+    proc.emit("SIGTERM", "SIGTERM");
+    expect(stops).toEqual([1234]);
+    proc.emit("SIGINT", "SIGINT");
+    expect(exits).toEqual([130]);
+    finishStop();
+    await new Promise((r) => setImmediate(r));
+    await new Promise((r) => setImmediate(r));
+    expect(closed).toBe(true);
+    expect(exits).toEqual([130, 0]);
+    remove();
+  });
+});
