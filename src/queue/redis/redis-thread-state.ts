@@ -74,17 +74,16 @@ export class RedisThreadState implements ThreadState {
   ): Promise<AppendOutcome> {
     const k = this.keys.thread(threadKey);
     const body = JSON.stringify({ mode: item.mode, kind: item.kind, message: item.message });
-    // The pending entry goes first (same connection, so Redis runs it first): a thread with a
-    // queued item is always in the sweeper's set, whatever happens to this process next.
-    const [, reply] = await Promise.all([
-      this.redis.zadd(this.keys.pending, Date.now(), threadKey),
-      runScript(
-        this.redis,
-        APPEND,
-        [k.inbox, k.wake, k.seq, k.control, k.lease],
-        [body, Math.max(1, options.cap), options.dropPolicy, item.mode],
-      ),
-    ]);
+    // The pending entry goes first: a thread with a queued item is always in the sweeper's set,
+    // whatever happens to this process next. (Awaited, not pipelined: on a cluster the two keys
+    // live on different nodes.)
+    await this.redis.zadd(this.keys.pending, Date.now(), threadKey);
+    const reply = await runScript(
+      this.redis,
+      APPEND,
+      [k.inbox, k.wake, k.seq, k.control, k.lease],
+      [body, Math.max(1, options.cap), options.dropPolicy, item.mode],
+    );
     const r = reply as ScriptReply[];
     if (num(r[0]) === 0) return { accepted: false, depth: num(r[1]), active: num(r[2]) === 1 };
     return {
