@@ -1,0 +1,518 @@
+/**
+ * The web chat page: conversation list, live message list (Server-Sent Events), approval buttons,
+ * typing indicator, and the composer with command suggestions. Talks to the JSON API next to the
+ * page (`api/…` under the base path the server puts in `<meta name="sb-base">`).
+ *
+ * State is applied idempotently: every message event carries the whole message and a version, so
+ * the newest copy wins whatever order events and fetches arrive in.
+ */
+import { renderMarkdown } from "./markdown.js";
+
+const APPROVALS = [
+  { emoji: "✅", label: "Approve", cls: "approve" },
+  { emoji: "❌", label: "Deny", cls: "deny" },
+  { emoji: "♾️", label: "Always allow", cls: "always" },
+];
+const APPROVAL_EMOJI = new Set(APPROVALS.map((a) => a.emoji));
+
+const base = document.querySelector('meta[name="sb-base"]')?.getAttribute("content") || "/";
+const $ = (id) => document.getElementById(id);
+const el = {
+  conversations: $("conversations"),
+  noConversations: $("no-conversations"),
+  newConversation: $("new-conversation"),
+  newGroup: $("new-group"),
+  title: $("title"),
+  kind: $("kind"),
+  status: $("status"),
+  alert: $("alert"),
+  scroller: $("scroller"),
+  empty: $("empty"),
+  messages: $("messages"),
+  typing: $("typing"),
+  typingText: $("typing-text"),
+  composer: $("composer"),
+  input: $("input"),
+  send: $("send"),
+  suggestions: $("suggestions"),
+};
+
+const state = {
+  me: { id: "", name: "you", isAdmin: false, botName: "Switchboard" },
+  conversations: new Map(),
+  current: location.hash.length > 1 ? decodeURIComponent(location.hash.slice(1)) : "",
+  messages: new Map(),
+  deleted: new Set(),
+  commands: [],
+  typingUntil: new Map(),
+  source: undefined,
+  selected: 0,
+};
+
+// ── HTTP ────────────────────────────────────────────────────────────────
+
+function randomId() {
+  const bytes = new Uint8Array(12);
+  crypto.getRandomValues(bytes);
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+async function api(method, path, body) {
+  const init = { method, headers: { accept: "application/json" }, credentials: "same-origin" };
+  if (body !== undefined) {
+    init.headers["content-type"] = "application/json";
+    init.body = JSON.stringify(body);
+  }
+  const res = await fetch(base + path, init);
+  let data = {};
+  try {
+    data = await res.json();
+  } catch {
+    data = {};
+  }
+  if (!res.ok) {
+    const err = new Error(data.message || data.error || `The server answered ${res.status}.`);
+    err.status = res.status;
+    throw err;
+  }
+  return data;
+}
+
+/** Retries a request on network failure (not on an answer), a few times. */
+async function withRetry(fn) {
+  let lastError;
+  for (let attempt = 0; attempt < 4; attempt++) {
+    try {
+      return await fn();
+    } catch (err) {
+      lastError = err;
+      if (err.status !== undefined) throw err;
+      await new Promise((r) => setTimeout(r, 300 * 2 ** attempt));
+    }
+  }
+  throw lastError;
+}
+
+function showAlert(text) {
+  el.alert.textContent = text;
+  el.alert.hidden = !text;
+}
+
+// ── Live events ─────────────────────────────────────────────────────────
+
+function connect() {
+  state.source?.close();
+  const query = state.current ? `?conversation=${encodeURIComponent(state.current)}` : "";
+  const source = new EventSource(`${base}api/events${query}`);
+  state.source = source;
+  setStatus("Connecting…", "");
+  source.addEventListener("open", () => setStatus("Connected", "online"));
+  source.addEventListener("error", () => setStatus("Reconnecting…", "offline"));
+  source.addEventListener("snapshot", (e) => onSnapshot(JSON.parse(e.data)));
+  source.addEventListener("conversation", (e) => upsertConversation(JSON.parse(e.data).conversation));
+  source.addEventListener("conversation_removed", (e) =>
+    removeConversation(JSON.parse(e.data).conversationId),
+  );
+  source.addEventListener("message", (e) => upsertMessage(JSON.parse(e.data).message));
+  source.addEventListener("message_deleted", (e) => {
+    const d = JSON.parse(e.data);
+    if (d.conversationId !== state.current) return;
+    state.deleted.add(d.messageId);
+    state.messages.delete(d.messageId);
+    document.querySelector(`[data-id="${CSS.escape(d.messageId)}"]`)?.remove();
+    updateEmpty();
+  });
+  source.addEventListener("typing", (e) => {
+    const d = JSON.parse(e.data);
+    state.typingUntil.set(d.conversationId, Date.now() + d.durationMs);
+    renderTyping();
+  });
+}
+
+function setStatus(text, cls) {
+  el.status.textContent = text;
+  el.status.className = `status ${cls}`;
+}
+
+function onSnapshot(s) {
+  setStatus("Connected", "online");
+  state.me = s.me;
+  state.commands = s.commands || [];
+  el.input.placeholder = `Message ${s.me.botName}`;
+  el.typingText.textContent = `${s.me.botName} is typing…`;
+  state.conversations = new Map(s.conversations.map((c) => [c.id, c]));
+  state.typingUntil = new Map(s.typing.map((t) => [t.conversationId, Date.now() + t.durationMs]));
+  if (state.current && !state.conversations.has(state.current)) state.current = "";
+  if (!state.current && s.conversations.length > 0) {
+    select(s.conversations[0].id);
+    return;
+  }
+  if (s.conversationId && s.conversationId === state.current) {
+    state.messages = new Map(s.messages.map((m) => [m.id, m]));
+    state.deleted = new Set();
+    renderAllMessages();
+  }
+  renderConversations();
+  renderHeader();
+  renderTyping();
+}
+
+function upsertConversation(c) {
+  state.conversations.set(c.id, c);
+  renderConversations();
+  if (c.id === state.current) renderHeader();
+}
+
+function removeConversation(id) {
+  state.conversations.delete(id);
+  if (id === state.current) select("");
+  renderConversations();
+}
+
+function upsertMessage(m) {
+  if (m.conversationId !== state.current || state.deleted.has(m.id)) return;
+  const old = state.messages.get(m.id);
+  if (old && old.version >= m.version) return;
+  state.messages.set(m.id, m);
+  const stick = nearBottom();
+  const node = renderMessage(m);
+  const existing = el.messages.querySelector(`[data-id="${CSS.escape(m.id)}"]`);
+  if (existing) existing.replaceWith(node);
+  else insertInOrder(node, m);
+  updateEmpty();
+  if (stick || (!old && !m.from.isBot)) scrollToBottom();
+}
+
+// ── Rendering ───────────────────────────────────────────────────────────
+
+function renderConversations() {
+  const list = [...state.conversations.values()].sort(
+    (a, b) => b.updatedAt - a.updatedAt || b.createdAt - a.createdAt,
+  );
+  el.conversations.replaceChildren(
+    ...list.map((c) => {
+      const li = document.createElement("li");
+      const button = document.createElement("button");
+      button.type = "button";
+      button.dataset.id = c.id;
+      if (c.id === state.current) button.setAttribute("aria-current", "true");
+      const title = document.createElement("span");
+      title.className = "conv-title";
+      title.textContent = c.title;
+      button.append(title);
+      if (c.kind === "group") {
+        const badge = document.createElement("span");
+        badge.className = "badge";
+        badge.textContent = "group";
+        button.append(badge);
+      }
+      button.addEventListener("click", () => select(c.id));
+      li.append(button);
+      return li;
+    }),
+  );
+  el.noConversations.hidden = list.length > 0;
+}
+
+function renderHeader() {
+  const c = state.conversations.get(state.current);
+  el.title.textContent = c ? c.title : "Switchboard";
+  el.kind.hidden = c?.kind !== "group";
+  document.title = c ? `${c.title} · Switchboard` : "Switchboard";
+  el.input.placeholder =
+    c?.kind === "group" ? `Write; @${state.me.botName} to ask the bot` : `Message ${state.me.botName}`;
+}
+
+function renderAllMessages() {
+  const list = [...state.messages.values()].sort(order);
+  el.messages.replaceChildren(...list.map(renderMessage));
+  updateEmpty();
+  scrollToBottom();
+}
+
+function order(a, b) {
+  return a.createdAt - b.createdAt || Number(a.id.slice(1)) - Number(b.id.slice(1));
+}
+
+function insertInOrder(node, m) {
+  for (const child of el.messages.children) {
+    const other = state.messages.get(child.dataset.id);
+    if (other && order(m, other) < 0) {
+      el.messages.insertBefore(node, child);
+      return;
+    }
+  }
+  el.messages.append(node);
+}
+
+function updateEmpty() {
+  el.empty.hidden = state.messages.size > 0;
+}
+
+const timeFormat = new Intl.DateTimeFormat(undefined, { hour: "2-digit", minute: "2-digit" });
+
+function isToolStatus(m) {
+  const lines = m.text.split("\n").filter((l) => l.trim() !== "");
+  return m.from.isBot && lines.length > 0 && lines.every((l) => l.startsWith("🔧"));
+}
+
+function renderMessage(m) {
+  const li = document.createElement("li");
+  li.dataset.id = m.id;
+  li.className = `msg ${m.from.isBot ? "bot" : "user"}${isToolStatus(m) ? " tools" : ""}`;
+  const meta = document.createElement("div");
+  meta.className = "meta";
+  meta.textContent = `${m.from.isBot ? m.from.name : m.from.name || "you"} · ${timeFormat.format(new Date(m.createdAt))}`;
+  if (m.editedAt !== undefined && !m.from.isBot) {
+    const edited = document.createElement("span");
+    edited.className = "edited";
+    edited.textContent = " · edited";
+    meta.append(edited);
+  }
+  const bubble = document.createElement("div");
+  bubble.className = "bubble";
+  if (m.format === "markdown") bubble.innerHTML = renderMarkdown(m.text);
+  else bubble.textContent = m.text;
+  li.append(meta, bubble);
+  const approval = renderApproval(m);
+  if (approval) li.append(approval);
+  const others = m.reactions.filter((r) => !(r.bot && APPROVAL_EMOJI.has(r.emoji)) || !m.from.isBot);
+  if (others.length > 0) {
+    const row = document.createElement("div");
+    row.className = "reactions";
+    for (const r of others) {
+      const chip = document.createElement("span");
+      chip.className = "reaction";
+      const count = (r.bot ? 1 : 0) + r.users.length;
+      chip.textContent = count > 1 ? `${r.emoji} ${count}` : r.emoji;
+      const who = [
+        ...(r.bot ? [state.me.botName] : []),
+        ...r.users.map((u) => (u === state.me.id ? "you" : u)),
+      ];
+      chip.title = `${r.emoji} by ${who.join(", ")}`;
+      chip.setAttribute("aria-label", chip.title);
+      row.append(chip);
+    }
+    li.append(row);
+  }
+  return li;
+}
+
+/** Buttons standing in for the reactions an approval request asks for (the bot's own ✅ ❌ ♾️). */
+function renderApproval(m) {
+  if (!m.from.isBot) return undefined;
+  const offered = APPROVALS.filter((a) => m.reactions.some((r) => r.bot && r.emoji === a.emoji));
+  if (offered.length === 0) return undefined;
+  const chosen = offered.find((a) =>
+    m.reactions.some((r) => r.emoji === a.emoji && r.users.includes(state.me.id)),
+  );
+  const group = document.createElement("div");
+  group.className = "approval";
+  group.setAttribute("role", "group");
+  group.setAttribute("aria-label", "Approval");
+  for (const a of offered) {
+    const b = document.createElement("button");
+    b.type = "button";
+    b.className = a.cls;
+    b.textContent = `${a.emoji} ${a.label}`;
+    b.setAttribute("aria-label", a.label);
+    b.setAttribute("aria-pressed", chosen === a ? "true" : "false");
+    b.disabled = Boolean(chosen) || !state.me.isAdmin;
+    b.addEventListener("click", () => react(m, a.emoji, b));
+    group.append(b);
+  }
+  if (!state.me.isAdmin) {
+    const note = document.createElement("span");
+    note.className = "note";
+    note.textContent = `Only admins decide (add ${state.me.id} to channels.web.admins).`;
+    group.append(note);
+  }
+  return group;
+}
+
+async function react(m, emoji, button) {
+  button.disabled = true;
+  try {
+    const data = await withRetry(() =>
+      api("POST", `api/messages/${encodeURIComponent(m.id)}/reactions`, { emoji, added: true }),
+    );
+    if (data.message) upsertMessage(data.message);
+    showAlert("");
+  } catch (err) {
+    button.disabled = false;
+    showAlert(`Could not send the reaction: ${err.message}`);
+  }
+}
+
+function renderTyping() {
+  const until = state.typingUntil.get(state.current) || 0;
+  const left = until - Date.now();
+  el.typing.hidden = left <= 0;
+  clearTimeout(renderTyping.timer);
+  if (left > 0) renderTyping.timer = setTimeout(renderTyping, left + 20);
+}
+
+function nearBottom() {
+  const s = el.scroller;
+  return s.scrollHeight - s.scrollTop - s.clientHeight < 80;
+}
+
+function scrollToBottom() {
+  el.scroller.scrollTop = el.scroller.scrollHeight;
+}
+
+// ── Conversations ───────────────────────────────────────────────────────
+
+async function select(id) {
+  state.current = id;
+  state.messages = new Map();
+  state.deleted = new Set();
+  el.messages.replaceChildren();
+  updateEmpty();
+  history.replaceState(null, "", id ? `#${encodeURIComponent(id)}` : location.pathname + location.search);
+  renderConversations();
+  renderHeader();
+  renderTyping();
+  // A fresh stream: its snapshot carries this conversation's messages.
+  connect();
+}
+
+async function createConversation(kind) {
+  try {
+    const data = await api("POST", "api/conversations", { kind });
+    upsertConversation(data.conversation);
+    await select(data.conversation.id);
+    el.input.focus();
+    showAlert("");
+    return data.conversation.id;
+  } catch (err) {
+    showAlert(`Could not start a conversation: ${err.message}`);
+    return "";
+  }
+}
+
+// ── Composer ────────────────────────────────────────────────────────────
+
+async function send() {
+  const text = el.input.value;
+  if (!text.trim()) return;
+  hideSuggestions();
+  let id = state.current;
+  if (!id) id = await createConversation("direct");
+  if (!id) return;
+  const clientId = randomId();
+  el.input.value = "";
+  autosize();
+  try {
+    const data = await withRetry(() =>
+      api("POST", `api/conversations/${encodeURIComponent(id)}/messages`, { text, clientId }),
+    );
+    if (data.message && id === state.current) upsertMessage(data.message);
+    showAlert("");
+  } catch (err) {
+    if (!el.input.value) el.input.value = text;
+    autosize();
+    showAlert(`Not sent: ${err.message}`);
+  }
+}
+
+function autosize() {
+  el.input.style.height = "auto";
+  el.input.style.height = `${Math.min(el.input.scrollHeight + 2, window.innerHeight * 0.4)}px`;
+}
+
+function matchingCommands() {
+  const m = /^\/(\w*)$/.exec(el.input.value);
+  if (!m) return [];
+  const prefix = m[1].toLowerCase();
+  return state.commands.filter((c) => c.name.startsWith(prefix));
+}
+
+function renderSuggestions() {
+  const list = matchingCommands();
+  if (list.length === 0) return hideSuggestions();
+  state.selected = Math.min(state.selected, list.length - 1);
+  el.suggestions.replaceChildren(
+    ...list.map((c, i) => {
+      const li = document.createElement("li");
+      li.setAttribute("role", "option");
+      li.id = `cmd-${c.name}`;
+      li.setAttribute("aria-selected", i === state.selected ? "true" : "false");
+      const name = document.createElement("span");
+      name.className = "cmd";
+      name.textContent = `/${c.name}`;
+      const desc = document.createElement("span");
+      desc.className = "desc";
+      desc.textContent = c.description;
+      li.append(name, desc);
+      li.addEventListener("mousedown", (e) => {
+        e.preventDefault();
+        complete(c);
+      });
+      return li;
+    }),
+  );
+  el.suggestions.hidden = false;
+  el.input.setAttribute("aria-activedescendant", `cmd-${list[state.selected].name}`);
+}
+
+function hideSuggestions() {
+  el.suggestions.hidden = true;
+  el.input.removeAttribute("aria-activedescendant");
+  state.selected = 0;
+}
+
+function complete(c) {
+  el.input.value = `/${c.name} `;
+  hideSuggestions();
+  el.input.focus();
+}
+
+el.input.addEventListener("input", () => {
+  autosize();
+  renderSuggestions();
+});
+el.input.addEventListener("keydown", (e) => {
+  const open = !el.suggestions.hidden;
+  const list = open ? matchingCommands() : [];
+  if (open && (e.key === "ArrowDown" || e.key === "ArrowUp")) {
+    e.preventDefault();
+    state.selected = (state.selected + (e.key === "ArrowDown" ? 1 : list.length - 1)) % list.length;
+    renderSuggestions();
+    return;
+  }
+  if (open && e.key === "Tab" && list.length > 0) {
+    e.preventDefault();
+    complete(list[state.selected]);
+    return;
+  }
+  if (open && e.key === "Escape") {
+    hideSuggestions();
+    return;
+  }
+  if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
+    e.preventDefault();
+    if (open && list.length > 0 && !/\s/.test(el.input.value)) {
+      // "/mo" + Enter picks the highlighted command; "/model" with nothing to add sends it.
+      const pick = list[state.selected];
+      if (`/${pick.name}` !== el.input.value.trim()) {
+        complete(pick);
+        return;
+      }
+    }
+    send();
+  }
+});
+el.composer.addEventListener("submit", (e) => {
+  e.preventDefault();
+  send();
+});
+el.newConversation.addEventListener("click", () => createConversation("direct"));
+el.newGroup.addEventListener("click", () => createConversation("group"));
+window.addEventListener("hashchange", () => {
+  const id = location.hash.length > 1 ? decodeURIComponent(location.hash.slice(1)) : "";
+  if (id !== state.current) select(id);
+});
+
+connect();
+el.input.focus();

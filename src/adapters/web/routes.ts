@@ -1,0 +1,148 @@
+/**
+ * The web chat's HTTP side, as a Hono app the gateway mounts under `channels.web.path`:
+ *
+ * | route | what |
+ * |---|---|
+ * | `GET /` | the page |
+ * | `GET /api/conversations` | `{ conversations }`, newest first |
+ * | `POST /api/conversations` | `{ title?, kind?: "direct" \| "group" }` → 201 `{ conversation }` |
+ * | `GET /api/conversations/:id/messages` | `{ conversation, messages }`, oldest first |
+ * | `POST /api/conversations/:id/messages` | `{ text, clientId? }` → 201 `{ message }` once delivered |
+ * | `POST /api/messages/:id/reactions` | `{ emoji, added?: boolean }` → `{ message }` |
+ * | `GET /api/events[?conversation=id]` | Server-Sent Events: `snapshot`, then every change |
+ *
+ * Every route is guarded by `webAuth` (token or loopback, same-origin JSON writes).
+ */
+import { type Context, type Env, Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { baseRoutePath } from "hono/route";
+import type { BlankEnv } from "hono/types";
+import type { WebChatAdapter } from "./adapter.js";
+import { webAuth } from "./auth.js";
+import { WebInputError } from "./errors.js";
+import { serveEventStream } from "./event-stream.js";
+import { isConversationId, isMessageId } from "./ids.js";
+import type { ConversationKind } from "./model.js";
+import { webPage } from "./page.js";
+
+const MAX_BODY_BYTES = 512 * 1024;
+
+type Json = Record<string, unknown>;
+
+async function jsonBody<E extends Env>(c: Context<E>): Promise<Json> {
+  let body: unknown;
+  try {
+    body = await c.req.json();
+  } catch {
+    throw new WebInputError(400, "The request body is not valid JSON.");
+  }
+  if (typeof body !== "object" || body === null || Array.isArray(body))
+    throw new WebInputError(400, "The request body must be a JSON object.");
+  return body as Json;
+}
+
+function optionalString(body: Json, key: string, max: number): string | undefined {
+  const v = body[key];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== "string" || v.length > max)
+    throw new WebInputError(400, `"${key}" must be a string of at most ${max} characters.`);
+  return v;
+}
+
+/**
+ * The routes of one web chat adapter. `E` is the Hono environment of the app it is mounted in (the
+ * routes use no bindings, so any environment fits).
+ */
+export function createWebChatApp<E extends Env = BlankEnv>(adapter: WebChatAdapter): Hono<E> {
+  const app = new Hono<E>();
+  const { config } = adapter;
+  app.use(
+    "*",
+    webAuth<E>({ token: config.token, isAuthorized: config.isAuthorized, allowAnyHost: config.allowAnyHost }),
+  );
+  app.use(
+    "/api/*",
+    bodyLimit({
+      maxSize: MAX_BODY_BYTES,
+      onError: (c) => c.json({ error: "too_large", message: "The request body is too large." }, 413),
+    }),
+  );
+  app.onError((err, c) => {
+    if (err instanceof WebInputError) return c.json({ error: "refused", message: err.message }, err.status);
+    config.logger?.error({ err: err.message, path: c.req.path }, "web chat request failed");
+    return c.json({ error: "internal", message: "Something went wrong in the web chat; see the log." }, 500);
+  });
+
+  /** Where the gateway mounted the chat (`/`, `/chat`); the page's API calls go below it. */
+  const baseOf = (c: Context<E>) => {
+    const mount = baseRoutePath(c) || "/";
+    return mount.endsWith("/") ? mount : `${mount}/`;
+  };
+  const page = (c: Context<E>) => {
+    const base = baseOf(c);
+    const { html, csp } = webPage();
+    c.header("Content-Security-Policy", csp);
+    c.header("Cache-Control", "no-store");
+    c.header("Referrer-Policy", "no-referrer");
+    c.header("X-Content-Type-Options", "nosniff");
+    return c.html(html(base));
+  };
+  app.get("/", page);
+  // Mounted at `/chat`, the page is `/chat`; `/chat/` must find it too.
+  app.use("*", async (c, next) => {
+    if (c.req.method === "GET" && c.req.path !== "/" && c.req.path === baseOf(c)) return page(c);
+    await next();
+    return undefined;
+  });
+
+  app.get("/api/conversations", (c) => c.json({ conversations: adapter.store.list() }));
+
+  app.post("/api/conversations", async (c) => {
+    const body = await jsonBody(c);
+    const title = optionalString(body, "title", 200);
+    const kind = body.kind ?? "direct";
+    if (kind !== "direct" && kind !== "group")
+      throw new WebInputError(400, '"kind" must be "direct" or "group".');
+    const conversation = adapter.createConversation({
+      kind: kind as ConversationKind,
+      ...(title !== undefined ? { title } : {}),
+    });
+    return c.json({ conversation }, 201);
+  });
+
+  app.get("/api/conversations/:id/messages", (c) => {
+    const id = c.req.param("id");
+    const conversation = isConversationId(id) ? adapter.store.get(id) : undefined;
+    const messages = conversation ? adapter.store.messages(id) : undefined;
+    if (!conversation || !messages)
+      throw new WebInputError(404, `There is no conversation ${id.slice(0, 40)}.`);
+    return c.json({ conversation, messages });
+  });
+
+  app.post("/api/conversations/:id/messages", async (c) => {
+    const id = c.req.param("id");
+    if (!isConversationId(id)) throw new WebInputError(404, `There is no conversation ${id.slice(0, 40)}.`);
+    const body = await jsonBody(c);
+    const text = body.text;
+    if (typeof text !== "string") throw new WebInputError(400, '"text" must be a string.');
+    const clientId = optionalString(body, "clientId", 100);
+    const message = await adapter.receiveText(id, text, clientId);
+    return c.json({ message }, 201);
+  });
+
+  app.post("/api/messages/:id/reactions", async (c) => {
+    const id = c.req.param("id");
+    if (!isMessageId(id)) throw new WebInputError(404, `There is no message ${id.slice(0, 40)}.`);
+    const body = await jsonBody(c);
+    const emoji = body.emoji;
+    if (typeof emoji !== "string") throw new WebInputError(400, '"emoji" must be a string.');
+    if (body.added !== undefined && typeof body.added !== "boolean")
+      throw new WebInputError(400, '"added" must be true or false.');
+    const message = await adapter.receiveReaction(id, emoji, body.added !== false);
+    return c.json({ message });
+  });
+
+  app.get("/api/events", (c) => serveEventStream(c, adapter));
+
+  return app;
+}
