@@ -30,7 +30,13 @@ import { Conversations } from "./conversations.js";
 import { discordReactionPath } from "./emoji.js";
 import { fetchHistory } from "./history.js";
 import { decodeMessageRef, decodeThreadKey, encodeMessageRef } from "./ids.js";
-import { toInboundCommand, toInboundMessage, toInboundReaction } from "./inbound.js";
+import {
+  type RawReaction,
+  rawDmReaction,
+  toInboundCommand,
+  toInboundMessage,
+  toInboundReaction,
+} from "./inbound.js";
 import { commandResponder, DISCORD_CONTENT_LIMIT, deferCommand } from "./interactions.js";
 import { ShardConnection } from "./shard.js";
 
@@ -177,14 +183,22 @@ export class DiscordAdapter implements ChannelAdapter {
     client.on(Events.Raw, (packet: { t?: string; s?: number; d?: Record<string, unknown> }) => {
       if (packet.t === "READY" && typeof packet.d?.session_id === "string")
         this.sessions.set(shardId, packet.d.session_id);
-      if (packet.t?.startsWith("MESSAGE_REACTION_") && packet.d) {
-        const d = packet.d as {
-          message_id?: string;
-          user_id?: string;
-          emoji?: { id?: string; name?: string };
-        };
-        const key = `${packet.t}:${d.message_id}:${d.user_id}:${d.emoji?.id ?? d.emoji?.name}`;
-        this.reactionIds.set(key, `${this.sessions.get(shardId) ?? shardId}:${packet.s}`);
+      const t = packet.t;
+      if ((t === "MESSAGE_REACTION_ADD" || t === "MESSAGE_REACTION_REMOVE") && packet.d) {
+        const d = packet.d as RawReaction;
+        const seq = `${this.sessions.get(shardId) ?? shardId}:${packet.s}`;
+        this.reactionIds.set(`${t}:${d.message_id}:${d.user_id}:${d.emoji?.id ?? d.emoji?.name}`, seq);
+        const channel = typeof d.channel_id === "string" ? d.channel_id : "";
+        if (d.guild_id === undefined && channel && !client.channels.cache.has(channel)) {
+          const added = t === "MESSAGE_REACTION_ADD";
+          const r = rawDmReaction(d, added, `discord:reaction:${seq}`, this.clock.now(), client.user?.id);
+          if (r)
+            this.track(
+              () => this.deliver(r.eventId, "reaction", (h) => h.onReaction(r)),
+              "reaction",
+              channel,
+            );
+        }
       }
     });
     client.on(Events.MessageCreate, (message) => {

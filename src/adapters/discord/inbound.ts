@@ -199,3 +199,42 @@ export function toInboundCommand(i: ChatInputCommandInteraction): Omit<InboundCo
     timestamp: i.createdTimestamp,
   };
 }
+
+/** The fields of a raw MESSAGE_REACTION_ADD/REMOVE dispatch the adapter reads. */
+export interface RawReaction {
+  user_id?: unknown;
+  channel_id?: unknown;
+  message_id?: unknown;
+  guild_id?: unknown;
+  emoji?: { id?: string | null; name?: string | null };
+}
+
+/**
+ * A reaction in a DM whose channel discord.js has not cached. Discord's reaction events carry no
+ * channel type, so discord.js cannot build the DM channel and drops them; the raw dispatch has all
+ * the contract needs.
+ */
+export function rawDmReaction(
+  d: RawReaction,
+  added: boolean,
+  eventId: string,
+  timestamp: number,
+  botId: string | undefined,
+): InboundReaction | undefined {
+  const user = typeof d.user_id === "string" ? d.user_id : undefined;
+  const channel = typeof d.channel_id === "string" ? d.channel_id : undefined;
+  const message = typeof d.message_id === "string" ? d.message_id : undefined;
+  if (!user || !channel || !message || !d.emoji || user === botId || d.guild_id !== undefined)
+    return undefined;
+  return {
+    platform: "discord",
+    threadKey: encodeThreadKey(undefined, channel, undefined),
+    eventId,
+    messageId: encodeMessageRef(channel, message),
+    channelId: channel,
+    emoji: emojiFromDiscord(d.emoji),
+    user: { id: user, isBot: false },
+    added,
+    timestamp,
+  };
+}

@@ -43,6 +43,11 @@ export interface RecordedRequest {
 export interface RateRule {
   limit: number;
   windowMs: number;
+  /**
+   * Measure this rule on the wall clock rather than the fake's clock: for routes where discord.js
+   * itself waits out a 429 (reactions), which it does in real time.
+   */
+  realTime?: boolean;
 }
 
 /** A slash-command interaction in flight. */
@@ -64,7 +69,7 @@ export interface FakeInteraction {
 export const DEFAULT_RULES: Record<string, RateRule> = {
   "POST /channels/:id/messages": { limit: 5, windowMs: 5000 },
   "PATCH /channels/:id/messages/:id": { limit: 5, windowMs: 5000 },
-  "PUT /channels/:id/messages/:id/reactions/:emoji/@me": { limit: 1, windowMs: 250 },
+  "PUT /channels/:id/messages/:id/reactions/:emoji/@me": { limit: 1, windowMs: 250, realTime: true },
 };
 
 const STORM_ROUTES = ["POST /channels/:id/messages", "PATCH /channels/:id/messages/:id"];
@@ -148,7 +153,7 @@ export class DiscordRest {
     const rule = this.rules[route];
     if (!rule) return undefined;
     const key = `${route}:${path.split("/")[2]}`;
-    const now = this.now();
+    const now = rule.realTime ? Date.now() : this.now();
     const hits = (this.windows.get(key) ?? []).filter((t) => t > now - rule.windowMs);
     if (hits.length >= rule.limit) {
       this.windows.set(key, hits);
