@@ -97,6 +97,7 @@ export class RedisRuntime implements Runtime {
   private readonly onError: (error: unknown, context: string) => void;
   private core: WorkerCore | undefined;
   private worker: Worker<WakeJobData> | undefined;
+  private workerConnection: Redis | undefined;
   private sweepTimer: ReturnType<typeof setInterval> | undefined;
   private stopped: Promise<void> | undefined;
 
@@ -174,6 +175,7 @@ export class RedisRuntime implements Runtime {
     this.core = core;
     await this.bus.whenSubscribed();
     const lockDuration = o.lockDurationMs ?? leaseTtlMs;
+    this.workerConnection = this.redis.duplicate({ maxRetriesPerRequest: null });
     const worker = new Worker<WakeJobData>(
       o.queueName ?? "runs",
       async (job: Job<WakeJobData>) => {
@@ -182,7 +184,7 @@ export class RedisRuntime implements Runtime {
         await core.process(thread, { rerun: job.attemptsStarted > 1 || job.stalledCounter > 0 });
       },
       {
-        connection: this.redis.duplicate({ maxRetriesPerRequest: null }),
+        connection: this.workerConnection,
         prefix: this.keys.bullPrefix,
         concurrency: o.concurrency ?? 10,
         lockDuration,
@@ -224,7 +226,7 @@ export class RedisRuntime implements Runtime {
     if (this.core) closing.push(this.core.shutdown(graceMs));
     if (worker) closing.push(worker.close());
     await Promise.all(closing);
-    if (worker) await (worker.opts.connection as Redis).quit().catch(() => {});
+    await this.workerConnection?.quit().catch(() => this.workerConnection?.disconnect());
     await this.queue.close();
     await this.bus.close();
     if (this.ownsRedis) await this.redis.quit().catch(() => this.redis.disconnect());

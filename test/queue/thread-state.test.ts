@@ -1,0 +1,146 @@
+/**
+ * The coordination primitives, step by step, on Redis (the Lua scripts) and in memory: both must
+ * give the same answers, since the runtime's correctness argument is written against them.
+ */
+import type { Redis } from "ioredis";
+import { afterAll, describe, expect, it } from "vitest";
+import { MemoryThreadState } from "../../src/queue/embedded/memory-thread-state.js";
+import { RuntimeKeys } from "../../src/queue/keys.js";
+import { RedisThreadState } from "../../src/queue/redis/redis-thread-state.js";
+import type { AppendOptions, ThreadState } from "../../src/queue/state/types.js";
+import type { DeliveryMode, InboxItem } from "../../src/queue/types.js";
+import { connectRedis, uniquePrefix } from "../support/redis.js";
+import { inbound } from "./support/harness.js";
+
+const redisConnections: Redis[] = [];
+afterAll(async () => {
+  for (const r of redisConnections) await r.quit();
+});
+
+const implementations: [string, () => ThreadState][] = [
+  ["memory", () => new MemoryThreadState()],
+  [
+    "redis",
+    () => {
+      const redis = connectRedis();
+      redisConnections.push(redis);
+      return new RedisThreadState(redis, new RuntimeKeys(uniquePrefix()));
+    },
+  ],
+];
+
+const T = "web:state";
+const texts = (items: InboxItem[]) => items.map((i) => (i.kind === "newSession" ? "/new" : i.message?.text));
+const opts = { cap: 20, dropPolicy: "new" as const };
+
+async function put(s: ThreadState, text: string, mode: DeliveryMode = "steer") {
+  return s.append(T, { mode, kind: "message", message: inbound(T, text) }, opts);
+}
+
+describe.each(implementations)("%s thread state", (_name, make) => {
+  it("numbers items, sets the wake flag once until a job clears it, and reports a held lease", async () => {
+    const s = make();
+    expect(await put(s, "a")).toMatchObject({ accepted: true, seq: 1, depth: 1, woke: true, active: false });
+    expect(await put(s, "b")).toMatchObject({ seq: 2, depth: 2, woke: false });
+    await s.clearWake(T);
+    expect(await s.acquire(T, "tok", 5000)).toEqual({ acquired: true });
+    expect(await put(s, "c")).toMatchObject({ seq: 3, woke: true, active: true });
+  });
+
+  it("takes by rule from the head only, and never out of order", async () => {
+    const s = make();
+    await put(s, "f1", "followUp");
+    await put(s, "s2", "steer");
+    await put(s, "s3", "steer");
+    await put(s, "c4", "collect");
+    await put(s, "c5", "collect");
+    await s.append(T, { mode: "followUp", kind: "newSession" }, opts);
+    await put(s, "s7", "steer");
+    await s.acquire(T, "tok", 5000);
+    const take = async (rule: "steer" | "followUp" | "next", debounce = 0) => {
+      const r = await s.take(T, "tok", rule, debounce);
+      return r.status === "taken" ? texts(r.items) : r.status;
+    };
+    expect(await take("steer")).toEqual([]);
+    expect(await take("next")).toEqual(["f1"]);
+    expect(await take("steer")).toEqual(["s2", "s3"]);
+    expect(await take("followUp", 60_000)).toBe("wait");
+    expect(await take("followUp")).toEqual(["c4", "c5"]);
+    expect(await take("followUp")).toEqual([]);
+    expect(await take("next")).toEqual(["/new"]);
+    expect(await take("next")).toEqual(["s7"]);
+    expect(texts(await s.inflight(T))).toEqual(["f1", "s2", "s3", "c4", "c5", "/new", "s7"]);
+    expect(await s.take(T, "other", "next", 0)).toEqual({ status: "lost" });
+  });
+
+  it("settles: unsaved items return to the inbox head in order; saved ones are kept or removed", async () => {
+    const s = make();
+    for (const t of ["a", "b", "c", "d"]) await put(s, t, "steer");
+    await s.acquire(T, "tok", 5000);
+    await s.take(T, "tok", "next", 0);
+    await put(s, "e");
+    expect(await s.settle(T, "tok", [1, 2], false)).toBe(true);
+    expect(texts(await s.inflight(T))).toEqual(["a", "b"]);
+    const r = await s.take(T, "tok", "steer", 0);
+    expect(r.status === "taken" && texts(r.items)).toEqual(["c", "d", "e"]);
+    expect(await s.settle(T, "tok", [1, 2, 3, 4, 5], true)).toBe(true);
+    expect(await s.inflight(T)).toEqual([]);
+    expect(await s.settle(T, "other", [], true)).toBe(false);
+  });
+
+  it("releases only with an empty inbox and inflight list, and only for the holder", async () => {
+    const s = make();
+    await s.acquire(T, "tok", 5000);
+    expect(await s.acquire(T, "other", 5000)).toMatchObject({ acquired: false, holder: "tok" });
+    await put(s, "a");
+    expect(await s.release(T, "tok")).toBe("busy");
+    await s.take(T, "tok", "next", 0);
+    expect(await s.release(T, "tok")).toBe("busy");
+    await s.settle(T, "tok", [1], true);
+    expect(await s.release(T, "other")).toBe("lost");
+    expect(await s.renew(T, "other", 5000)).toBe(false);
+    expect(await s.renew(T, "tok", 5000)).toBe(true);
+    expect(await s.release(T, "tok")).toBe("released");
+    expect(await s.acquire(T, "other", 5000)).toEqual({ acquired: true });
+  });
+
+  it("a full inbox refuses the new item (policy new) or drops the oldest (policy old)", async () => {
+    const s = make();
+    const cap: AppendOptions = { cap: 2, dropPolicy: "new" };
+    const add = (text: string, o: AppendOptions = cap) =>
+      s.append(T, { mode: "followUp", kind: "message", message: inbound(T, text) }, o);
+    await add("a");
+    await add("b");
+    expect(await add("c")).toEqual({ accepted: false, depth: 2, active: false });
+    const r = await add("d", { cap: 2, dropPolicy: "old" });
+    expect(r.accepted && texts(r.dropped)).toEqual(["a"]);
+    expect(r).toMatchObject({ depth: 2 });
+  });
+
+  it("stop and interrupt abort what was delivered before them and discard queued messages, keeping /new", async () => {
+    const s = make();
+    await put(s, "a", "followUp");
+    await s.append(T, { mode: "followUp", kind: "newSession" }, opts);
+    await put(s, "b", "followUp");
+    const stop = await s.stop(T);
+    expect(stop.abortAt).toBe(3);
+    expect(texts(stop.discarded)).toEqual(["a", "b"]);
+    expect(await s.readControl(T)).toMatchObject({ abortAt: 3, stops: 1 });
+    await put(s, "c", "followUp");
+    const r = await put(s, "d", "interrupt");
+    expect(r.accepted && texts(r.dropped)).toEqual(["c"]);
+    expect(await s.readControl(T)).toMatchObject({ abortAt: 4, stops: 2 });
+    expect((await s.probe(T)).inboxDepth).toBe(2);
+  });
+
+  it("dedupes event ids, and forgets a released claim", async () => {
+    const s = make();
+    expect(await s.claimEvent("e1")).toBe(true);
+    expect(await s.claimEvent("e1")).toBe(false);
+    await s.confirmEvent("e1");
+    expect(await s.claimEvent("e1")).toBe(false);
+    expect(await s.claimEvent("e2")).toBe(true);
+    await s.releaseEvent("e2");
+    expect(await s.claimEvent("e2")).toBe(true);
+  });
+});
