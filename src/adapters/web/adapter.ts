@@ -88,6 +88,9 @@ const EMOJI = /^(?::[a-z0-9_+-]{1,40}:|[^\s\p{Cc}]{1,16})$/u;
 /** Remembered client request ids (retries of a POST deliver nothing twice). */
 const CLIENT_IDS_KEPT = 2000;
 
+/** The text as chat platforms show it: without trailing whitespace or leading blank lines. */
+const visible = (text: string) => text.replace(/^(?:[ \t]*\n)+/, "").trimEnd();
+
 interface Delivery {
   messageId: string;
   delivered: boolean;
@@ -213,13 +216,13 @@ export class WebChatAdapter implements ChannelAdapter {
     const conversationId = conversationOf(threadKey);
     this.checkText(text);
     if (!this.store.get(conversationId)) this.store.create({ id: conversationId, title: "Conversation" });
-    return this.store.add(conversationId, this.bot, text, opts.format ?? "markdown").ref;
+    return this.store.add(conversationId, this.bot, visible(text), opts.format ?? "markdown").ref;
   }
 
   async edit(ref: MessageRef, text: string, opts: EditOptions = {}): Promise<void> {
     const { messageId } = this.locate(ref);
     this.checkText(text);
-    this.store.edit(messageId, text, opts.format ?? "markdown");
+    this.store.edit(messageId, visible(text), opts.format ?? "markdown");
   }
 
   async delete(ref: MessageRef): Promise<void> {
