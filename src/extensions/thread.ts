@@ -18,15 +18,15 @@ import type {
   BeforeToolCallResult,
 } from "../agent/index.js";
 import type { CustomMessage } from "../agent/session/messages.js";
-import { createContext } from "./context.js";
+import { createContext, toCustomMessage } from "./context.js";
+import { withStopEvents } from "./host-view.js";
 import { errorText } from "./logger.js";
 import type { ExtensionRunner, LoadedExtension } from "./runner.js";
+import { applyWrappers, bindTool, type ToolBindingEnv } from "./thread-tools.js";
 import type {
   CompletionItem,
-  ControlOutcome,
   ExtensionCommandContext,
   ExtensionContext,
-  ExtensionEventMap,
   ExtensionEventType,
   ExtensionHandler,
   ExtensionHost,
@@ -35,7 +35,6 @@ import type {
   SessionEvent,
   SessionEventResult,
   ThreadStopEvent,
-  ToolDefinition,
 } from "./types.js";
 
 export interface ThreadExtensionsOptions {
@@ -86,6 +85,10 @@ export class ThreadExtensions {
     );
   }
 
+  private toolEnv(): ToolBindingEnv {
+    return { runner: this.runner, host: this.host, context: (signal) => this.context(signal) };
+  }
+
   /**
    * The thread's tools: `baseTools`, then tools registered by extensions (a registered tool replaces
    * a base tool of the same name), each passed through the wrappers for its name, filtered by
@@ -103,7 +106,7 @@ export class ThreadExtensions {
           continue;
         }
         registeredBy.set(def.name, ext.name);
-        byName.set(def.name, this.bindTool(ext, def));
+        byName.set(def.name, bindTool(this.toolEnv(), ext, def));
       }
     }
     const active = this.options.activeTools;
@@ -114,7 +117,7 @@ export class ThreadExtensions {
     const out: ExtensionTool[] = [];
     for (const [name, tool] of byName) {
       if (active && !active.includes(name)) continue;
-      out.push(this.applyWrappers(tool));
+      out.push(applyWrappers(this.toolEnv(), tool));
     }
     return out;
   }
@@ -137,8 +140,10 @@ export class ThreadExtensions {
     this.agent = agent;
     this.baseSystemPrompt = agent.state.systemPrompt;
     const unsubscribe = agent.subscribe((event) => {
+      const handlers = this.handlersOf(event.type);
+      if (handlers.length === 0) return;
       const ctx = this.context();
-      for (const { ext, handler } of this.handlersOf(event.type)) {
+      for (const { ext, handler } of handlers) {
         void this.invoke(ext, event.type, ctx, () => handler(event as never, ctx));
       }
     });
@@ -166,7 +171,7 @@ export class ThreadExtensions {
       const out = await this.invoke(ext, "before_agent_start", ctx, () => handler(event, ctx));
       if (!out.ok || !out.value) continue;
       if (typeof out.value.systemPrompt === "string") current = out.value.systemPrompt;
-      if (out.value.message) messages.push(this.toMessage(out.value.message));
+      if (out.value.message) messages.push(toCustomMessage(out.value.message));
     }
     return { messages, systemPrompt: current };
   }
@@ -354,68 +359,6 @@ export class ThreadExtensions {
       return { ok: false, error: errorText(e) };
     }
   }
-
-  private toMessage(
-    message: NonNullable<ExtensionEventMap["before_agent_start"][1]["message"]>,
-  ): CustomMessage {
-    const out: CustomMessage = {
-      role: "custom",
-      customType: message.customType,
-      content: message.content,
-      display: message.display,
-      timestamp: Date.now(),
-    };
-    if (message.details !== undefined) out.details = message.details;
-    return out;
-  }
-
-  private bindTool(ext: LoadedExtension, def: ToolDefinition): ExtensionTool {
-    const tool: ExtensionTool = {
-      name: def.name,
-      label: def.label,
-      description: def.description,
-      parameters: def.parameters,
-      execute: (toolCallId, params, signal, onUpdate) => {
-        if (!ext.enabled) {
-          return Promise.reject(
-            new Error(`Tool "${def.name}" is unavailable: extension "${ext.name}" was disabled.`),
-          );
-        }
-        const ctx = this.context(signal);
-        return this.runner.current.run(ctx, () => def.execute(toolCallId, params, signal, onUpdate, ctx));
-      },
-    };
-    if (def.approval !== undefined) tool.approval = def.approval;
-    return tool;
-  }
-
-  private applyWrappers(tool: ExtensionTool): ExtensionTool {
-    let current = tool;
-    for (const ext of this.runner.enabled()) {
-      for (const { name, wrapper } of ext.wrappers) {
-        if (name !== tool.name) continue;
-        const inner = current;
-        const ctx = this.context();
-        let wrapped: ExtensionTool;
-        try {
-          wrapped = this.runner.current.run(ctx, () => wrapper(inner, ctx));
-        } catch (e) {
-          this.runner.disable(ext, `wrapTool ${name}`, e, this.host);
-          continue;
-        }
-        // A wrapper of an extension disabled later steps aside instead of failing the tool.
-        current = {
-          ...wrapped,
-          name: inner.name,
-          execute: (id, params, signal, onUpdate) =>
-            ext.enabled
-              ? wrapped.execute(id, params, signal, onUpdate)
-              : inner.execute(id, params, signal, onUpdate),
-        };
-      }
-    }
-    return current;
-  }
 }
 
 function promptText(message: AgentMessage): string {
@@ -423,37 +366,4 @@ function promptText(message: AgentMessage): string {
   const content = message.content;
   if (typeof content === "string") return content;
   return content.map((c) => (c.type === "text" ? c.text : "")).join("");
-}
-
-/** `host` with `stop` and `newSession` followed by `emit` (whose notes join the outcome). */
-function withStopEvents(
-  host: ExtensionHost,
-  emit: (reason: ThreadStopEvent["reason"]) => Promise<string[]>,
-): ExtensionHost {
-  const after = async (
-    outcome: ControlOutcome,
-    reason: ThreadStopEvent["reason"],
-  ): Promise<ControlOutcome> => {
-    const notes = await emit(reason);
-    return notes.length > 0 ? { ...outcome, notes: [...(outcome.notes ?? []), ...notes] } : outcome;
-  };
-  return {
-    get thread() {
-      return host.thread;
-    },
-    post: (text, options) => host.post(text, options),
-    edit: (ref, text, options) => host.edit(ref, text, options),
-    react: (ref, emoji) => host.react(ref, emoji),
-    reply: (text) => host.reply(text),
-    sendMessage: (message, deliverAs) => host.sendMessage(message, deliverAs),
-    appendEntry: (customType, data) => host.appendEntry(customType, data),
-    getSettings: () => host.getSettings(),
-    setModel: (ref) => host.setModel(ref),
-    setThinkingLevel: (level) => host.setThinkingLevel(level),
-    stop: async () => after(await host.stop(), "stop"),
-    newSession: async () => after(await host.newSession(), "new_session"),
-    deliver: (text, mode) => host.deliver(text, mode),
-    compact: (instructions) => host.compact(instructions),
-    status: () => host.status(),
-  };
 }
