@@ -1,5 +1,7 @@
 /** Slack specifics beyond the shared contract, with Bolt and web-api against the fake Slack. */
+import { readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
+import { parse } from "yaml";
 import { SlackAdapter } from "../../src/adapters/slack/index.js";
 import { type ChannelError, type InboundCommand, isChannelError } from "../../src/adapters/types.js";
 import { BOT_USER_ID, FakeSlack, TEAM_ID } from "../fakes/slack/server.js";
@@ -283,5 +285,49 @@ describe("Slack outbound-only (a worker)", () => {
     expect(isChannelError(unknown, "bad_request")).toBe(true);
     await expect(adapter.post("telegram:1:0:0", "x")).rejects.toMatchObject({ code: "bad_request" });
     expect(fake.api.calls.filter((c) => c.method === "auth.test")).toEqual([]);
+  });
+});
+
+describe("config/slack-manifest.yml", () => {
+  it("asks for every event and scope the adapter relies on, and defines the commands", () => {
+    const manifest = parse(readFileSync(new URL("../../config/slack-manifest.yml", import.meta.url), "utf8"));
+    expect(manifest.settings.event_subscriptions.bot_events).toEqual(
+      expect.arrayContaining([
+        "app_mention",
+        "message.channels",
+        "message.groups",
+        "message.im",
+        "reaction_added",
+        "reaction_removed",
+      ]),
+    );
+    expect(manifest.oauth_config.scopes.bot).toEqual(
+      expect.arrayContaining([
+        "app_mentions:read",
+        "chat:write",
+        "channels:history",
+        "groups:history",
+        "im:history",
+        "reactions:read",
+        "reactions:write",
+        "commands",
+        "users:read",
+      ]),
+    );
+    const commands = manifest.features.slash_commands.map((c: { command: string }) => c.command);
+    expect(commands).toEqual(
+      expect.arrayContaining([
+        "/model",
+        "/thinking",
+        "/new",
+        "/compact",
+        "/stop",
+        "/status",
+        "/steer",
+        "/followup",
+        "/help",
+      ]),
+    );
+    expect(manifest.features.app_home.messages_tab_enabled).toBe(true);
   });
 });

@@ -22,21 +22,10 @@ import {
   type RateRule,
 } from "../types.js";
 import { BoltLogger } from "./bolt-logger.js";
-import { BoundedMap } from "./bounded-map.js";
 import { slackNameFromEmoji } from "./emoji.js";
-import { compareTs, decodeMessageRef, decodeThreadKey, encodeMessageRef, encodeThreadKey } from "./ids.js";
-import {
-  isFromPerson,
-  mentionsBot,
-  reactionEmoji,
-  readCommand,
-  readMessageEvent,
-  readReactionEvent,
-  type SlackMessageEvent,
-  threadOf,
-  toInboundCommand,
-  toInboundMessage,
-} from "./inbound.js";
+import { SlackEvents } from "./events.js";
+import { decodeMessageRef, decodeThreadKey, encodeMessageRef, encodeThreadKey } from "./ids.js";
+import { ThreadMembership } from "./threads.js";
 import { type SlackIdentity, SlackWeb } from "./web.js";
 
 /** Slack's own limit on `text`. */
@@ -100,9 +89,6 @@ export interface SlackAdapterConfig {
   resolveUserNames?: boolean;
 }
 
-/** How long the shared store remembers that the bot is in a thread. */
-const THREAD_MEMORY_MS = 14 * 86_400_000;
-
 const silent: AdapterLogger = { debug() {}, info() {}, warn() {}, error() {} };
 
 const escapePlain = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
@@ -115,18 +101,20 @@ export class SlackAdapter implements ChannelAdapter {
   private app: App | undefined;
   private httpReceiver: HTTPReceiver | undefined;
   private listening = false;
-  private handlers: InboundHandlers | undefined;
   private status: ConnectionStatus | undefined;
-  /** Event ids being handled or handled: Slack retries a delivery it thinks was lost. */
-  private readonly recent = new BoundedMap<string, "inflight" | "done">(10_000, 3_600_000);
-  /** Thread key → ts from which on the bot takes part (earlier replies stay out even when late). */
-  private readonly knownThreads = new BoundedMap<string, string>(50_000);
-  private readonly notBotThreads = new BoundedMap<string, true>(10_000, 30_000);
-  private readonly inflight = new Set<Promise<void>>();
+  private readonly threads: ThreadMembership;
+  private events: SlackEvents | undefined;
 
   constructor(private readonly config: SlackAdapterConfig) {
     this.log = config.logger ?? silent;
     this.web = new SlackWeb(config.botToken, config.apiUrl, this.log, config.identity);
+    this.threads = new ThreadMembership({
+      web: this.web,
+      log: this.log,
+      ...(config.store ? { store: config.store } : {}),
+      ...(config.keyPrefix ? { prefix: config.keyPrefix } : {}),
+      ...(config.isBotThread ? { isBotThread: config.isBotThread } : {}),
+    });
     this.capabilities = {
       maxMessageLength: config.maxMessageLength ?? 8000,
       editIntervalMs: config.editIntervalMs ?? 1000,
@@ -148,7 +136,6 @@ export class SlackAdapter implements ChannelAdapter {
         "Slack adapter: start() needs `inbound` (Socket Mode with an app token, or HTTP with a signing secret); outbound-only adapters need no start()",
       );
     if (this.app) throw new Error("Slack adapter: already started");
-    this.handlers = handlers;
     const name = inbound.mode === "socket" ? "slack:socket" : "slack:http";
     this.setStatus(name, "connecting");
     const me = await this.web.identity();
@@ -190,7 +177,14 @@ export class SlackAdapter implements ChannelAdapter {
       logger,
       clientOptions,
     });
-    this.register(app, me);
+    this.events = new SlackEvents({
+      web: this.web,
+      threads: this.threads,
+      log: this.log,
+      ...(this.config.dedupe ? { dedupe: this.config.dedupe } : {}),
+      ...(this.config.resolveUserNames === false ? { resolveUserNames: false } : {}),
+    });
+    this.events.register(app, me, handlers);
     this.app = app;
     try {
       if (inbound.mode === "socket") {
@@ -235,7 +229,6 @@ export class SlackAdapter implements ChannelAdapter {
     if (!app) return;
     if (this.status) this.setStatus(this.status.name, "stopped");
     this.app = undefined;
-    this.handlers = undefined;
     if (this.config.inbound?.mode === "socket" || this.listening) {
       try {
         await app.stop();
@@ -245,7 +238,8 @@ export class SlackAdapter implements ChannelAdapter {
     }
     this.listening = false;
     this.httpReceiver = undefined;
-    await Promise.allSettled([...this.inflight]);
+    await this.events?.close();
+    this.events = undefined;
   }
 
   connections(): ConnectionStatus[] {
@@ -254,212 +248,6 @@ export class SlackAdapter implements ChannelAdapter {
 
   private setStatus(name: string, state: ConnectionStatus["state"], detail?: string): void {
     this.status = { name, state, since: Date.now(), ...(detail ? { detail } : {}) };
-  }
-
-  private register(app: App, me: SlackIdentity): void {
-    app.event("app_mention", async ({ event, body }) => {
-      await this.onMessage(event, body, me, "app_mention");
-    });
-    app.event("message", async ({ event, body }) => {
-      await this.onMessage(event, body, me, "message");
-    });
-    app.event("reaction_added", async ({ event, body }) => {
-      await this.onReaction(event, body, me);
-    });
-    app.event("reaction_removed", async ({ event, body }) => {
-      await this.onReaction(event, body, me);
-    });
-    app.command(/^\/.+/, async ({ command, ack, respond }) => {
-      // Slack shows an error unless the command is acknowledged within 3 s: ack first.
-      try {
-        await ack();
-      } catch (err) {
-        this.log.warn({ err: (err as Error).message }, "slack: could not ack a slash command");
-      }
-      await this.onCommand(command, respond);
-    });
-    app.error(async (err) => {
-      this.log.error({ err: err.message }, "slack: error while handling an event");
-    });
-  }
-
-  /** Run a handler once per event id; a failed handler lets a retry of the same event through. */
-  private async deliver(eventId: string, kind: string, fn: (h: InboundHandlers) => unknown): Promise<void> {
-    const handlers = this.handlers;
-    if (!handlers) return;
-    if (this.recent.has(eventId)) {
-      this.log.debug({ eventId }, "slack: duplicate delivery ignored");
-      return;
-    }
-    this.recent.set(eventId, "inflight");
-    const dedupe = this.config.dedupe;
-    const run = (async () => {
-      if (dedupe) {
-        try {
-          if (!(await dedupe.claim(eventId))) {
-            this.log.debug({ eventId }, "slack: event already handled by another process");
-            this.recent.set(eventId, "done");
-            return;
-          }
-        } catch (err) {
-          this.log.warn({ eventId, err: (err as Error).message }, "slack: dedupe check failed; delivering");
-        }
-      }
-      try {
-        await fn(handlers);
-        this.recent.set(eventId, "done");
-      } catch (err) {
-        this.recent.delete(eventId);
-        await dedupe?.release(eventId).catch(() => {});
-        this.log.error({ eventId, kind, err: (err as Error).message }, "slack: inbound handler failed");
-      }
-    })();
-    this.inflight.add(run);
-    await run.finally(() => this.inflight.delete(run));
-  }
-
-  private eventIdOf(body: unknown): string | undefined {
-    const id = (body as { event_id?: unknown } | undefined)?.event_id;
-    return typeof id === "string" && id ? `slack:${id}` : undefined;
-  }
-
-  private teamOf(body: unknown, me: SlackIdentity): string {
-    const team = (body as { team_id?: unknown } | undefined)?.team_id;
-    return typeof team === "string" && team ? team : me.teamId;
-  }
-
-  private async onMessage(raw: unknown, body: unknown, me: SlackIdentity, kind: SlackMessageEvent["type"]) {
-    const e = readMessageEvent(raw);
-    const eventId = this.eventIdOf(body);
-    if (!e || !eventId) {
-      this.log.warn({ kind }, "slack: malformed message event ignored");
-      return;
-    }
-    if (!isFromPerson(e, me.userId)) return;
-    const team = this.teamOf(body, me);
-    const isDm = e.channelType === "im";
-    let mentioned = kind === "app_mention";
-    if (kind === "message" && !isDm) {
-      // A mention in a channel also arrives as `app_mention`, which is the one delivered.
-      if (mentionsBot(e.text, me.userId)) return;
-      if (!e.threadTs || e.threadTs === e.ts) return;
-      if (
-        !(await this.inBotThread(encodeThreadKey(team, e.channel, e.threadTs), e.channel, e.threadTs, e.ts))
-      )
-        return;
-      mentioned = false;
-    }
-    const thread = threadOf(e);
-    this.web.rememberThread(e.channel, e.ts, thread);
-    if (kind === "app_mention") await this.joinThread(encodeThreadKey(team, e.channel, thread), e.ts);
-    const user =
-      this.config.resolveUserNames === false
-        ? { id: e.user ?? "", isBot: false }
-        : await this.web.user(e.user ?? "");
-    const message = toInboundMessage(e, { team, eventId, botUserId: me.userId, mentioned, user });
-    await this.deliver(eventId, kind, (h) => h.onMessage(message));
-  }
-
-  private storeKey(threadKey: string): string {
-    return `${this.config.keyPrefix ?? "sb:"}{${threadKey}}:slack-bot-thread`;
-  }
-
-  /** Remember that the bot takes part in a thread, here and in the shared store. */
-  private async joinThread(threadKey: string, since: string): Promise<void> {
-    const known = this.knownThreads.get(threadKey);
-    if (known !== undefined && compareTs(known, since) <= 0) return;
-    this.knownThreads.set(threadKey, since);
-    try {
-      await this.config.store?.set(this.storeKey(threadKey), since, THREAD_MEMORY_MS);
-    } catch (err) {
-      this.log.warn(
-        { threadKey, err: (err as Error).message },
-        "slack: could not record the thread in the store",
-      );
-    }
-  }
-
-  private async inBotThread(key: string, channel: string, threadTs: string, ts: string): Promise<boolean> {
-    const known = this.knownThreads.get(key);
-    if (known !== undefined) return compareTs(known, ts) < 0;
-    try {
-      const stored = await this.config.store?.get(this.storeKey(key));
-      if (stored !== undefined && /^\d+\.\d+$/.test(stored)) {
-        this.knownThreads.set(key, stored);
-        return compareTs(stored, ts) < 0;
-      }
-      if (this.config.isBotThread) return await this.config.isBotThread(key);
-      if (this.notBotThreads.has(key)) return false;
-      const yes = await this.web.botInThread(channel, threadTs);
-      if (yes) this.knownThreads.set(key, threadTs);
-      else this.notBotThreads.set(key, true);
-      return yes;
-    } catch (err) {
-      this.log.warn(
-        { key, err: (err as Error).message },
-        "slack: could not tell whether the bot is in a thread",
-      );
-      return false;
-    }
-  }
-
-  private async onReaction(raw: unknown, body: unknown, me: SlackIdentity): Promise<void> {
-    const r = readReactionEvent(raw);
-    const eventId = this.eventIdOf(body);
-    if (!r || !eventId) {
-      this.log.warn({}, "slack: malformed reaction event ignored");
-      return;
-    }
-    if (r.user === me.userId) return;
-    const team = this.teamOf(body, me);
-    const thread = await this.web.threadOf(r.channel, r.ts);
-    const user =
-      this.config.resolveUserNames === false ? { id: r.user, isBot: false } : await this.web.user(r.user);
-    const eventTs = Number((raw as { event_ts?: unknown }).event_ts);
-    await this.deliver(eventId, "reaction", (h) =>
-      h.onReaction({
-        platform: "slack",
-        threadKey: encodeThreadKey(team, r.channel, thread),
-        eventId,
-        messageId: encodeMessageRef(team, r.channel, r.ts),
-        channelId: r.channel,
-        emoji: reactionEmoji(r.name),
-        user,
-        added: r.added,
-        timestamp: Number.isFinite(eventTs) ? Math.round(eventTs * 1000) : Date.now(),
-      }),
-    );
-  }
-
-  private async onCommand(
-    raw: unknown,
-    respond: (msg: { text: string; response_type: "ephemeral" | "in_channel" }) => Promise<unknown>,
-  ): Promise<void> {
-    const c = readCommand(raw);
-    if (!c) {
-      this.log.warn({}, "slack: malformed slash command ignored");
-      return;
-    }
-    const base = toInboundCommand(c, Date.now());
-    await this.deliver(base.eventId, "command", (h) =>
-      h.onCommand({
-        ...base,
-        respond: async (text, opts) => {
-          try {
-            await respond({
-              text: toSlackMrkdwn(text),
-              response_type: opts?.ephemeral ? "ephemeral" : "in_channel",
-            });
-          } catch (err) {
-            throw new ChannelError(
-              "network",
-              `Slack command response failed: ${(err as Error).message.replace(/https?:\/\/\S+/g, "<response_url>")}`,
-              "slack",
-            );
-          }
-        },
-      }),
-    );
   }
 
   // ---- outbound --------------------------------------------------------------------------
@@ -494,7 +282,7 @@ export class SlackAdapter implements ChannelAdapter {
     const ts = typeof r.ts === "string" ? r.ts : undefined;
     if (!ts) throw new ChannelError("other", "Slack chat.postMessage returned no message ts", "slack");
     this.web.rememberThread(t.channel, ts, threadTs);
-    if (threadTs) await this.joinThread(encodeThreadKey(t.team, t.channel, threadTs), ts);
+    if (threadTs) await this.threads.join(encodeThreadKey(t.team, t.channel, threadTs), ts);
     return encodeMessageRef(t.team, t.channel, ts);
   }
 
