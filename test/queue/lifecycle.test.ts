@@ -8,6 +8,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { Agent } from "../../src/agent/agent.js";
+import { createAssistantMessage } from "../../src/agent/llm/usage.js";
+import { convertToLlm } from "../../src/agent/session/messages.js";
 import { EmbeddedRuntime } from "../../src/queue/embedded/embedded-runtime.js";
 import { RuntimeKeys } from "../../src/queue/keys.js";
 import { RecordingSinks } from "../../src/queue/recording-sink.js";
@@ -18,7 +21,13 @@ import { RedisSessionStore } from "../../src/queue/store/redis-store.js";
 import type { AgentFactory } from "../../src/queue/types.js";
 import { INTERRUPTED_TOOL_TEXT } from "../../src/queue/worker/recovery.js";
 import { connectRedis, uniquePrefix } from "../support/redis.js";
-import { createGate, type Gate, lastUserText, ScriptedStream } from "../support/scripted-stream.js";
+import {
+  createGate,
+  type Gate,
+  lastUserText,
+  ScriptedStream,
+  scriptedModel,
+} from "../support/scripted-stream.js";
 import {
   gatedTool,
   inbound,
@@ -188,7 +197,58 @@ describe("worker lifecycle (Redis)", () => {
   });
 });
 
-describe("idle eviction and signals", () => {
+describe("compaction, usage, idle eviction and signals", () => {
+  it("compacts a session over the threshold after a run, and the next call sees the summary", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "sb-compact-"));
+    const stream = new ScriptedStream((call) => ({
+      text: `ack ${lastUserText(call).slice(0, 10)}`,
+      usage: { input: 2500, output: 3 },
+    }));
+    const summaries: string[] = [];
+    const runtime = new EmbeddedRuntime({
+      dataDir: dir,
+      sinks: new RecordingSinks().factory,
+      agentFactory: (ctx) =>
+        new Agent({
+          initialState: { model: scriptedModel({ contextWindow: 3000 }), messages: ctx.messages },
+          streamFn: stream.streamFn,
+          // The session's converter shows compaction summaries to the model.
+          convertToLlm,
+          getSteeringMessages: ctx.getSteeringMessages,
+          getFollowUpMessages: ctx.getFollowUpMessages,
+        }),
+      compaction: {
+        settings: { enabled: true, reserveTokens: 1000, keepRecentTokens: 300 },
+        complete: async (model) => {
+          summaries.push("asked");
+          return {
+            ...createAssistantMessage(model),
+            content: [{ type: "text", text: "SUMMARY of earlier talk" }],
+          };
+        },
+      },
+    });
+    try {
+      await runtime.start();
+      const t = "web:compact";
+      for (let i = 0; i < 6; i++) {
+        await runtime.deliver(inbound(t, `message ${i} ${"x".repeat(2000)}`));
+        await waitIdle(runtime, t);
+      }
+      expect(summaries.length).toBeGreaterThan(0);
+      const meta = await runtime.store.getThreadMeta(t);
+      const all = await runtime.store.readAll(t, meta?.currentSessionId ?? "");
+      expect(all.entries.some((e) => e.type === "compaction")).toBe(true);
+      const last = stream.calls.at(-1)?.context.messages ?? [];
+      expect(JSON.stringify(last[0])).toContain("SUMMARY of earlier talk");
+      // Usage of every answer is added to the thread's totals.
+      expect((await runtime.status(t)).meta?.usage).toMatchObject({ input: 15_000, output: 18 });
+    } finally {
+      await runtime.stop({ graceMs: 100 });
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("drops a thread's cached agent after the idle time and rebuilds it from the session", async () => {
     const dir = mkdtempSync(join(tmpdir(), "sb-evict-"));
     const stream = new ScriptedStream((call) => `ack ${lastUserText(call)}`);

@@ -7,6 +7,7 @@ import type { InboundMessage } from "../../../src/adapters/types.js";
 import { Agent } from "../../../src/agent/agent.js";
 import type { Model, TextContent } from "../../../src/agent/llm/types.js";
 import { buildSessionContext } from "../../../src/agent/session/context.js";
+import { convertToLlm } from "../../../src/agent/session/messages.js";
 import type { SessionEntry } from "../../../src/agent/session/types.js";
 import type { AgentMessage, AgentTool } from "../../../src/agent/types.js";
 import type { RecordingSinks } from "../../../src/queue/recording-sink.js";
@@ -53,6 +54,7 @@ export function scriptedFactory(stream: ScriptedStream, tools: AgentTool[] = [])
         tools,
       },
       streamFn: stream.streamFn,
+      convertToLlm,
       getSteeringMessages: ctx.getSteeringMessages,
       getFollowUpMessages: ctx.getFollowUpMessages,
     });
