@@ -1,0 +1,275 @@
+/** The web chat's HTTP API as the page uses it: sending, commands, reactions, errors, live events. */
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { InboundHandlers } from "../../../src/adapters/types.js";
+import { WebChatAdapter, type WebConversation, type WebMessage } from "../../../src/adapters/web/index.js";
+import { Received } from "../contract.js";
+import { until } from "../support/drive.js";
+import { call, serveWebChat, type WebServer } from "./harness.js";
+import { openEventStream } from "./sse-client.js";
+
+let adapter: WebChatAdapter;
+let received: Received;
+let server: WebServer;
+
+async function setup(
+  config: ConstructorParameters<typeof WebChatAdapter>[0] = {},
+  handlers?: InboundHandlers,
+) {
+  adapter = new WebChatAdapter({ admins: ["web:local"], ...config });
+  received = new Received();
+  await adapter.start(handlers ?? received);
+  server = await serveWebChat(adapter);
+}
+
+afterEach(async () => {
+  await adapter.stop();
+  await server.close();
+});
+
+const newConversation = async (body: Record<string, unknown> = {}) =>
+  (await call<{ conversation: WebConversation }>(server.url, "POST", "/api/conversations", body))
+    .conversation;
+
+const send = async (conversationId: string, text: string, clientId?: string) =>
+  (
+    await call<{ message: WebMessage }>(server.url, "POST", `/api/conversations/${conversationId}/messages`, {
+      text,
+      ...(clientId ? { clientId } : {}),
+    })
+  ).message;
+
+async function status(method: string, path: string, body?: string, headers: Record<string, string> = {}) {
+  const res = await fetch(`${server.url}${path}`, {
+    method,
+    headers: { ...(body !== undefined ? { "content-type": "application/json" } : {}), ...headers },
+    ...(body !== undefined ? { body } : {}),
+  });
+  return { status: res.status, body: (await res.json()) as { message?: string } };
+}
+
+describe("web chat HTTP API", () => {
+  beforeEach(() => setup());
+
+  it("delivers a typed message as an InboundMessage and names the conversation after it", async () => {
+    const conversation = await newConversation();
+    expect(conversation).toMatchObject({ kind: "direct", title: "New conversation" });
+    const message = await send(conversation.id, "What is in the build folder?");
+    expect(received.messages).toHaveLength(1);
+    expect(received.messages[0]).toMatchObject({
+      platform: "web",
+      threadKey: `web:${conversation.id}`,
+      messageId: message.ref,
+      channelId: conversation.id,
+      text: "What is in the build folder?",
+      mentioned: true,
+      isDirect: true,
+      user: { id: "web:local", name: "you", isBot: false },
+      attachments: [],
+    });
+    expect(received.messages[0]?.eventId).toMatch(/^web:/);
+    const list = await call<{ conversations: WebConversation[] }>(server.url, "GET", "/api/conversations");
+    expect(list.conversations.map((c) => c.title)).toEqual(["What is in the build folder?"]);
+    const stored = await call<{ messages: WebMessage[] }>(
+      server.url,
+      "GET",
+      `/api/conversations/${conversation.id}/messages`,
+    );
+    expect(stored.messages.map((m) => m.text)).toEqual(["What is in the build folder?"]);
+  });
+
+  it("delivers a line starting with a slash command as an InboundCommand, but not a path", async () => {
+    const { id } = await newConversation();
+    const command = await send(id, "/model claude-sonnet");
+    await send(id, "/etc/hosts is broken");
+    expect(received.commands).toEqual([
+      expect.objectContaining({
+        platform: "web",
+        threadKey: `web:${id}`,
+        name: "model",
+        args: "claude-sonnet",
+        messageId: command.ref,
+        isDirect: true,
+      }),
+    ]);
+    expect(received.messages.map((m) => m.text)).toEqual(["/etc/hosts is broken"]);
+  });
+
+  it("in a group conversation delivers only @mentions, with the mention removed", async () => {
+    const { id } = await newConversation({ kind: "group", title: "Release planning" });
+    await send(id, "shall we ship on Friday?");
+    await send(id, "@Switchboard is CI green?");
+    expect(received.messages.map((m) => [m.text, m.isDirect])).toEqual([["is CI green?", false]]);
+    const history = await adapter.fetchHistory(`web:${id}`, 20, received.messages[0]?.messageId);
+    expect(history.map((h) => h.text)).toEqual(["shall we ship on Friday?"]);
+    expect(adapter.store.get(id)?.title).toBe("Release planning");
+  });
+
+  it("answers a retried send once, and delivers again when the first delivery failed", async () => {
+    let failures = 1;
+    const flaky: InboundHandlers = {
+      onMessage: (m) => {
+        if (failures-- > 0) throw new Error("inbox unavailable");
+        received.onMessage(m);
+      },
+      onReaction: (r) => received.onReaction(r),
+      onCommand: (c) => received.onCommand(c),
+    };
+    await adapter.stop();
+    await adapter.start(flaky);
+    const { id } = await newConversation();
+    const path = `/api/conversations/${id}/messages`;
+    const body = JSON.stringify({ text: "deploy it", clientId: "page-1" });
+    const first = await status("POST", path, body);
+    expect(first.status).toBe(502);
+    expect(first.body.message).toMatch(/send it again/);
+    expect((await status("POST", path, body)).status).toBe(201);
+    expect((await status("POST", path, body)).status).toBe(201);
+    expect(received.messages.map((m) => m.text)).toEqual(["deploy it"]);
+    expect(adapter.store.messages(id)?.map((m) => m.text)).toEqual(["deploy it"]);
+  });
+
+  it("turns a click on an approval button into an InboundReaction, once", async () => {
+    const { id } = await newConversation();
+    const ref = await adapter.post(`web:${id}`, "🔐 Approval needed: `bash`");
+    for (const emoji of ["✅", "❌", "♾️"]) await adapter.react(ref, emoji);
+    const messageId = ref.split(":")[2];
+    const path = `/api/messages/${messageId}/reactions`;
+    const approved = await call<{ message: WebMessage }>(server.url, "POST", path, { emoji: "✅" });
+    expect(approved.message.reactions).toContainEqual({ emoji: "✅", bot: true, users: ["web:local"] });
+    await call(server.url, "POST", path, { emoji: "✅" });
+    expect(received.reactions).toEqual([
+      expect.objectContaining({
+        platform: "web",
+        threadKey: `web:${id}`,
+        messageId: ref,
+        emoji: "✅",
+        added: true,
+        user: { id: "web:local", name: "you", isBot: false },
+      }),
+    ]);
+    await call(server.url, "POST", path, { emoji: "✅", added: false });
+    expect(received.reactions.map((r) => [r.emoji, r.added])).toEqual([
+      ["✅", true],
+      ["✅", false],
+    ]);
+    expect(new Set(received.reactions.map((r) => r.eventId)).size).toBe(2);
+  });
+
+  it("refuses bad requests with a status and a reason", async () => {
+    const { id } = await newConversation();
+    const cases: Array<[string, string, string | undefined, number]> = [
+      ["POST", "/api/conversations/cnothere00/messages", '{"text":"hi"}', 404],
+      ["POST", "/api/conversations/not-an-id/messages", '{"text":"hi"}', 404],
+      ["GET", "/api/conversations/cnothere00/messages", undefined, 404],
+      ["POST", `/api/conversations/${id}/messages`, '{"text":"   "}', 400],
+      ["POST", `/api/conversations/${id}/messages`, '{"text":42}', 400],
+      ["POST", `/api/conversations/${id}/messages`, "{not json", 400],
+      ["POST", `/api/conversations/${id}/messages`, JSON.stringify({ text: "x".repeat(20_001) }), 413],
+      ["POST", "/api/conversations", '{"kind":"channel"}', 400],
+      ["POST", "/api/messages/m999/reactions", '{"emoji":"✅"}', 404],
+    ];
+    for (const [method, path, body, expected] of cases) {
+      const res = await status(method, path, body);
+      expect([method, path, res.status]).toEqual([method, path, expected]);
+      expect(res.body.message).toBeTruthy();
+    }
+    const ref = await adapter.post(`web:${id}`, "hello");
+    const bad = await status(
+      "POST",
+      `/api/messages/${ref.split(":")[2]}/reactions`,
+      '{"emoji":"not an emoji"}',
+    );
+    expect(bad.status).toBe(400);
+    const form = await fetch(`${server.url}/api/conversations`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: "kind=direct",
+    });
+    expect(form.status).toBe(415);
+    expect(received.messages).toEqual([]);
+  });
+
+  it("refuses sends while the channel is stopped", async () => {
+    const { id } = await newConversation();
+    await adapter.stop();
+    const res = await status("POST", `/api/conversations/${id}/messages`, '{"text":"anyone?"}');
+    expect(res.status).toBe(503);
+    expect(res.body.message).toMatch(/not running/);
+  });
+});
+
+describe("web chat event stream", () => {
+  beforeEach(() => setup({ typingDurationMs: 3000 }));
+
+  it("starts with a snapshot, then pushes posts, edits, reactions and typing", async () => {
+    const { id } = await newConversation();
+    await send(id, "hi");
+    await adapter.registerCommands([{ name: "model", description: "Show or switch the model" }]);
+    const stream = await openEventStream(`${server.url}/api/events?conversation=${id}`);
+    try {
+      expect(stream.status).toBe(200);
+      const snapshot = await stream.waitFor((e) => e.event === "snapshot", "the snapshot");
+      expect(snapshot.data).toMatchObject({
+        me: { id: "web:local", name: "you", isAdmin: true, botName: "Switchboard" },
+        conversationId: id,
+        messages: [expect.objectContaining({ text: "hi" })],
+        commands: [{ name: "model", description: "Show or switch the model" }],
+      });
+      const ref = await adapter.post(`web:${id}`, "Hel");
+      await adapter.edit(ref, "Hello!");
+      await adapter.react(ref, "👀");
+      await adapter.typing(`web:${id}`);
+      const posted = await stream.waitFor(
+        (e) => e.event === "message" && e.data.change === "posted" && isBot(e),
+      );
+      expect(posted.data.message).toMatchObject({ ref, text: "Hel", version: 1 });
+      const edited = await stream.waitFor((e) => e.event === "message" && e.data.change === "edited");
+      expect(edited.data.message).toMatchObject({ ref, text: "Hello!", version: 2 });
+      const reacted = await stream.waitFor((e) => e.event === "message" && e.data.change === "reactions");
+      expect(reacted.data.message).toMatchObject({ reactions: [{ emoji: "👀", bot: true, users: [] }] });
+      const typing = await stream.waitFor((e) => e.event === "typing");
+      expect(typing.data).toEqual({ conversationId: id, durationMs: 3000 });
+      const ids = stream.events.map((e) => Number(e.id));
+      expect(ids).toEqual([...ids].sort((a, b) => a - b));
+    } finally {
+      stream.close();
+    }
+  });
+
+  it("replays the state on reconnect, so an edit made while away is not lost", async () => {
+    const { id } = await newConversation();
+    const first = await openEventStream(`${server.url}/api/events?conversation=${id}`);
+    const ref = await adapter.post(`web:${id}`, "Working on it");
+    await first.waitFor((e) => e.event === "message" && e.data.change === "posted");
+    first.close();
+    await until(() => adapter.connections()[0]?.detail === "0 page(s) open", 5000, "the stream to close");
+    await adapter.edit(ref, "Done: 3 files changed.");
+    await adapter.typing(`web:${id}`);
+    const second = await openEventStream(`${server.url}/api/events?conversation=${id}`);
+    try {
+      const snapshot = await second.waitFor((e) => e.event === "snapshot");
+      expect(snapshot.data.messages).toEqual([
+        expect.objectContaining({ ref, text: "Done: 3 files changed.", version: 2 }),
+      ]);
+      expect(snapshot.data.typing).toEqual([{ conversationId: id, durationMs: expect.any(Number) }]);
+    } finally {
+      second.close();
+    }
+  });
+
+  it("counts open pages and ends their streams when the channel stops", async () => {
+    expect(adapter.connections()).toEqual([
+      expect.objectContaining({ name: "web:http", state: "connected" }),
+    ]);
+    const stream = await openEventStream(`${server.url}/api/events`);
+    await stream.waitFor((e) => e.event === "snapshot");
+    expect(adapter.connections()[0]?.detail).toBe("1 page(s) open");
+    await adapter.stop();
+    await until(() => stream.ended, 5000, "the stream to end");
+    expect(adapter.connections()[0]).toMatchObject({ state: "stopped", detail: "0 page(s) open" });
+  });
+});
+
+function isBot(e: { data: Record<string, unknown> }): boolean {
+  return (e.data.message as WebMessage | undefined)?.from.isBot === true;
+}
