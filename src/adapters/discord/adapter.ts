@@ -3,7 +3,7 @@
  * connection lease) for inbound events, Discord REST for everything outbound. See docs/discord.md
  * for the portal setup, intents and permissions.
  */
-import { type Client, type ClientOptions, Events, GatewayIntentBits, Partials } from "discord.js";
+import { type ClientOptions, GatewayIntentBits, Partials } from "discord.js";
 import { type Clock, systemClock } from "../render/clock.js";
 import { toDiscordMarkdown } from "../render/markdown.js";
 import {
@@ -25,19 +25,12 @@ import {
   type RateRule,
 } from "../types.js";
 import { DiscordApi } from "./api.js";
-import { BoundedMap } from "./bounded-map.js";
 import { Conversations } from "./conversations.js";
 import { discordReactionPath } from "./emoji.js";
+import { DiscordEvents } from "./events.js";
 import { fetchHistory } from "./history.js";
 import { decodeMessageRef, decodeThreadKey, encodeMessageRef } from "./ids.js";
-import {
-  type RawReaction,
-  rawDmReaction,
-  toInboundCommand,
-  toInboundMessage,
-  toInboundReaction,
-} from "./inbound.js";
-import { commandResponder, DISCORD_CONTENT_LIMIT, deferCommand } from "./interactions.js";
+import { DISCORD_CONTENT_LIMIT } from "./interactions.js";
 import { ShardConnection } from "./shard.js";
 
 /** The gateway intents the adapter needs. MessageContent is privileged: enable it in the portal. */
@@ -92,15 +85,9 @@ export class DiscordAdapter implements ChannelAdapter {
   private readonly conv: Conversations;
   private readonly log: AdapterLogger;
   private readonly clock: Clock;
-  private handlers: InboundHandlers | undefined;
+  private readonly events: DiscordEvents;
   private shards: ShardConnection[] = [];
   private readonly states = new Map<string, ConnectionStatus>();
-  private readonly recent = new BoundedMap<string, "inflight" | "done">(10_000, 3_600_000);
-  private readonly inflight = new Set<Promise<void>>();
-  private readonly queues = new Map<string, Promise<void>>();
-  /** Reaction dispatches by content → `session:sequence`, filled from raw packets. */
-  private readonly reactionIds = new BoundedMap<string, string>(1000, 60_000);
-  private readonly sessions = new Map<number, string>();
 
   constructor(private readonly config: DiscordAdapterConfig) {
     this.log = config.logger ?? silent;
@@ -112,6 +99,17 @@ export class DiscordAdapter implements ChannelAdapter {
       defaultThreadName: config.defaultThreadName ?? "Conversation",
       ...(config.store ? { store: config.store } : {}),
       ...(config.keyPrefix ? { prefix: config.keyPrefix } : {}),
+    });
+    this.events = new DiscordEvents({
+      api: this.api,
+      conv: this.conv,
+      clock: this.clock,
+      log: this.log,
+      ephemeralCommands: config.ephemeralCommands ?? false,
+      postToChannel: async (threadKey, text) => {
+        await this.post(threadKey, text, { format: "plain" });
+      },
+      ...(config.dedupe ? { dedupe: config.dedupe } : {}),
     });
     this.capabilities = {
       maxMessageLength: DISCORD_CONTENT_LIMIT,
@@ -129,7 +127,7 @@ export class DiscordAdapter implements ChannelAdapter {
 
   async start(handlers: InboundHandlers): Promise<void> {
     if (this.shards.length) throw new Error("DiscordAdapter.start() called twice; call stop() first.");
-    this.handlers = handlers;
+    this.events.open(handlers);
     if (this.config.commands?.length) {
       try {
         await this.registerCommands(this.config.commands);
@@ -153,7 +151,7 @@ export class DiscordAdapter implements ChannelAdapter {
         token: this.config.token,
         clientOptions,
         log: this.log,
-        attach: (client, shardId) => this.attach(client, shardId),
+        attach: (client, shardId) => this.events.attach(client, shardId),
         onState: (state, detail) =>
           this.states.set(name, { name, state, since: this.clock.now(), ...(detail ? { detail } : {}) }),
         ...(this.config.lease ? { lease: this.config.lease(id) } : {}),
@@ -171,159 +169,11 @@ export class DiscordAdapter implements ChannelAdapter {
     const shards = this.shards;
     this.shards = [];
     await Promise.allSettled(shards.map((s) => s.stop()));
-    this.handlers = undefined;
-    await Promise.allSettled([...this.inflight]);
+    await this.events.close();
   }
 
   connections(): ConnectionStatus[] {
     return [...this.states.values()].map((s) => ({ ...s }));
-  }
-
-  private attach(client: Client, shardId: number): void {
-    client.on(Events.Raw, (packet: { t?: string; s?: number; d?: Record<string, unknown> }) => {
-      if (packet.t === "READY" && typeof packet.d?.session_id === "string")
-        this.sessions.set(shardId, packet.d.session_id);
-      const t = packet.t;
-      if ((t === "MESSAGE_REACTION_ADD" || t === "MESSAGE_REACTION_REMOVE") && packet.d) {
-        const d = packet.d as RawReaction;
-        const seq = `${this.sessions.get(shardId) ?? shardId}:${packet.s}`;
-        this.reactionIds.set(`${t}:${d.message_id}:${d.user_id}:${d.emoji?.id ?? d.emoji?.name}`, seq);
-        const channel = typeof d.channel_id === "string" ? d.channel_id : "";
-        if (d.guild_id === undefined && channel && !client.channels.cache.has(channel)) {
-          const added = t === "MESSAGE_REACTION_ADD";
-          const r = rawDmReaction(d, added, `discord:reaction:${seq}`, this.clock.now(), client.user?.id);
-          if (r)
-            this.track(
-              () => this.deliver(r.eventId, "reaction", (h) => h.onReaction(r)),
-              "reaction",
-              channel,
-            );
-        }
-      }
-    });
-    client.on(Events.MessageCreate, (message) => {
-      this.track(
-        async () => {
-          const m = await toInboundMessage(message, client, this.conv);
-          if (m) await this.deliver(m.eventId, "message", (h) => h.onMessage(m));
-        },
-        "message",
-        message.channelId,
-      );
-    });
-    const onReaction =
-      (added: boolean) =>
-      (reaction: Parameters<typeof toInboundReaction>[0], user: Parameters<typeof toInboundReaction>[1]) => {
-        const t = added ? "MESSAGE_REACTION_ADD" : "MESSAGE_REACTION_REMOVE";
-        const key = `${t}:${reaction.message.id}:${user.id}:${reaction.emoji.id ?? reaction.emoji.name}`;
-        // Same session and sequence number ⇔ the same event replayed after a resume.
-        const seq = this.reactionIds.get(key);
-        const eventId = seq
-          ? `discord:reaction:${seq}`
-          : `discord:reaction:${reaction.message.id}:${user.id}:${reaction.emoji.id ?? reaction.emoji.name}:${added ? "add" : "remove"}`;
-        const at = this.clock.now();
-        this.track(
-          async () => {
-            const r = await toInboundReaction(reaction, user, added, eventId, at, client, this.conv, (id) =>
-              this.channelInfo(id),
-            );
-            if (r) await this.deliver(r.eventId, "reaction", (h) => h.onReaction(r));
-          },
-          "reaction",
-          reaction.message.channelId,
-        );
-      };
-    client.on(Events.MessageReactionAdd, onReaction(true));
-    client.on(Events.MessageReactionRemove, onReaction(false));
-    client.on(Events.InteractionCreate, (interaction) => {
-      if (!interaction.isChatInputCommand()) return;
-      this.track(async () => {
-        const base = toInboundCommand(interaction);
-        const replyOptions = {
-          clock: this.clock,
-          log: this.log,
-          ephemeral: this.config.ephemeralCommands ?? false,
-          postToChannel: async (text: string) => {
-            await this.post(base.threadKey, text, { format: "plain" });
-          },
-        };
-        let deferred = false;
-        await this.deliver(
-          base.eventId,
-          "command",
-          (h) => h.onCommand({ ...base, respond: commandResponder(interaction, deferred, replyOptions) }),
-          async () => {
-            deferred = await deferCommand(interaction, replyOptions);
-          },
-        );
-      }, "command");
-    });
-  }
-
-  private async channelInfo(id: string): Promise<{ type: number; parent?: string | null } | undefined> {
-    try {
-      const c = await this.api.getChannel(id);
-      return { type: c.type, parent: c.parent_id ?? null };
-    } catch (err) {
-      this.log.debug({ channel: id, err: (err as Error).message }, "discord: channel lookup failed");
-      return undefined;
-    }
-  }
-
-  /**
-   * Run inbound work without letting it throw into discord.js's emitter. Work with the same
-   * `order` key (a channel) runs one after another, so a channel's events are handled and delivered
-   * in the order Discord sent them (a mention must not overtake the message before it).
-   */
-  private track(fn: () => Promise<void>, kind: string, order?: string): void {
-    const previous = order ? this.queues.get(order) : undefined;
-    const run = (previous ?? Promise.resolve()).then(fn).catch((err) => {
-      this.log.error(
-        { kind, err: err instanceof Error ? err.message : String(err) },
-        "discord: could not handle an event",
-      );
-    });
-    this.inflight.add(run);
-    if (order) this.queues.set(order, run);
-    void run.finally(() => {
-      this.inflight.delete(run);
-      if (order && this.queues.get(order) === run) this.queues.delete(order);
-    });
-  }
-
-  /**
-   * Run a handler once per event id. `ack` (command deferral) runs after the duplicate check and
-   * before the handler. A failed handler lets a redelivery through.
-   */
-  private async deliver(
-    eventId: string,
-    kind: string,
-    fn: (h: InboundHandlers) => unknown,
-    ack?: () => Promise<void>,
-  ): Promise<void> {
-    const handlers = this.handlers;
-    if (!handlers || this.recent.has(eventId)) return;
-    this.recent.set(eventId, "inflight");
-    const dedupe = this.config.dedupe;
-    if (dedupe) {
-      try {
-        if (!(await dedupe.claim(eventId))) {
-          this.recent.set(eventId, "done");
-          return;
-        }
-      } catch (err) {
-        this.log.warn({ eventId, err: (err as Error).message }, "discord: dedupe check failed; delivering");
-      }
-    }
-    try {
-      await ack?.();
-      await fn(handlers);
-      this.recent.set(eventId, "done");
-    } catch (err) {
-      this.recent.delete(eventId);
-      await dedupe?.release(eventId).catch(() => {});
-      this.log.error({ eventId, kind, err: (err as Error).message }, "discord: inbound handler failed");
-    }
   }
 
   // ---- outbound --------------------------------------------------------------------------
