@@ -51,20 +51,28 @@ export class AgentCache {
     this.entries.set(entry.threadKey, entry);
   }
 
-  /** Starts the idle timer of a thread's entry (its holder released the thread). */
-  idle(threadKey: string): void {
+  /**
+   * Starts the idle timer of `entry` (its holder released the thread). Does nothing when the
+   * thread's entry has been replaced meanwhile (a newer holder in this process owns it).
+   */
+  idle(entry: CachedAgent): void {
+    const threadKey = entry.threadKey;
     const e = this.entries.get(threadKey);
-    if (!e) return;
+    if (e !== entry) return;
     e.binding = undefined;
     if (e.timer) clearTimeout(e.timer);
     e.timer = setTimeout(() => this.drop(threadKey), this.idleMs);
     e.timer.unref?.();
   }
 
-  /** Forgets a thread's agent (stale, evicted, or the process stops). */
-  drop(threadKey: string): void {
+  /**
+   * Forgets a thread's agent and aborts it (stale, evicted, or the process stops). With `only`, it
+   * forgets the entry only if it is still that one, so a holder that lost its thread never drops
+   * the agent of the holder that took over in the same process.
+   */
+  drop(threadKey: string, only?: CachedAgent): void {
     const e = this.entries.get(threadKey);
-    if (!e) return;
+    if (!e || (only && e !== only)) return;
     this.entries.delete(threadKey);
     if (e.timer) clearTimeout(e.timer);
     e.binding = undefined;

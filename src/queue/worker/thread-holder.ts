@@ -225,11 +225,11 @@ export class ThreadHolder {
         token: this.token,
         at: this.releaseSentAt,
       });
-      cache.idle(this.threadKey);
+      if (this.entry) cache.idle(this.entry);
       return;
     }
     // The agent may be ahead of the session (or stopped mid-run): never reuse it.
-    cache.drop(this.threadKey);
+    if (this.entry) cache.drop(this.threadKey, this.entry);
     if (outcome === "handoff") {
       const sentAt = Date.now();
       await state.forceRelease(this.threadKey, this.token);
