@@ -1,0 +1,160 @@
+/**
+ * The web chat in a real browser (Debian's `chromium`, driven by playwright-core): a person sends a
+ * message, watches the reply stream in with a tool line and the typing indicator, approves a tool
+ * call with the button, and uses a command. The agent side is a `RunRenderer` fed scripted events,
+ * exactly what the worker does with a real run.
+ */
+import { existsSync } from "node:fs";
+import { type Browser, chromium, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { RunRenderer } from "../../../src/adapters/render/run-renderer.js";
+import { WebChatAdapter } from "../../../src/adapters/web/index.js";
+import { Received } from "../contract.js";
+import { streamedText, textUpdate, toolEnd, toolStart } from "../support/agent-events.js";
+import { until } from "../support/drive.js";
+import { serveWebChat, type WebServer } from "./harness.js";
+
+const CHROMIUM = "/usr/bin/chromium";
+const SKIP_REASON = `${CHROMIUM} is missing (install Debian's package: apt-get install -y chromium)`;
+const haveChromium = existsSync(CHROMIUM);
+
+describe.skipIf(!haveChromium)(
+  `web chat in Chromium${haveChromium ? "" : ` — skipped: ${SKIP_REASON}`}`,
+  () => {
+    let browser: Browser;
+    let adapter: WebChatAdapter;
+    let server: WebServer;
+    let page: Page;
+    const received = new Received();
+    const problems: string[] = [];
+
+    beforeAll(async () => {
+      adapter = new WebChatAdapter({ admins: ["web:local"], typingDurationMs: 3000 });
+      await adapter.registerCommands([
+        { name: "model", description: "Show or switch the model" },
+        { name: "new", description: "Start a new session" },
+      ]);
+      await adapter.start(received);
+      server = await serveWebChat(adapter);
+      browser = await chromium.launch({
+        executablePath: CHROMIUM,
+        args: [
+          "--headless",
+          "--no-sandbox",
+          "--disable-gpu",
+          "--disable-quic",
+          "--no-first-run",
+          "--disable-background-networking",
+          "--disable-component-update",
+          "--disable-sync",
+        ],
+      });
+      page = await browser.newPage({ viewport: { width: 1100, height: 760 } });
+      // A CSP violation or a script error shows up here: the page must run clean.
+      page.on("console", (m) => {
+        if (m.type() === "error") problems.push(m.text());
+      });
+      page.on("pageerror", (e) => problems.push(e.message));
+    }, 30_000);
+
+    afterAll(async () => {
+      await browser?.close();
+      await adapter?.stop();
+      await server?.close();
+    });
+
+    it("chats: a streamed reply with a tool line, an approval by button, a command", async () => {
+      await page.goto(`${server.url}/`);
+      await page.getByText("Connected", { exact: true }).waitFor();
+
+      // The person writes; the adapter delivers it.
+      const input = page.getByRole("textbox", { name: "Message" });
+      await input.fill("What is in the project folder?");
+      await input.press("Enter");
+      await until(() => received.messages.length === 1, 5000, "the message to be delivered");
+      const inbound = received.messages[0];
+      expect(inbound).toMatchObject({
+        platform: "web",
+        text: "What is in the project folder?",
+        isDirect: true,
+      });
+      const threadKey = inbound?.threadKey as string;
+      await page.locator(".msg.user").getByText("What is in the project folder?").waitFor();
+      await page.getByRole("button", { name: "What is in the project folder?" }).waitFor();
+
+      // The agent works: a tool line, the typing indicator, then the reply streams in by edits.
+      const renderer = new RunRenderer({ adapter, threadKey });
+      renderer.onEvent({ type: "agent_start" });
+      renderer.onEvent(toolStart("t1", "bash", { command: "ls -la" }));
+      const toolLine = page.locator(".msg.tools");
+      await toolLine.getByText("ls -la").waitFor();
+      await expect.poll(() => toolLine.textContent()).toContain("⏳");
+      await page.getByText("Switchboard is typing…").waitFor();
+      renderer.onEvent(toolEnd("t1", "bash"));
+      await expect.poll(() => toolLine.textContent()).toContain("✅");
+
+      const [start, ...rest] = streamedText(["Here are ", "the files:", "\n\n- `README.md`\n- `src/`"]);
+      if (start) renderer.onEvent(start);
+      renderer.onEvent(textUpdate("Here are the files:", "the files:"));
+      const reply = page.locator(".msg.bot:not(.tools)").filter({ hasText: "Here are the files:" });
+      await reply.waitFor();
+      const replyId = await reply.getAttribute("data-id");
+      expect(await reply.locator("li").count()).toBe(0);
+      for (const e of rest) renderer.onEvent(e);
+      renderer.onEvent({ type: "agent_end", messages: [] });
+      await renderer.close();
+      // The same message grew: it was edited in place, not posted again.
+      const edited = page.locator(`[data-id="${replyId}"]`);
+      await edited.locator("li code", { hasText: "README.md" }).waitFor();
+      expect(await page.locator(".msg.bot:not(.tools)").count()).toBe(1);
+
+      // An approval request: the bot's ✅ ❌ ♾️ become buttons; a click is the admin's reaction.
+      const request = await adapter.post(
+        threadKey,
+        '🔐 Approval needed: `bash`\n```json\n{\n  "command": "rm -rf build"\n}\n```\nRun triggered by you.',
+      );
+      for (const emoji of ["✅", "❌", "♾️"]) await adapter.react(request, emoji);
+      const approve = page.getByRole("button", { name: "Approve", exact: true });
+      await approve.waitFor();
+      await expect.poll(() => page.getByRole("button", { name: "Always allow" }).isEnabled()).toBe(true);
+      await page.screenshot({ path: "/tmp/webchat.png" });
+      await approve.click();
+      await until(() => received.reactions.length === 1, 5000, "the approval reaction");
+      expect(received.reactions[0]).toMatchObject({
+        platform: "web",
+        threadKey,
+        messageId: request,
+        emoji: "✅",
+        added: true,
+        user: { id: "web:local", isBot: false },
+      });
+      await expect.poll(() => approve.getAttribute("aria-pressed")).toBe("true");
+      expect(await page.getByRole("button", { name: "Deny", exact: true }).isDisabled()).toBe(true);
+
+      // Commands: "/" lists them; a command line is delivered as a command.
+      await input.fill("/mo");
+      await page.getByRole("listbox", { name: "Commands" }).getByText("/model").waitFor();
+      await input.press("Tab");
+      expect(await input.inputValue()).toBe("/model ");
+      await input.pressSequentially("gpt-5");
+      await input.press("Enter");
+      await until(() => received.commands.length === 1, 5000, "the command");
+      expect(received.commands[0]).toMatchObject({ name: "model", args: "gpt-5", threadKey });
+
+      expect(problems).toEqual([]);
+    }, 30_000);
+
+    it("keeps up across a reload: the conversation and the latest text come back", async () => {
+      const threadKey = received.messages[0]?.threadKey as string;
+      const ref = await adapter.post(threadKey, "Before the reload");
+      await page.reload();
+      await page.getByText("Before the reload").waitFor();
+      await adapter.edit(ref, "After the reload, **edited**");
+      await page.locator("strong", { hasText: "edited" }).waitFor();
+      await page.getByRole("button", { name: "New conversation" }).click();
+      await expect.poll(() => page.locator(".conversations li").count()).toBe(2);
+      await expect.poll(() => page.locator(".msg").count()).toBe(0);
+      expect(problems).toEqual([]);
+    }, 30_000);
+  },
+);
