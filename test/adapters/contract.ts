@@ -213,7 +213,8 @@ export function runAdapterContract(name: string, make: () => Promise<ContractHar
       await h.groupMessage({ text: "stream please", mention: true });
       await waitFor("the mention", () => h.received.messages.length === 1);
       const threadKey = (h.received.messages[0] as InboundMessage).threadKey;
-      const deltas = Array.from({ length: 500 }, (_, i) => `t${i} `);
+      // 1,000 characters in all: under every platform's limit (Discord's 2,000), so one message.
+      const deltas = Array.from({ length: 500 }, (_, i) => `${i % 10} `);
       const renderer = await render(h, threadKey, deltas, () => h.clock.advance(40));
       const final = deltas.join("").trim();
       const [ref] = renderer.replyRefs;
