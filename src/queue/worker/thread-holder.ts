@@ -5,12 +5,7 @@
  * goes, applies control signals, and releases the lease only when the inbox is empty.
  */
 import { randomUUID } from "node:crypto";
-import type { Agent } from "../../agent/agent.js";
-import type { Model, ThinkingLevel } from "../../agent/llm/types.js";
-import { THINKING_LEVELS } from "../../agent/llm/types.js";
-import { buildSessionContext } from "../../agent/session/context.js";
-import { newEntryId } from "../../agent/session/entries.js";
-import type { SessionEntry, SessionEntryInput } from "../../agent/session/types.js";
+import type { SessionEntryInput } from "../../agent/session/types.js";
 import type { AgentEvent, AgentMessage } from "../../agent/types.js";
 import { describeMessages, discardedNotice } from "../inbox-item.js";
 import type { ControlState, TakeOutcome, ThreadState } from "../state/types.js";
@@ -24,10 +19,11 @@ import type {
   RunSink,
   RunSinkFactory,
 } from "../types.js";
-import type { AgentCache, CachedAgent } from "./agent-cache.js";
+import type { AgentBinding, AgentCache, CachedAgent } from "./agent-cache.js";
 import { type CompactionConfig, maybeCompact } from "./compaction-step.js";
 import { groupItems, heldSeqs, type ItemGroup } from "./item-messages.js";
 import { danglingToolResults, needsAnswer } from "./recovery.js";
+import { asThinkingLevel, modelRef, ThreadSession } from "./thread-session.js";
 
 /** A lease event, for observability and for the multi-process test's overlap check. */
 export interface LeaseEvent {
@@ -78,21 +74,11 @@ interface ActiveRun {
   persisted: Set<number>;
 }
 
-function modelRef(model: Model): string {
-  return `${model.provider}/${model.id}`;
-}
-
-function asThinkingLevel(v: string | undefined): ThinkingLevel | undefined {
-  return THINKING_LEVELS.find((l) => l === v);
-}
-
 export class ThreadHolder {
   private outcome: HoldOutcome | undefined;
   private handoff: "none" | "checkpoint" | "now" = "none";
-  private persistOff = false;
-  private entry: CachedAgent | undefined;
+  private readonly session: ThreadSession;
   private run: ActiveRun | undefined;
-  private chain: Promise<void> = Promise.resolve();
   private seenVer = -1;
   private checking: Promise<void> | undefined;
   private recheck = false;
@@ -105,7 +91,16 @@ export class ThreadHolder {
     readonly threadKey: string,
     readonly token: string,
     private readonly env: HolderEnv,
-  ) {}
+  ) {
+    this.session = new ThreadSession(threadKey, token, env, {
+      binding: this.binding(),
+      onLost: () => this.markLost(),
+      onFailed: () => {
+        this.outcome ??= "failed";
+        this.stopNow();
+      },
+    });
+  }
 
   private get active(): boolean {
     return this.outcome === undefined && this.handoff === "none";
@@ -125,7 +120,7 @@ export class ThreadHolder {
       }
     }
     for (const t of this.timers) clearInterval(t);
-    await this.chain;
+    await this.session.flush();
     const outcome: HoldOutcome = this.outcome ?? "handoff";
     await this.finish(outcome);
     return outcome;
@@ -146,7 +141,7 @@ export class ThreadHolder {
 
   private async loop(): Promise<void> {
     const { state } = this.env;
-    this.entry = await this.ensureAgent();
+    await this.ensureAgent();
     await this.checkControl();
     await this.recover();
     while (this.active) {
@@ -205,19 +200,19 @@ export class ThreadHolder {
     if (this.outcome !== undefined) return;
     this.outcome = "lost";
     this.env.onLease?.({ type: "lost", threadKey: this.threadKey, token: this.token, at: Date.now() });
+    this.session.markLost();
     this.stopNow();
   }
 
   /** Stops the agent without writing anything more (the next holder continues from the session). */
   private stopNow(): void {
-    this.persistOff = true;
+    this.session.stopWriting();
     this.entry?.agent.abort();
     this.wakeSleep?.();
   }
 
   private async finish(outcome: HoldOutcome): Promise<void> {
-    const { state, cache } = this.env;
-    if (this.entry) this.entry.binding = undefined;
+    const { state } = this.env;
     if (outcome === "released") {
       this.env.onLease?.({
         type: "released",
@@ -225,11 +220,11 @@ export class ThreadHolder {
         token: this.token,
         at: this.releaseSentAt,
       });
-      if (this.entry) cache.idle(this.entry);
+      this.session.parkAgent();
       return;
     }
     // The agent may be ahead of the session (or stopped mid-run): never reuse it.
-    if (this.entry) cache.drop(this.threadKey, this.entry);
+    this.session.forgetAgent();
     if (outcome === "handoff") {
       const sentAt = Date.now();
       await state.forceRelease(this.threadKey, this.token);
@@ -251,64 +246,7 @@ export class ThreadHolder {
     });
   }
 
-  // ---- the agent and its session ----
-
-  private async ensureAgent(): Promise<CachedAgent> {
-    const { store, cache, factory } = this.env;
-    const meta = await store.getThreadMeta(this.threadKey);
-    const cached = cache.get(this.threadKey);
-    if (
-      cached &&
-      meta &&
-      cached.sessionId === meta.currentSessionId &&
-      cached.leafId === meta.leafId &&
-      !cached.agent.state.isStreaming
-    ) {
-      cached.binding = this.binding();
-      return cached;
-    }
-    if (cached) cache.drop(this.threadKey);
-    let branch = await store.readBranch(this.threadKey);
-    if (!branch) {
-      await store.createSession(this.threadKey, { model: meta?.model, thinkingLevel: meta?.thinkingLevel });
-      branch = await store.readBranch(this.threadKey);
-      if (!branch)
-        throw new Error(`The store created a session for ${this.threadKey} but cannot read it back.`);
-    }
-    const ctx = buildSessionContext(branch.entries, branch.leafId);
-    const recordedModel = ctx.model ? `${ctx.model.provider}/${ctx.model.modelId}` : undefined;
-    const controller = new AbortController();
-    let entry: CachedAgent | undefined;
-    const agent: Agent = await factory({
-      threadKey: this.threadKey,
-      meta,
-      messages: ctx.messages,
-      model: meta?.model ?? recordedModel,
-      thinkingLevel: asThinkingLevel(meta?.thinkingLevel ?? ctx.thinkingLevel),
-      signal: controller.signal,
-      getSteeringMessages: () => entry?.binding?.getSteeringMessages() ?? Promise.resolve([]),
-      getFollowUpMessages: () => entry?.binding?.getFollowUpMessages() ?? Promise.resolve([]),
-    });
-    entry = {
-      threadKey: this.threadKey,
-      agent,
-      sessionId: branch.header.id,
-      leafId: branch.leafId,
-      recordedModel,
-      recordedThinking: ctx.thinkingLevel,
-      binding: this.binding(),
-      controller,
-      unsubscribe: () => {},
-    };
-    const bound = entry;
-    entry.unsubscribe = agent.subscribe((event) => bound.binding?.onEvent(event));
-    cache.set(entry);
-    this.entry = entry;
-    this.recordSettings();
-    return entry;
-  }
-
-  private binding() {
+  private binding(): AgentBinding {
     return {
       getSteeringMessages: () => this.fromInbox("steer"),
       getFollowUpMessages: () => this.fromInbox("followUp"),
@@ -316,48 +254,16 @@ export class ThreadHolder {
     };
   }
 
-  /** Appends one entry after the current leaf, fenced by the lease, in order with every other write. */
-  private persist(input: SessionEntryInput, id?: string, after?: () => void): void {
-    if (this.persistOff) return;
-    this.chain = this.chain.then(async () => {
-      const entry = this.entry;
-      if (!entry || this.outcome === "lost") return;
-      const full = {
-        ...input,
-        id: id ?? newEntryId(),
-        parentId: entry.leafId,
-        timestamp: new Date().toISOString(),
-      } as SessionEntry;
-      try {
-        const r = await this.env.store.append(this.threadKey, entry.sessionId, [full], {
-          fence: { key: this.env.fenceKey(this.threadKey), token: this.token },
-        });
-        entry.leafId = r.leafId;
-        after?.();
-      } catch (e) {
-        if (e instanceof LeaseLostError) return this.markLost();
-        this.env.onError(e, `saving a session entry of ${this.threadKey}`);
-        this.outcome ??= "failed";
-        this.stopNow();
-      }
-    });
+  private ensureAgent(): Promise<CachedAgent> {
+    return this.session.ensureAgent();
   }
 
-  /** Records the agent's model and thinking level in the session when they differ from the last recorded ones. */
-  private recordSettings(): void {
-    const entry = this.entry;
-    if (!entry) return;
-    const model = entry.agent.state.model;
-    const ref = modelRef(model);
-    if (ref !== entry.recordedModel) {
-      entry.recordedModel = ref;
-      this.persist({ type: "model_change", provider: model.provider, modelId: model.id });
-    }
-    const level = entry.agent.state.thinkingLevel;
-    if (level !== entry.recordedThinking) {
-      entry.recordedThinking = level;
-      this.persist({ type: "thinking_level_change", thinkingLevel: level });
-    }
+  private persist(input: SessionEntryInput, id?: string, after?: () => void): void {
+    this.session.persist(input, id, after);
+  }
+
+  private get entry(): CachedAgent | undefined {
+    return this.session.entry;
   }
 
   // ---- control ----
@@ -411,7 +317,7 @@ export class ThreadHolder {
     }
     const level = asThinkingLevel(meta?.thinkingLevel);
     if (level && level !== agent.state.thinkingLevel) agent.setThinkingLevel(level);
-    this.recordSettings();
+    this.session.recordSettings();
   }
 
   // ---- runs ----
@@ -519,7 +425,7 @@ export class ThreadHolder {
     try {
       await start();
     } finally {
-      await this.chain;
+      await this.session.flush();
       this.run = undefined;
       try {
         await run.sink.close();
@@ -576,14 +482,14 @@ export class ThreadHolder {
     if (!needsAnswer(entry.agent.state.messages)) {
       if (heldItems.length > 0 && !(await state.settle(this.threadKey, this.token, held, true)))
         this.markLost();
-      await this.chain;
+      await this.session.flush();
       return;
     }
     const c = await state.readControl(this.threadKey);
     const maxSeq = heldItems.length > 0 ? Math.max(...heldItems.map((i) => i.seq)) : undefined;
     if (maxSeq !== undefined && c.abortAt >= maxSeq) {
       // A stop came after these messages: leave the question unanswered.
-      await this.chain;
+      await this.session.flush();
       if (!(await state.settle(this.threadKey, this.token, held, true))) this.markLost();
       return;
     }
@@ -593,11 +499,10 @@ export class ThreadHolder {
   }
 
   private async startNewSession(items: InboxItem[]): Promise<void> {
-    const { state, store, cache } = this.env;
-    await this.chain;
+    const { state, store } = this.env;
+    await this.session.flush();
     const header = await store.newSession(this.threadKey);
-    cache.drop(this.threadKey);
-    this.entry = undefined;
+    this.session.forgetAgent();
     if (
       !(await state.settle(
         this.threadKey,
@@ -607,7 +512,7 @@ export class ThreadHolder {
       ))
     )
       return this.markLost();
-    this.entry = await this.ensureAgent();
+    await this.ensureAgent();
     await this.notice(`Started a new session (${header.id.slice(0, 8)}).`);
   }
 

@@ -1,0 +1,188 @@
+/**
+ * A holder's view of its thread's session and agent: builds (or reuses) the cached agent from the
+ * stored session, and appends entries after the current leaf, one at a time, in event order,
+ * fenced by the lease token.
+ */
+import type { Agent } from "../../agent/agent.js";
+import type { Model, ThinkingLevel } from "../../agent/llm/types.js";
+import { THINKING_LEVELS } from "../../agent/llm/types.js";
+import { buildSessionContext } from "../../agent/session/context.js";
+import { newEntryId } from "../../agent/session/entries.js";
+import type { SessionEntry, SessionEntryInput } from "../../agent/session/types.js";
+import { LeaseLostError } from "../store/errors.js";
+import type { SessionStore } from "../store/types.js";
+import type { AgentFactory } from "../types.js";
+import type { AgentBinding, AgentCache, CachedAgent } from "./agent-cache.js";
+
+export function modelRef(model: Model): string {
+  return `${model.provider}/${model.id}`;
+}
+
+export function asThinkingLevel(v: string | undefined): ThinkingLevel | undefined {
+  return THINKING_LEVELS.find((l) => l === v);
+}
+
+export interface ThreadSessionEnv {
+  store: SessionStore;
+  cache: AgentCache;
+  factory: AgentFactory;
+  fenceKey: (threadKey: string) => string;
+  onError: (error: unknown, context: string) => void;
+}
+
+export interface ThreadSessionHooks {
+  /** Where the agent's queue sources and events go while this holder drives it. */
+  binding: AgentBinding;
+  /** An append failed the fence: the lease is gone. */
+  onLost(): void;
+  /** An append failed for another reason: the tenure cannot go on safely. */
+  onFailed(): void;
+}
+
+export class ThreadSession {
+  entry: CachedAgent | undefined;
+  private chain: Promise<void> = Promise.resolve();
+  private writesOff = false;
+  private lost = false;
+
+  constructor(
+    private readonly threadKey: string,
+    private readonly token: string,
+    private readonly env: ThreadSessionEnv,
+    private readonly hooks: ThreadSessionHooks,
+  ) {}
+
+  /** No entry queued from now on is written (entries queued before still are). */
+  stopWriting(): void {
+    this.writesOff = true;
+  }
+
+  /** The lease is gone: skip even the queued writes (the fence would refuse them). */
+  markLost(): void {
+    this.writesOff = true;
+    this.lost = true;
+  }
+
+  /** Resolves when every queued write is done. */
+  flush(): Promise<void> {
+    return this.chain;
+  }
+
+  /**
+   * The thread's agent: the cached one if its history still ends at the session's leaf, else a new
+   * one from the stored session (creating the first session with the thread's settings).
+   */
+  async ensureAgent(): Promise<CachedAgent> {
+    const { store, cache, factory } = this.env;
+    const meta = await store.getThreadMeta(this.threadKey);
+    const cached = cache.get(this.threadKey);
+    if (
+      cached &&
+      meta &&
+      cached.sessionId === meta.currentSessionId &&
+      cached.leafId === meta.leafId &&
+      !cached.agent.state.isStreaming
+    ) {
+      cached.binding = this.hooks.binding;
+      this.entry = cached;
+      return cached;
+    }
+    if (cached) cache.drop(this.threadKey);
+    let branch = await store.readBranch(this.threadKey);
+    if (!branch) {
+      await store.createSession(this.threadKey, { model: meta?.model, thinkingLevel: meta?.thinkingLevel });
+      branch = await store.readBranch(this.threadKey);
+      if (!branch)
+        throw new Error(`The store created a session for ${this.threadKey} but cannot read it back.`);
+    }
+    const ctx = buildSessionContext(branch.entries, branch.leafId);
+    const recordedModel = ctx.model ? `${ctx.model.provider}/${ctx.model.modelId}` : undefined;
+    const controller = new AbortController();
+    let entry: CachedAgent | undefined;
+    const agent: Agent = await factory({
+      threadKey: this.threadKey,
+      meta,
+      messages: ctx.messages,
+      model: meta?.model ?? recordedModel,
+      thinkingLevel: asThinkingLevel(meta?.thinkingLevel ?? ctx.thinkingLevel),
+      signal: controller.signal,
+      getSteeringMessages: () => entry?.binding?.getSteeringMessages() ?? Promise.resolve([]),
+      getFollowUpMessages: () => entry?.binding?.getFollowUpMessages() ?? Promise.resolve([]),
+    });
+    entry = {
+      threadKey: this.threadKey,
+      agent,
+      sessionId: branch.header.id,
+      leafId: branch.leafId,
+      recordedModel,
+      recordedThinking: ctx.thinkingLevel,
+      binding: this.hooks.binding,
+      controller,
+      unsubscribe: () => {},
+    };
+    const bound = entry;
+    entry.unsubscribe = agent.subscribe((event) => bound.binding?.onEvent(event));
+    cache.set(entry);
+    this.entry = entry;
+    this.recordSettings();
+    return entry;
+  }
+
+  /** Forgets the agent (it may be ahead of the session), unless a newer holder replaced it. */
+  forgetAgent(): void {
+    const entry = this.entry;
+    this.entry = undefined;
+    if (!entry || entry.binding !== this.hooks.binding) return;
+    this.env.cache.drop(this.threadKey, entry);
+  }
+
+  /** Keeps the agent cached for the next tenure in this process. */
+  parkAgent(): void {
+    const entry = this.entry;
+    if (!entry || entry.binding !== this.hooks.binding) return;
+    this.env.cache.idle(entry);
+  }
+
+  /** Appends one entry after the current leaf, fenced by the lease, in order with every other write. */
+  persist(input: SessionEntryInput, id?: string, after?: () => void): void {
+    if (this.writesOff) return;
+    this.chain = this.chain.then(async () => {
+      const entry = this.entry;
+      if (!entry || this.lost) return;
+      const full = {
+        ...input,
+        id: id ?? newEntryId(),
+        parentId: entry.leafId,
+        timestamp: new Date().toISOString(),
+      } as SessionEntry;
+      try {
+        const r = await this.env.store.append(this.threadKey, entry.sessionId, [full], {
+          fence: { key: this.env.fenceKey(this.threadKey), token: this.token },
+        });
+        entry.leafId = r.leafId;
+        after?.();
+      } catch (e) {
+        if (e instanceof LeaseLostError) return this.hooks.onLost();
+        this.env.onError(e, `saving a session entry of ${this.threadKey}`);
+        this.hooks.onFailed();
+      }
+    });
+  }
+
+  /** Records the agent's model and thinking level in the session when they differ from the last recorded ones. */
+  recordSettings(): void {
+    const entry = this.entry;
+    if (!entry) return;
+    const model = entry.agent.state.model;
+    const ref = modelRef(model);
+    if (ref !== entry.recordedModel) {
+      entry.recordedModel = ref;
+      this.persist({ type: "model_change", provider: model.provider, modelId: model.id });
+    }
+    const level = entry.agent.state.thinkingLevel;
+    if (level !== entry.recordedThinking) {
+      entry.recordedThinking = level;
+      this.persist({ type: "thinking_level_change", thinkingLevel: level });
+    }
+  }
+}
