@@ -107,7 +107,17 @@ function connect() {
   state.source = source;
   setStatus("Connecting…", "");
   source.addEventListener("open", () => setStatus("Connected", "online"));
-  source.addEventListener("error", () => setStatus("Reconnecting…", "offline"));
+  source.addEventListener("error", () => {
+    setStatus("Reconnecting…", "offline");
+    // The browser retries a dropped stream by itself, but gives up on an error answer (a restart
+    // behind a proxy, a 401): try again later with a fresh stream.
+    if (source.readyState === EventSource.CLOSED) {
+      clearTimeout(connect.retry);
+      connect.retry = setTimeout(() => {
+        if (state.source === source) connect();
+      }, 3000);
+    }
+  });
   source.addEventListener("snapshot", (e) => onSnapshot(JSON.parse(e.data)));
   source.addEventListener("conversation", (e) => upsertConversation(JSON.parse(e.data).conversation));
   source.addEventListener("conversation_removed", (e) =>
@@ -364,6 +374,7 @@ function scrollToBottom() {
 // ── Conversations ───────────────────────────────────────────────────────
 
 async function select(id) {
+  if (id === state.current && state.source && state.source.readyState !== EventSource.CLOSED) return;
   state.current = id;
   state.messages = new Map();
   state.deleted = new Set();
