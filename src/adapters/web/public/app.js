@@ -28,6 +28,8 @@ const el = {
   alert: $("alert"),
   scroller: $("scroller"),
   empty: $("empty"),
+  emptyTitle: $("empty-title"),
+  emptyHint: $("empty-hint"),
   messages: $("messages"),
   typing: $("typing"),
   typingText: $("typing-text"),
@@ -229,8 +231,12 @@ function renderHeader() {
   el.title.textContent = c ? c.title : "Switchboard";
   el.kind.hidden = c?.kind !== "group";
   document.title = c ? `${c.title} · Switchboard` : "Switchboard";
-  el.input.placeholder =
-    c?.kind === "group" ? `Write; @${state.me.botName} to ask the bot` : `Message ${state.me.botName}`;
+  const group = c?.kind === "group";
+  el.input.placeholder = group ? `Write; @${state.me.botName} to ask the bot` : `Message ${state.me.botName}`;
+  el.emptyTitle.textContent = group ? "A group conversation." : "Ask the agent anything.";
+  el.emptyHint.textContent = group
+    ? `${state.me.botName} answers messages that mention @${state.me.botName}, and commands.`
+    : "Enter sends, Shift+Enter starts a new line. Type / for commands.";
 }
 
 function renderAllMessages() {
