@@ -1,0 +1,92 @@
+/**
+ * The worker side's `AgentFactory`: one `Agent` per thread with the thread's model (its setting,
+ * else the deployment's default), thinking level (clamped to the model), the system prompt, the
+ * channel's tools, the extensions' hooks, `convertToLlm` (so compaction summaries and injected
+ * messages reach the model), and the inbox as its steering and follow-up sources.
+ */
+import { Agent } from "../../agent/agent.js";
+import { streamSimple } from "../../agent/llm/stream.js";
+import { clampThinkingLevel } from "../../agent/llm/thinking.js";
+import type { Model, ThinkingLevel } from "../../agent/llm/types.js";
+import { convertToLlm } from "../../agent/session/messages.js";
+import type { StreamFn } from "../../agent/types.js";
+import { resolveModelRef } from "../../extensions/context.js";
+import type { ExtensionRunner } from "../../extensions/runner.js";
+import type { ThreadUser } from "../../extensions/types.js";
+import type { AgentFactory } from "../../queue/types.js";
+import type { ChannelsConfig, ModelsConfig } from "../config/types.js";
+import { type Logger, threadLogger } from "../log.js";
+import { NO_MODEL, NO_MODEL_TEXT } from "./models.js";
+import { platformOf } from "./platforms.js";
+import { ThreadHost, type ThreadHostDeps } from "./thread-host.js";
+
+export interface AgentFactoryOptions {
+  runner: ExtensionRunner;
+  hostDeps: ThreadHostDeps;
+  channels: ChannelsConfig;
+  models: ModelsConfig;
+  defaultModel: Model | undefined;
+  systemPrompt: string;
+  /** Who triggered the thread's current run (recorded by the inbound formatter). */
+  runUser(threadKey: string): ThreadUser | undefined;
+  /** Counts agents held in this process, for the active-threads gauge. */
+  liveAgents: { count: number };
+  logger: Logger;
+}
+
+/** `streamSimple`, except that requests to `NO_MODEL` fail with the set-up hint (failures are data). */
+const streamFn: StreamFn = (model, context, options) => {
+  if (model.provider === NO_MODEL.provider) throw new Error(NO_MODEL_TEXT);
+  return streamSimple(model, context, options);
+};
+
+export function createAgentFactory(o: AgentFactoryOptions): AgentFactory {
+  return async (ctx) => {
+    const platform = platformOf(ctx.threadKey);
+    if (!platform) throw new Error(`Thread key "${ctx.threadKey}" names no known platform.`);
+    const log = threadLogger(o.logger, { threadKey: ctx.threadKey, platform });
+    const host = new ThreadHost(o.hostDeps, {
+      threadKey: ctx.threadKey,
+      platform,
+      user: () => o.runUser(ctx.threadKey),
+    });
+    const tools = o.channels[platform].tools;
+    const thread = o.runner.bind(host, tools ? { activeTools: tools } : {});
+    let model = ctx.model ? resolveModelRef(ctx.model) : o.defaultModel;
+    if (!model && ctx.model) {
+      log.warn({ model: ctx.model }, "the thread's model is not known any more; using the default");
+      model = o.defaultModel;
+    }
+    const level: ThinkingLevel = ctx.thinkingLevel ?? o.models.thinkingLevel;
+    const agent = new Agent({
+      initialState: {
+        model: model ?? NO_MODEL,
+        systemPrompt: o.systemPrompt,
+        thinkingLevel: model ? clampThinkingLevel(model, level) : "off",
+        messages: ctx.messages,
+        tools: thread.tools(),
+      },
+      convertToLlm,
+      ...thread.agentHooks(),
+      streamFn,
+      getSteeringMessages: ctx.getSteeringMessages,
+      getFollowUpMessages: ctx.getFollowUpMessages,
+      onListenerError: (err, event) =>
+        log.error(
+          { err: err instanceof Error ? err.message : String(err), event: event.type },
+          "agent listener failed",
+        ),
+    });
+    const detach = thread.attach(agent);
+    o.liveAgents.count++;
+    ctx.signal.addEventListener(
+      "abort",
+      () => {
+        detach();
+        o.liveAgents.count--;
+      },
+      { once: true },
+    );
+    return agent;
+  };
+}

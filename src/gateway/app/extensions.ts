@@ -1,0 +1,94 @@
+/**
+ * The extensions of a process: the built-ins (commands, approval, tools, sub-agent) wired to their
+ * dependencies, then the modules named in config, loaded into one `ExtensionRunner`. A module that
+ * fails to load is reported and disabled; the process carries on.
+ */
+
+import { createApprovalExtension } from "../../extensions/approval/extension.js";
+import { bashApprovalRule } from "../../extensions/approval/rules.js";
+import type { ApprovalStore, DecideResult, Decision } from "../../extensions/approval/types.js";
+import { createCommandsExtension } from "../../extensions/commands/index.js";
+import { type ExtensionConfigEntry, resolveExtensionEntries } from "../../extensions/loader.js";
+import { ExtensionRunner } from "../../extensions/runner.js";
+import { createSubAgentExtension } from "../../extensions/sub-agent.js";
+import { createToolsExtension } from "../../extensions/tools/index.js";
+import type { ApprovalRule } from "../../extensions/types.js";
+import type { ApprovalConfig, ExtensionsConfig } from "../config/types.js";
+import type { ApprovalOutcome, SwitchboardMetrics } from "../http/metrics.js";
+import type { Logger } from "../log.js";
+
+export interface LoadExtensionsOptions {
+  extensions: ExtensionsConfig;
+  approval: ApprovalConfig;
+  approvalStore: ApprovalStore;
+  isAdmin(platform: string, userId: string): boolean;
+  /** Root of the per-thread workspaces of the file and shell tools. */
+  workspaceRoot: string;
+  /** Directory relative module paths are resolved against (the config file's). */
+  baseDir: string;
+  logger: Logger;
+}
+
+/** The built-ins, in the order their handlers run, before the configured modules. */
+const BUILTIN_ORDER = ["commands", "approval", "tools", "sub-agent"] as const;
+
+/** Loads the built-ins and the configured modules; never rejects for an extension's fault. */
+export async function loadExtensions(o: LoadExtensionsOptions): Promise<ExtensionRunner> {
+  const logger = o.logger.child({ component: "extensions" });
+  const runner = new ExtensionRunner({ logger });
+  const rules: Record<string, ApprovalRule> = { bash: bashApprovalRule(o.approval.bashPatterns) };
+  for (const tool of o.approval.tools) rules[tool] = "always";
+  const builtins = {
+    commands: createCommandsExtension(),
+    approval: createApprovalExtension({
+      store: o.approvalStore,
+      isAdmin: o.isAdmin,
+      timeoutMs: o.approval.timeoutMs,
+      rules,
+    }),
+    tools: createToolsExtension({ root: o.workspaceRoot }),
+    "sub-agent": createSubAgentExtension(),
+  };
+  const entries: ExtensionConfigEntry[] = [
+    ...BUILTIN_ORDER.map((builtin) => ({ builtin })),
+    ...o.extensions.modules.map((module) => ({ module })),
+  ];
+  await runner.load(await resolveExtensionEntries(entries, { builtins, baseDir: o.baseDir }));
+  return runner;
+}
+
+const METRIC_OF: Partial<Record<Decision["outcome"], ApprovalOutcome>> = {
+  approved: "approved",
+  approved_always: "approved",
+  denied: "denied",
+  expired: "timeout",
+};
+
+/**
+ * `store` with approval outcomes counted: each settled request once, in the process that settled
+ * it (a gateway for an admin's reaction, the waiting worker for a timeout), and each call let
+ * through by an earlier ♾️ as `remembered`.
+ */
+export function meteredApprovalStore(store: ApprovalStore, metrics: SwitchboardMetrics): ApprovalStore {
+  return {
+    create: (request) => store.create(request),
+    attachMessage: (id, ref) => store.attachMessage(id, ref),
+    get: (id) => store.get(id),
+    findByMessage: (ref) => store.findByMessage(ref),
+    async decide(id, decision): Promise<DecideResult> {
+      const result = await store.decide(id, decision);
+      const status = result.record?.status;
+      const outcome = status && status !== "pending" ? METRIC_OF[status] : undefined;
+      if (result.applied && outcome) metrics.approval(outcome);
+      return result;
+    },
+    waitForDecision: (id, signal) => store.waitForDecision(id, signal),
+    pendingIn: (threadKey) => store.pendingIn(threadKey),
+    async isRemembered(threadKey, fingerprint) {
+      const remembered = await store.isRemembered(threadKey, fingerprint);
+      if (remembered) metrics.approval("remembered");
+      return remembered;
+    },
+    close: () => store.close(),
+  };
+}

@@ -1,0 +1,222 @@
+/**
+ * The inbound pipeline every adapter's events go through on a gateway process:
+ *
+ * message → access gate (one notice per thread) → a command? (`/model x` or a bare `stop` after the
+ * mention: run it through the extensions) → else thread context for a new thread → `deliver` with
+ * the channel's delivery mode → once durable, the acknowledgement reaction (👀, not in DMs).
+ *
+ * command (native) → access gate → the extensions' command, answered through the platform's
+ * acknowledgement where it has one; an unknown name goes to the agent as a message.
+ *
+ * reaction → the extensions' reaction handlers (approvals). Any gateway process may receive it:
+ * pending approvals live in the shared approval store.
+ *
+ * A rejection from `deliver` (Redis down) propagates to the adapter, which then does not
+ * acknowledge the event to the platform, so the platform's retry gets through.
+ */
+import type {
+  ChannelAdapter,
+  InboundCommand,
+  InboundHandlers,
+  InboundMessage,
+  InboundReaction,
+  Platform,
+} from "../../adapters/types.js";
+import type { AccessGate } from "../../extensions/access/gate.js";
+import { parseCommandText, parseNativeCommand } from "../../extensions/commands/parser.js";
+import type { ExtensionRunner } from "../../extensions/runner.js";
+import type { ThreadUser } from "../../extensions/types.js";
+import type { SessionStore } from "../../queue/store/types.js";
+import type { Runtime } from "../../queue/types.js";
+import type { ChannelsConfig } from "../config/types.js";
+import type { SwitchboardMetrics } from "../http/metrics.js";
+import { type Logger, threadLogger } from "../log.js";
+import { attachThreadContext } from "./thread-context.js";
+import { ThreadHost, type ThreadHostDeps } from "./thread-host.js";
+
+export interface InboundPipelineOptions {
+  runtime: Runtime;
+  store: SessionStore;
+  runner: ExtensionRunner;
+  gate: AccessGate;
+  channels: ChannelsConfig;
+  hostDeps: ThreadHostDeps;
+  metrics: SwitchboardMetrics;
+  logger: Logger;
+}
+
+const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+function threadUser(user: { id: string; name?: string }): ThreadUser {
+  return user.name ? { id: user.id, name: user.name } : { id: user.id };
+}
+
+export class InboundPipeline {
+  constructor(private readonly o: InboundPipelineOptions) {}
+
+  /** The handlers to start `adapter` with. */
+  handlersFor(adapter: ChannelAdapter): InboundHandlers {
+    return {
+      onMessage: (m) => this.onMessage(adapter, m),
+      onCommand: (c) => this.onCommand(adapter, c),
+      onReaction: (r) => this.onReaction(r),
+    };
+  }
+
+  async onMessage(adapter: ChannelAdapter, m: InboundMessage): Promise<void> {
+    const { metrics } = this.o;
+    const log = threadLogger(this.o.logger, { threadKey: m.threadKey, platform: m.platform });
+    const verdict = await this.o.gate.check({ ...m, threadKey: m.threadKey });
+    if (!verdict.run) {
+      metrics.inboundMessage(m.platform, "denied");
+      log.debug({ reason: verdict.reason, user: m.user.id }, "message not allowed");
+      if (verdict.notice) await this.notify(adapter, m.threadKey, verdict.notice, log);
+      return;
+    }
+    const command = parseCommandText(m.text);
+    if (command) {
+      const host = this.host(m, threadUser(m.user));
+      if (await this.o.runner.bind(host).runCommand(command.name, command.args)) {
+        metrics.inboundMessage(m.platform, "command");
+        log.info({ command: command.name, user: m.user.id }, "command");
+        return;
+      }
+    }
+    await this.deliver(adapter, m, log);
+  }
+
+  async onCommand(adapter: ChannelAdapter, c: InboundCommand): Promise<void> {
+    const { metrics } = this.o;
+    const log = threadLogger(this.o.logger, { threadKey: c.threadKey, platform: c.platform });
+    const answer = this.answerer(adapter, c, log);
+    const verdict = await this.o.gate.check({ ...c, mentioned: true, threadKey: c.threadKey });
+    if (!verdict.run) {
+      metrics.inboundMessage(c.platform, "denied");
+      await answer.send(verdict.notice ?? "You cannot use this bot here.");
+      return;
+    }
+    const parsed = parseNativeCommand(c);
+    const host = this.host(c, threadUser(c.user), (text) => answer.send(text));
+    if (await this.o.runner.bind(host).runCommand(parsed.name, parsed.args)) {
+      metrics.inboundMessage(c.platform, "command");
+      log.info({ command: parsed.name, user: c.user.id }, "command");
+      await answer.settle("Done.");
+      return;
+    }
+    // Not one of ours (`/etc/hosts …` in the web chat, a stale menu entry): the agent reads it.
+    const text = `/${parsed.name}${parsed.args ? ` ${parsed.args}` : ""}`;
+    await this.deliver(
+      adapter,
+      {
+        platform: c.platform,
+        threadKey: c.threadKey,
+        eventId: c.eventId,
+        messageId: c.messageId ?? "",
+        channelId: c.channelId,
+        user: c.user,
+        text,
+        attachments: [],
+        mentioned: true,
+        isDirect: c.isDirect,
+        timestamp: c.timestamp,
+      },
+      log,
+    );
+    await answer.settle("➡️ Sent to the agent.");
+  }
+
+  async onReaction(r: InboundReaction): Promise<void> {
+    const host = this.host(r, threadUser(r.user));
+    const user = { ...threadUser(r.user), isBot: r.user.isBot };
+    await this.o.runner
+      .bind(host)
+      .handleReaction({ messageRef: r.messageId, emoji: r.emoji, user, added: r.added });
+  }
+
+  private async deliver(adapter: ChannelAdapter, m: InboundMessage, log: Logger): Promise<void> {
+    const { metrics } = this.o;
+    const channel = this.o.channels[m.platform];
+    const inbound = await attachThreadContext(m, {
+      adapter,
+      store: this.o.store,
+      limit: channel.historyLimit,
+      logger: log,
+    });
+    const result = await this.o.runtime.deliver(inbound, channel.deliveryMode);
+    switch (result.status) {
+      case "queued":
+        metrics.inboundMessage(m.platform, "accepted");
+        log.info(
+          { seq: result.seq, depth: result.depth, idle: result.idle, user: m.user.id },
+          "message queued",
+        );
+        if (channel.ackReaction && m.mentioned && !m.isDirect && m.messageId) {
+          await adapter
+            .react(m.messageId, channel.ackReaction)
+            .catch((err: unknown) =>
+              log.warn({ err: errorText(err) }, "could not add the acknowledgement reaction"),
+            );
+        }
+        return;
+      case "duplicate":
+        metrics.inboundMessage(m.platform, "duplicate");
+        log.debug({ eventId: m.eventId }, "duplicate message ignored");
+        return;
+      case "refused":
+        metrics.inboundMessage(m.platform, "dropped");
+        log.warn({ depth: result.depth }, "inbox full; message refused (the thread was told)");
+        return;
+      case "stopped":
+        metrics.inboundMessage(m.platform, "command");
+        return;
+    }
+  }
+
+  private host(
+    e: { platform: Platform; threadKey: string; channelId: string; isDirect?: boolean },
+    user: ThreadUser,
+    reply?: (text: string) => Promise<void>,
+  ): ThreadHost {
+    return new ThreadHost(this.o.hostDeps, {
+      threadKey: e.threadKey,
+      platform: e.platform,
+      channelId: e.channelId,
+      ...(e.isDirect !== undefined ? { isDirect: e.isDirect } : {}),
+      user: () => user,
+      ...(reply ? { reply } : {}),
+    });
+  }
+
+  private async notify(adapter: ChannelAdapter, threadKey: string, text: string, log: Logger): Promise<void> {
+    await adapter
+      .post(threadKey, text, { format: "plain" })
+      .catch((err: unknown) => log.warn({ err: errorText(err) }, "could not post the access notice"));
+  }
+
+  /**
+   * Answers to a native command: the first through `respond` (the platform's acknowledgement, which
+   * must be used once), later ones as posts into the thread. `settle` acknowledges a command that
+   * gave no answer, so the platform does not show it as failed.
+   */
+  private answerer(adapter: ChannelAdapter, c: InboundCommand, log: Logger) {
+    let responded = false;
+    const send = async (text: string): Promise<void> => {
+      try {
+        if (c.respond && !responded) {
+          responded = true;
+          await c.respond(text);
+          return;
+        }
+        await adapter.post(c.threadKey, text);
+      } catch (err) {
+        log.warn({ err: errorText(err), command: c.name }, "could not answer a command");
+      }
+    };
+    return {
+      send,
+      settle: async (text: string) => {
+        if (c.respond && !responded) await send(text);
+      },
+    };
+  }
+}

@@ -1,0 +1,70 @@
+/**
+ * Where runs are shown: one `RunRenderer` per run (or notice) on the adapter of the thread's
+ * platform, all sharing one rate limiter (Redis-backed when several processes post), with the run's
+ * logger and the run, LLM usage and outcome metrics taken from the agent events on the way.
+ */
+import { RunRenderer } from "../../adapters/render/run-renderer.js";
+import type { ChannelAdapter, Platform, RateLimiter } from "../../adapters/types.js";
+import type { AgentEvent } from "../../agent/types.js";
+import type { RunSink, RunSinkFactory } from "../../queue/types.js";
+import type { RunOutcome, SwitchboardMetrics } from "../http/metrics.js";
+import { type Logger, runLogger, threadLogger } from "../log.js";
+import { platformOf } from "./platforms.js";
+
+export interface SinkFactoryOptions {
+  adapterOf(platform: Platform): ChannelAdapter | undefined;
+  limiter: RateLimiter;
+  metrics: SwitchboardMetrics;
+  logger: Logger;
+}
+
+/** The runtime's `sinks`: renders each run into its thread and counts it. */
+export function createSinkFactory(o: SinkFactoryOptions): RunSinkFactory {
+  return (threadKey, runId) => {
+    const log = runLogger(threadLogger(o.logger, { threadKey }), runId);
+    const platform = platformOf(threadKey);
+    const adapter = platform ? o.adapterOf(platform) : undefined;
+    if (!platform || !adapter) {
+      log.error({ platform }, "no enabled channel for this thread; its output is dropped");
+      return droppingSink();
+    }
+    const renderer = new RunRenderer({ adapter, threadKey, limiter: o.limiter, logger: log });
+    if (runId.startsWith("notice:")) return renderer;
+    return meteredSink(renderer, platform, o.metrics, log);
+  };
+}
+
+function droppingSink(): RunSink {
+  return { onEvent() {}, onNotice() {}, close() {} };
+}
+
+/** `renderer` plus run metrics: started now, finished at `close` with the outcome the events showed. */
+function meteredSink(
+  renderer: RunRenderer,
+  platform: Platform,
+  metrics: SwitchboardMetrics,
+  log: Logger,
+): RunSink {
+  const startedAt = Date.now();
+  let outcome: RunOutcome = "completed";
+  metrics.runStarted(platform);
+  log.debug("run started");
+  return {
+    onEvent(event: AgentEvent) {
+      if (event.type === "message_end" && event.message.role === "assistant") {
+        const m = event.message;
+        metrics.llmUsage(m.provider, m.model, m.usage);
+        if (m.stopReason === "error") outcome = "error";
+        else if (m.stopReason === "aborted") outcome = "aborted";
+      }
+      renderer.onEvent(event);
+    },
+    onNotice: (text) => renderer.onNotice(text),
+    async close() {
+      const ms = Date.now() - startedAt;
+      metrics.runFinished(platform, outcome, ms);
+      log.info({ outcome, ms }, "run finished");
+      await renderer.close();
+    },
+  };
+}

@@ -1,0 +1,198 @@
+/**
+ * The `ExtensionHost` of one thread, over the runtime, the session store and the thread's channel
+ * adapter. The gateway binds one per command or reaction (its `reply` answers the invoker, through
+ * the platform's acknowledgement where it has one); the worker binds one per thread agent (its
+ * `thread.user` follows whoever triggered the current run).
+ */
+import { randomUUID } from "node:crypto";
+import type { ChannelAdapter, InboundMessage, Platform } from "../../adapters/types.js";
+import type { ThinkingLevel } from "../../agent/llm/types.js";
+import { newEntryId } from "../../agent/session/entries.js";
+import type { CustomMessage } from "../../agent/session/messages.js";
+import type { SessionEntry } from "../../agent/session/types.js";
+import type {
+  CompactOutcome,
+  ControlOutcome,
+  DeliverAs,
+  ExtensionHost,
+  HostPostOptions,
+  ThreadSettings,
+  ThreadStatusView,
+  ThreadUser,
+  ThreadView,
+} from "../../extensions/types.js";
+import type { SessionStore } from "../../queue/store/types.js";
+import type { DeliveryMode, Runtime } from "../../queue/types.js";
+import type { Logger } from "../log.js";
+
+/** What every thread host of a process shares. */
+export interface ThreadHostDeps {
+  runtime: Runtime;
+  store: SessionStore;
+  /** The adapter of the thread's platform (undefined: the platform is not enabled here). */
+  adapterOf(platform: Platform): ChannelAdapter | undefined;
+  /** `provider/id` of the deployment's default model, when there is one. */
+  defaultModel(): string | undefined;
+  /** The channel's delivery mode for messages that arrive while the agent works. */
+  queueModeOf(platform: Platform): DeliveryMode;
+  logger: Logger;
+}
+
+export interface ThreadHostOptions {
+  threadKey: string;
+  platform: Platform;
+  channelId?: string;
+  isDirect?: boolean;
+  /** Who issued the command, or who triggered the current run (read at every use). */
+  user(): ThreadUser | undefined;
+  /** How to answer the invoker of a command; default: a post into the thread. */
+  reply?: (text: string) => Promise<void>;
+}
+
+export class ThreadHost implements ExtensionHost {
+  constructor(
+    private readonly deps: ThreadHostDeps,
+    private readonly o: ThreadHostOptions,
+  ) {}
+
+  get thread(): ThreadView {
+    const user = this.o.user();
+    return {
+      threadKey: this.o.threadKey,
+      platform: this.o.platform,
+      ...(this.o.channelId !== undefined ? { channelId: this.o.channelId } : {}),
+      ...(this.o.isDirect !== undefined ? { isDirect: this.o.isDirect } : {}),
+      ...(user ? { user } : {}),
+    };
+  }
+
+  private adapter(): ChannelAdapter {
+    const adapter = this.deps.adapterOf(this.o.platform);
+    if (!adapter)
+      throw new Error(
+        `The ${this.o.platform} channel is not enabled in this process, so nothing can be posted.`,
+      );
+    return adapter;
+  }
+
+  post(text: string, options: HostPostOptions = {}): Promise<string> {
+    return this.adapter().post(this.o.threadKey, text, options.format ? { format: options.format } : {});
+  }
+
+  edit(ref: string, text: string, options: HostPostOptions = {}): Promise<void> {
+    return this.adapter().edit(ref, text, options.format ? { format: options.format } : {});
+  }
+
+  react(ref: string, emoji: string): Promise<void> {
+    return this.adapter().react(ref, emoji);
+  }
+
+  async reply(text: string): Promise<void> {
+    if (this.o.reply) return this.o.reply(text);
+    await this.post(text);
+  }
+
+  async sendMessage(message: CustomMessage, deliverAs: DeliverAs): Promise<void> {
+    const text =
+      typeof message.content === "string"
+        ? message.content
+        : message.content.map((c) => (c.type === "text" ? c.text : "")).join("");
+    await this.deliver(text, deliverAs === "steer" ? "steer" : "followUp");
+  }
+
+  /**
+   * Appends a `custom` entry after the current leaf of the thread's session. The runtime has no
+   * append for entries from outside its holder yet, so this write is unfenced: while a run holds
+   * the thread the entry lands beside the run's entries (kept in the session file and exports, not
+   * on the branch the model reads, which custom entries never reach anyway).
+   */
+  async appendEntry(customType: string, data: unknown): Promise<void> {
+    const { store } = this.deps;
+    const meta = await store.getThreadMeta(this.o.threadKey);
+    if (!meta?.currentSessionId) {
+      this.deps.logger.warn(
+        { threadKey: this.o.threadKey, customType },
+        "no session to append a custom entry to",
+      );
+      return;
+    }
+    const entry = {
+      type: "custom",
+      customType,
+      data,
+      id: newEntryId(),
+      parentId: meta.leafId,
+      timestamp: new Date().toISOString(),
+    } as SessionEntry;
+    await store.append(this.o.threadKey, meta.currentSessionId, [entry]);
+  }
+
+  async getSettings(): Promise<ThreadSettings> {
+    const meta = await this.deps.store.getThreadMeta(this.o.threadKey);
+    return {
+      model: meta?.model ?? this.deps.defaultModel(),
+      thinkingLevel: meta?.thinkingLevel as ThinkingLevel | undefined,
+    };
+  }
+
+  async setModel(ref: string): Promise<void> {
+    await this.deps.runtime.control(this.o.threadKey, { type: "setModel", model: ref });
+  }
+
+  async setThinkingLevel(level: ThinkingLevel): Promise<void> {
+    await this.deps.runtime.control(this.o.threadKey, { type: "setThinkingLevel", level });
+  }
+
+  async stop(): Promise<ControlOutcome> {
+    const r = await this.deps.runtime.control(this.o.threadKey, { type: "stop" });
+    return { wasRunning: r.wasRunning, discarded: r.discarded.length };
+  }
+
+  async newSession(): Promise<ControlOutcome> {
+    const r = await this.deps.runtime.control(this.o.threadKey, { type: "newSession" });
+    return { wasRunning: r.wasRunning, discarded: r.discarded.length };
+  }
+
+  async deliver(text: string, mode: "steer" | "followUp"): Promise<void> {
+    await this.deps.runtime.deliver(this.inbound(text), mode);
+  }
+
+  async compact(): Promise<CompactOutcome> {
+    // The runtime compacts automatically after runs; an on-demand compaction needs a runtime
+    // control command that does not exist yet.
+    return {
+      compacted: false,
+      reason:
+        "on-demand compaction is not available yet (sessions are compacted automatically when they grow)",
+    };
+  }
+
+  async status(): Promise<ThreadStatusView> {
+    const s = await this.deps.runtime.status(this.o.threadKey);
+    const u = s.meta?.usage ?? { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, cost: 0 };
+    return {
+      running: s.active,
+      queueMode: this.deps.queueModeOf(this.o.platform),
+      inboxDepth: s.inboxDepth,
+      usage: { ...u },
+    };
+  }
+
+  /** A chat message from the host's user, as if they had written `text` in the thread. */
+  private inbound(text: string): InboundMessage {
+    const user = this.o.user();
+    return {
+      platform: this.o.platform,
+      threadKey: this.o.threadKey,
+      eventId: `${this.o.platform}:host:${randomUUID()}`,
+      messageId: "",
+      channelId: this.o.channelId ?? "",
+      user: { id: user?.id ?? "unknown", ...(user?.name ? { name: user.name } : {}), isBot: false },
+      text,
+      attachments: [],
+      mentioned: true,
+      isDirect: this.o.isDirect ?? false,
+      timestamp: Date.now(),
+    };
+  }
+}
