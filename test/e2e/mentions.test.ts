@@ -1,0 +1,121 @@
+/**
+ * A mention on each platform, through Switchboard as `start` builds it (Redis runtime, one `all`
+ * process): the mention gets 👀 once it is durable, and the reply is edited into place with the
+ * fake model's text. A mention inside an existing thread the bot has no session for carries the
+ * thread's earlier messages into the first model request.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Gateway } from "../../src/gateway/app/index.js";
+import { BOT_USER_ID } from "../fakes/discord/server.js";
+import { type FakeChat, BOT_ID as TG_BOT_ID } from "../fakes/telegram/server.js";
+import {
+  GENERAL_ID,
+  lastUserText,
+  SLACK_ADMIN,
+  SLACK_OTHER,
+  TG_USERS,
+  until,
+  World,
+} from "./support/world.js";
+
+let world: World;
+let app: Gateway;
+
+beforeAll(async () => {
+  world = await World.create();
+  app = await world.start("all");
+  world.slack.eventsUrl = `${app.url}/slack/events`;
+});
+afterAll(async () => {
+  await world?.close();
+});
+
+describe("a mention end to end", () => {
+  it("Telegram: 👀 on the mention, then the model's reply in its chain", async () => {
+    const chat: FakeChat = { id: -100777001, type: "supergroup", title: "Ops" };
+    const m = world.telegram.userMessage({
+      chat,
+      from: TG_USERS.alice,
+      text: "hello from telegram",
+      mention: true,
+    });
+    const reply = await until(
+      () => world.telegram.botMessages(chat.id).find((b) => b.text === "alpha answers: hello from telegram"),
+      "the bot's reply",
+    );
+    expect(reply.reply_to_message_id).toBe(m.message_id);
+    expect(world.telegram.message(chat.id, m.message_id)?.botReactions).toEqual(["👀"]);
+    expect(reply.from.id).toBe(TG_BOT_ID);
+  });
+
+  it("Slack: 👀 on the mention, then the model's reply in the mention's thread", async () => {
+    world.slack.channel("CMENTION");
+    const { message } = await world.slack.userMessage({
+      channel: "CMENTION",
+      user: SLACK_ADMIN,
+      text: "hello from slack",
+      mention: true,
+    });
+    const thread = await until(() => {
+      const top = world.slack.view("CMENTION").find((v) => v.ts === message.ts);
+      return top?.replies.some((r) => r.text === "alpha answers: hello from slack") ? top : undefined;
+    }, "the bot's reply in the thread");
+    expect(thread.reactions).toContain("eyes");
+  });
+
+  it("Discord: 👀 on the mention, then the model's reply in a thread on it", async () => {
+    const { alice } = world.discordUsers;
+    const m = world.discord.userMessage({
+      channelId: GENERAL_ID,
+      author: alice,
+      content: "hello from discord",
+      mention: true,
+    });
+    await until(
+      () =>
+        world.discord
+          .view(GENERAL_ID)
+          .find((v) => v.id === m.id)
+          ?.thread?.some((t) => t.fromBot && t.content === "alpha answers: hello from discord"),
+      "the bot's reply in the thread",
+    );
+    const stored = world.discord.world.find(GENERAL_ID, m.id);
+    expect([...(stored?.reactions.get("👀") ?? [])]).toContain(BOT_USER_ID);
+  });
+
+  it("a mention inside an existing Slack thread sees the earlier messages in the first model request", async () => {
+    world.slack.channel("CCONTEXT");
+    const root = world.slack.seed({
+      channel: "CCONTEXT",
+      user: SLACK_OTHER,
+      text: "the deploy failed at step 3",
+    });
+    world.slack.seed({
+      channel: "CCONTEXT",
+      user: SLACK_ADMIN,
+      text: "logs say disk full",
+      threadTs: root.ts,
+    });
+    const before = world.requests("openai-completions").length;
+    await world.slack.userMessage({
+      channel: "CCONTEXT",
+      user: SLACK_ADMIN,
+      text: "what should we do?",
+      threadTs: root.ts,
+      mention: true,
+    });
+    const request = await until(
+      () =>
+        world
+          .requests("openai-completions")
+          .slice(before)
+          .find((r) => lastUserText(r).includes("what should we do?")),
+      "the first model request of the thread",
+    );
+    const text = lastUserText(request);
+    expect(text).toContain("the deploy failed at step 3");
+    expect(text).toContain("logs say disk full");
+    expect(text).toContain("[Earlier messages in this thread");
+    expect(text.indexOf("logs say disk full")).toBeLessThan(text.indexOf("what should we do?"));
+  });
+});
