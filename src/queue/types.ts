@@ -112,7 +112,41 @@ export interface AgentFactoryContext {
   signal: AbortSignal;
   getSteeringMessages: () => Promise<AgentMessage[]>;
   getFollowUpMessages: () => Promise<AgentMessage[]>;
+  /**
+   * Per-call compaction (always set by the runtime; optional only so that hand-made contexts stay
+   * valid). Pass it to the `Agent` as `transformContext`, or call it first from your own transform
+   * (`async (m, s) => mine(await ctx.transformContext(m, s), s)`): before every LLM call it checks
+   * the history against the compaction threshold, compacts the session when it is over (a fenced
+   * compaction entry), and returns the summary plus the kept messages; later calls of the run reuse
+   * that compaction. It is idempotent and never throws. When the factory passes nothing or another
+   * transform, the runtime puts this one in front of it itself.
+   */
+  transformContext?: (messages: AgentMessage[], signal?: AbortSignal) => Promise<AgentMessage[]>;
 }
+
+/**
+ * Session events the runtime reports to a thread's agent (the shapes of the extensions'
+ * `SessionEvent`, so `ThreadExtensions.emitSession` fits `SessionEventHook` as is).
+ */
+export type RuntimeSessionEvent =
+  | { type: "session_start"; sessionId: string }
+  | { type: "session_before_switch"; reason: "new" }
+  | { type: "session_switch"; reason: "new"; previousSessionId?: string; sessionId: string }
+  | { type: "session_before_compact"; instructions?: string }
+  | { type: "session_compact"; tokensBefore: number; tokensAfter?: number }
+  | { type: "session_shutdown" };
+
+/** What a `session_before_*` handler may answer: `cancel` stops the compaction (or is ignored for a switch). */
+export interface SessionEventVerdict {
+  cancel?: boolean;
+  reason?: string;
+}
+
+/** Receives session events; awaited by the runtime. A throw is reported and treated as no answer. */
+export type SessionEventHook = (
+  event: RuntimeSessionEvent,
+  // biome-ignore lint/suspicious/noConfusingVoidType: observing hooks return nothing.
+) => Promise<SessionEventVerdict | undefined | void> | SessionEventVerdict | undefined | void;
 
 /** Builds the agent of a thread (system prompt, tools, model resolution are the factory's business). */
 export type AgentFactory = (ctx: AgentFactoryContext) => Agent | Promise<Agent>;

@@ -6,12 +6,15 @@
  */
 import type { Agent } from "../../agent/agent.js";
 import type { AgentEvent, AgentMessage } from "../../agent/types.js";
+import type { CompactionView } from "./compaction-view.js";
 
 /** What a holder plugs into a cached agent while it holds the thread. */
 export interface AgentBinding {
   getSteeringMessages(): Promise<AgentMessage[]>;
   getFollowUpMessages(): Promise<AgentMessage[]>;
   onEvent(event: AgentEvent): void;
+  /** Called before every LLM call with the loop's history; returns what the model sees. */
+  transformContext?(messages: AgentMessage[], signal?: AbortSignal): Promise<AgentMessage[]>;
 }
 
 export interface CachedAgent {
@@ -25,6 +28,8 @@ export interface CachedAgent {
   recordedThinking: string | undefined;
   /** The holder currently driving the agent (the queue sources and events go there). */
   binding: AgentBinding | undefined;
+  /** A compaction made during the current run: how the loop's copy of the history shrinks. */
+  view?: CompactionView;
   /** Aborted when the entry is dropped. */
   controller: AbortController;
   unsubscribe: () => void;

@@ -1,11 +1,14 @@
 /**
- * Automatic compaction between runs. The engine's loop keeps its own copy of the context while a
- * run goes on, so a compaction made mid-run would not shrink the next call; the holder therefore
- * checks after each run, with the session functions of src/agent/session.
+ * Compaction in the holder: before every LLM call (the agent's `transformContext`), after a reply
+ * that overflowed the context window (compact once, then the holder retries), and on demand
+ * (`/compact`). The session functions of src/agent/session do the planning and the summary; this
+ * file does the I/O: it reads the holder's branch, writes the compaction entry through the
+ * holder's fenced, ordered writer, and gives the running loop the shortened history.
  */
 import { complete } from "../../agent/llm/stream.js";
 import type { Model } from "../../agent/llm/types.js";
 import {
+  branchBeforeFailure,
   type CompactionSettings,
   type CompactOptions,
   type CompleteFn,
@@ -17,15 +20,15 @@ import {
   shouldCompact,
 } from "../../agent/session/compaction/index.js";
 import { buildSessionContext } from "../../agent/session/context.js";
-import { newEntryId } from "../../agent/session/entries.js";
-import type { SessionEntry } from "../../agent/session/types.js";
-import { LeaseLostError } from "../store/errors.js";
-import type { Fence, SessionStore } from "../store/types.js";
-import type { CachedAgent } from "./agent-cache.js";
+import type { AgentMessage } from "../../agent/types.js";
+import type { SessionStore } from "../store/types.js";
+import type { RuntimeSessionEvent, SessionEventHook, SessionEventVerdict } from "../types.js";
+import { applyView, withoutFailedTail } from "./compaction-view.js";
+import type { ThreadSession } from "./thread-session.js";
 
 /** How the runtime compacts sessions. */
 export interface CompactionConfig {
-  /** Thresholds; default `DEFAULT_COMPACTION_SETTINGS` (`enabled: false` turns it off). */
+  /** Thresholds; default `DEFAULT_COMPACTION_SETTINGS` (`enabled: false` turns automatic compaction off). */
   settings?: CompactionSettings;
   /** The summary request; default `complete` of the provider registry. */
   complete?: CompleteFn;
@@ -33,63 +36,194 @@ export interface CompactionConfig {
   options?: (model: Model) => CompactOptions | Promise<CompactOptions>;
 }
 
-export interface CompactionStep {
-  threadKey: string;
-  entry: CachedAgent;
-  store: SessionStore;
-  config: CompactionConfig;
-  fence: Fence;
-  onError: (error: unknown, context: string) => void;
+/** Why a compaction is attempted. */
+export type CompactionTrigger = "threshold" | "overflow" | "manual";
+
+/** What a compaction attempt did. */
+export interface CompactionAttempt {
+  compacted: boolean;
+  /** Why nothing was compacted. */
+  reason?: string;
+  tokensBefore?: number;
+  tokensAfter?: number;
 }
 
-/**
- * Compacts the thread's session when its context is over the threshold, appends the compaction
- * entry (fenced) and gives the agent the shortened history. A failed summary is reported and
- * changes nothing; `LeaseLostError` propagates.
- */
-export async function maybeCompact(step: CompactionStep): Promise<boolean> {
-  const { threadKey, entry, store, config, fence } = step;
-  const agent = entry.agent;
-  const model = agent.state.model;
-  const settings = config.settings ?? DEFAULT_COMPACTION_SETTINGS;
-  if (!shouldCompact(estimateContextTokens(agent.state.messages).tokens, model.contextWindow, settings)) {
-    return false;
-  }
+export interface CompactorEnv {
+  threadKey: string;
+  store: SessionStore;
+  /** Undefined: no automatic compaction (a manual one uses the defaults). */
+  config: CompactionConfig | undefined;
+  session: ThreadSession;
+  onError: (error: unknown, context: string) => void;
+  /** False while the tenure ends or the run is aborted: no automatic compaction starts then. */
+  mayCompact(): boolean;
+  /** The factory's session-event hook (extensions may cancel a compaction). */
+  sessionEvent(): SessionEventHook | undefined;
+}
+
+/** Calls the factory's session-event hook; a throw is reported and counts as no answer. */
+export async function emitSessionEvent(
+  hook: SessionEventHook | undefined,
+  event: RuntimeSessionEvent,
+  onError: (error: unknown, context: string) => void,
+): Promise<SessionEventVerdict | undefined> {
+  if (!hook) return undefined;
   try {
-    const branch = await store.readBranch(threadKey, entry.sessionId);
-    const preparation = branch ? prepareCompaction(branch.entries, settings) : undefined;
-    if (!preparation) return false;
-    const options = (await config.options?.(model)) ?? {};
-    const outcome = await compact(preparation, model, options, config.complete ?? complete);
-    const u = outcome.usage;
-    await store.addUsage(threadKey, {
-      input: u.input,
-      output: u.output,
-      cacheRead: u.cacheRead,
-      cacheWrite: u.cacheWrite,
-      cost: u.cost.total,
-    });
-    if (!outcome.ok) {
-      step.onError(
-        new Error(`The summary request failed: ${outcome.errorMessage}`),
-        `compacting ${threadKey}`,
-      );
-      return false;
-    }
-    const compaction = {
-      ...compactionEntryInput(outcome.compaction),
-      id: newEntryId(),
-      parentId: entry.leafId,
-      timestamp: new Date().toISOString(),
-    } as SessionEntry;
-    const r = await store.append(threadKey, entry.sessionId, [compaction], { fence });
-    entry.leafId = r.leafId;
-    const after = await store.readBranch(threadKey, entry.sessionId);
-    if (after) agent.replaceMessages(buildSessionContext(after.entries, after.leafId).messages);
-    return true;
+    return (await hook(event)) ?? undefined;
   } catch (e) {
-    if (e instanceof LeaseLostError) throw e;
-    step.onError(e, `compacting ${threadKey}`);
-    return false;
+    onError(e, `the ${event.type} hook`);
+    return undefined;
+  }
+}
+
+export class ThreadCompactor {
+  private busy: Promise<unknown> = Promise.resolve();
+  /** The last history message when an automatic compaction last failed: no new try before it grows. */
+  private failedAt: AgentMessage | undefined;
+
+  constructor(private readonly env: CompactorEnv) {}
+
+  private settings(): CompactionSettings {
+    return this.env.config?.settings ?? DEFAULT_COMPACTION_SETTINGS;
+  }
+
+  /**
+   * The per-call hook: the loop's `messages` as the model should see them. Applies the run's
+   * compaction, and compacts first when the result is over the threshold. Never throws.
+   */
+  async beforeCall(messages: AgentMessage[], signal?: AbortSignal): Promise<AgentMessage[]> {
+    const entry = this.env.session.entry;
+    if (!entry) return messages;
+    const view = applyView(messages, entry.view);
+    if (!this.env.config || signal?.aborted || !this.env.mayCompact()) return view;
+    const tokens = estimateContextTokens(view).tokens;
+    if (!shouldCompact(tokens, entry.agent.state.model.contextWindow, this.settings())) return view;
+    const last = messages[messages.length - 1];
+    if (last !== undefined && last === this.failedAt) return view;
+    const r = await this.compact("threshold", { history: messages, signal });
+    if (!r.compacted) {
+      this.failedAt = last;
+      return view;
+    }
+    return applyView(messages, this.env.session.entry?.view);
+  }
+
+  /**
+   * Compacts the holder's branch now (one at a time). `history` is the agent's history the view is
+   * made for (default: the agent's state); with `overflow`, the trailing failed replies are left
+   * off the branch (the compaction attaches before them). Never throws; failures are reported
+   * through `onError` and in the result.
+   */
+  compact(
+    trigger: CompactionTrigger,
+    o: { history?: AgentMessage[]; instructions?: string; signal?: AbortSignal } = {},
+  ): Promise<CompactionAttempt> {
+    const job = this.busy.then(() => this.run(trigger, o));
+    this.busy = job;
+    return job;
+  }
+
+  /**
+   * After a run (or an overflow compaction): the agent's own history becomes the compacted one, so
+   * the next run starts small. `dropFailedTail` also drops trailing failed replies (an overflow
+   * compaction left them off the branch).
+   */
+  settle(o: { dropFailedTail?: boolean } = {}): void {
+    const entry = this.env.session.entry;
+    if (!entry?.view) return;
+    const messages = entry.agent.state.messages;
+    entry.agent.replaceMessages(
+      applyView(o.dropFailedTail ? withoutFailedTail(messages) : messages, entry.view),
+    );
+    entry.view = undefined;
+  }
+
+  /** The after-run check: compacts when the agent's history is over the threshold. Never throws. */
+  async afterRun(): Promise<void> {
+    const entry = this.env.session.entry;
+    if (!entry || !this.env.config || !this.env.mayCompact()) return;
+    const messages = entry.agent.state.messages;
+    const tokens = estimateContextTokens(messages).tokens;
+    if (!shouldCompact(tokens, entry.agent.state.model.contextWindow, this.settings())) return;
+    const last = messages[messages.length - 1];
+    if (last !== undefined && last === this.failedAt) return;
+    const r = await this.compact("threshold");
+    if (r.compacted) this.settle();
+    else this.failedAt = last;
+  }
+
+  private async run(
+    trigger: CompactionTrigger,
+    o: { history?: AgentMessage[]; instructions?: string; signal?: AbortSignal },
+  ): Promise<CompactionAttempt> {
+    const { session, threadKey } = this.env;
+    try {
+      await session.flush();
+      const entry = session.entry;
+      if (!entry || !session.writing) return { compacted: false, reason: "the thread is being handed over" };
+      const branch = await this.env.store.readBranch(threadKey, entry.sessionId, entry.leafId ?? undefined);
+      if (!branch) return { compacted: false, reason: "the thread has no session yet" };
+      let path = branch.entries;
+      let parentId = entry.leafId;
+      let history = o.history ?? entry.agent.state.messages.slice();
+      if (trigger === "overflow") {
+        ({ entries: path, leafId: parentId } = branchBeforeFailure(path));
+        history = withoutFailedTail(history);
+      }
+      const settings = { ...this.settings(), enabled: true };
+      const preparation = prepareCompaction(path, settings);
+      if (!preparation) return { compacted: false, reason: "there is not enough history to compact yet" };
+      const verdict = await emitSessionEvent(
+        this.env.sessionEvent(),
+        {
+          type: "session_before_compact",
+          ...(o.instructions !== undefined ? { instructions: o.instructions } : {}),
+        },
+        this.env.onError,
+      );
+      if (verdict?.cancel)
+        return { compacted: false, reason: verdict.reason ?? "an extension cancelled the compaction" };
+
+      const config = this.env.config ?? {};
+      const model = entry.agent.state.model;
+      const options: CompactOptions = { ...((await config.options?.(model)) ?? {}) };
+      if (o.instructions !== undefined) options.customInstructions = o.instructions;
+      if (o.signal) options.signal = o.signal;
+      const outcome = await compact(preparation, model, options, config.complete ?? complete);
+      const u = outcome.usage;
+      await this.env.store
+        .addUsage(threadKey, {
+          input: u.input,
+          output: u.output,
+          cacheRead: u.cacheRead,
+          cacheWrite: u.cacheWrite,
+          cost: u.cost.total,
+        })
+        .catch((e: unknown) => this.env.onError(e, `adding the usage of a compaction of ${threadKey}`));
+      if (!outcome.ok) {
+        if (outcome.aborted) return { compacted: false, reason: "it was stopped" };
+        this.env.onError(
+          new Error(`The summary request failed: ${outcome.errorMessage}`),
+          `compacting ${threadKey}`,
+        );
+        return { compacted: false, reason: `the summary request failed (${outcome.errorMessage})` };
+      }
+      const stored = await session.write(compactionEntryInput(outcome.compaction), { parentId });
+      if (!stored) return { compacted: false, reason: "the thread's lease was lost" };
+      const rebuilt = buildSessionContext([...path, stored], stored.id).messages;
+      const anchor = history[history.length - 1];
+      if (anchor) entry.view = { prefix: rebuilt, anchor };
+      this.failedAt = undefined;
+      const tokensAfter = estimateContextTokens(rebuilt).tokens;
+      await emitSessionEvent(
+        this.env.sessionEvent(),
+        { type: "session_compact", tokensBefore: preparation.tokensBefore, tokensAfter },
+        this.env.onError,
+      );
+      return { compacted: true, tokensBefore: preparation.tokensBefore, tokensAfter };
+    } catch (e) {
+      this.env.onError(e, `compacting ${threadKey}`);
+      return { compacted: false, reason: "the compaction failed (see the logs)" };
+    }
   }
 }

@@ -5,6 +5,7 @@
  * goes, applies control signals, and releases the lease only when the inbox is empty.
  */
 import { randomUUID } from "node:crypto";
+import { isContextOverflow } from "../../agent/llm/overflow.js";
 import type { SessionEntryInput } from "../../agent/session/types.js";
 import type { AgentEvent, AgentMessage } from "../../agent/types.js";
 import { describeMessages, discardedNotice } from "../inbox-item.js";
@@ -20,7 +21,7 @@ import type {
   RunSinkFactory,
 } from "../types.js";
 import type { AgentBinding, AgentCache, CachedAgent } from "./agent-cache.js";
-import { type CompactionConfig, maybeCompact } from "./compaction-step.js";
+import { type CompactionConfig, ThreadCompactor } from "./compaction-step.js";
 import { groupItems, heldSeqs, type ItemGroup } from "./item-messages.js";
 import { danglingToolResults, needsAnswer } from "./recovery.js";
 import { asThinkingLevel, modelRef, ThreadSession } from "./thread-session.js";
@@ -72,12 +73,20 @@ interface ActiveRun {
   groups: Map<AgentMessage, ItemGroup>;
   /** Seqs of the run's items whose message the session holds. */
   persisted: Set<number>;
+  /**
+   * Events from a reply that overflowed the context window on: held back from the sink while the
+   * holder compacts and retries (the user never sees the failed attempt), released if it does not.
+   */
+  heldBack?: AgentEvent[];
+  /** The run already compacted and retried once after an overflow (never again). */
+  retried: boolean;
 }
 
 export class ThreadHolder {
   private outcome: HoldOutcome | undefined;
   private handoff: "none" | "checkpoint" | "now" = "none";
   private readonly session: ThreadSession;
+  private readonly compactor: ThreadCompactor;
   private run: ActiveRun | undefined;
   private seenVer = -1;
   private checking: Promise<void> | undefined;
@@ -99,6 +108,15 @@ export class ThreadHolder {
         this.outcome ??= "failed";
         this.stopNow();
       },
+    });
+    this.compactor = new ThreadCompactor({
+      threadKey,
+      store: env.store,
+      config: env.compaction,
+      session: this.session,
+      onError: env.onError,
+      mayCompact: () => this.active && !this.run?.aborted,
+      sessionEvent: () => undefined,
     });
   }
 
@@ -251,6 +269,7 @@ export class ThreadHolder {
       getSteeringMessages: () => this.fromInbox("steer"),
       getFollowUpMessages: () => this.fromInbox("followUp"),
       onEvent: (event: AgentEvent) => this.onAgentEvent(event),
+      transformContext: (messages, signal) => this.compactor.beforeCall(messages, signal),
     };
   }
 
@@ -361,17 +380,57 @@ export class ThreadHolder {
   private onAgentEvent(event: AgentEvent): void {
     const run = this.run;
     if (run) {
-      try {
-        run.sink.onEvent(event);
-      } catch (e) {
-        this.env.onError(e, "rendering an agent event");
-      }
+      if (run.heldBack) run.heldBack.push(event);
+      else if (event.type === "message_end" && this.mayRetryOverflow(run, event.message))
+        run.heldBack = [event];
+      else this.toSink(run, event);
     }
     if (event.type !== "message_end") return;
     const group = run?.groups.get(event.message);
     this.persist({ type: "message", message: event.message }, group?.entryId, () => {
       if (group && run) for (const i of group.items) run.persisted.add(i.seq);
     });
+  }
+
+  private toSink(run: ActiveRun, event: AgentEvent): void {
+    try {
+      run.sink.onEvent(event);
+    } catch (e) {
+      this.env.onError(e, "rendering an agent event");
+    }
+  }
+
+  /** A failed reply that said the context was too long, in a run that may still compact and retry. */
+  private mayRetryOverflow(run: ActiveRun, message: AgentMessage): boolean {
+    if (run.retried || !this.env.compaction || message.role !== "assistant") return false;
+    if (message.stopReason !== "error") return false;
+    return isContextOverflow(message, this.entry?.agent.state.model.contextWindow);
+  }
+
+  /**
+   * After a reply overflowed the context window: compact once (leaving the failed reply off the
+   * branch) and retry the turn; a second overflow, or a compaction that cannot be made, shows the
+   * error as it is.
+   */
+  private async retryAfterOverflow(run: ActiveRun): Promise<void> {
+    const held = run.heldBack;
+    const entry = this.entry;
+    if (!held || !entry) return;
+    run.heldBack = undefined;
+    run.retried = true;
+    if (this.active && !run.aborted) {
+      const r = await this.compactor.compact("overflow");
+      if (r.compacted && this.active && !run.aborted) {
+        this.compactor.settle({ dropFailedTail: true });
+        try {
+          await entry.agent.continue();
+        } catch (e) {
+          this.env.onError(e, `retrying after a context overflow in ${this.threadKey}`);
+        }
+        return;
+      }
+    }
+    for (const event of held) this.toSink(run, event);
   }
 
   private async startRun(maxSeq: number | undefined, stopsAtStart: number): Promise<ActiveRun> {
@@ -384,6 +443,7 @@ export class ThreadHolder {
       sink: this.env.sinks(this.threadKey, id),
       groups: new Map(),
       persisted: new Set(),
+      retried: false,
     };
     this.run = run;
     return run;
@@ -424,8 +484,11 @@ export class ThreadHolder {
   private async drive(run: ActiveRun, start: () => Promise<void>): Promise<void> {
     try {
       await start();
+      await this.retryAfterOverflow(run);
     } finally {
       await this.session.flush();
+      this.compactor.settle();
+      if (run.heldBack) for (const event of run.heldBack.splice(0)) this.toSink(run, event);
       this.run = undefined;
       try {
         await run.sink.close();
@@ -438,20 +501,7 @@ export class ThreadHolder {
     const finished = this.handoff === "none";
     const ok = await this.env.state.settle(this.threadKey, this.token, [...run.persisted], finished);
     if (!ok) return this.markLost();
-    if (finished && this.entry && !run.aborted) await this.compact();
-  }
-
-  private async compact(): Promise<void> {
-    const entry = this.entry;
-    if (!entry || !this.env.compaction) return;
-    await maybeCompact({
-      threadKey: this.threadKey,
-      entry,
-      store: this.env.store,
-      config: this.env.compaction,
-      fence: { key: this.env.fenceKey(this.threadKey), token: this.token },
-      onError: this.env.onError,
-    });
+    if (finished && this.entry && !run.aborted) await this.compactor.afterRun();
   }
 
   /**

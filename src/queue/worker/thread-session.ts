@@ -13,6 +13,7 @@ import { LeaseLostError } from "../store/errors.js";
 import type { SessionStore } from "../store/types.js";
 import type { AgentFactory } from "../types.js";
 import type { AgentBinding, AgentCache, CachedAgent } from "./agent-cache.js";
+import { ensureTransformContext, type TransformContextFn } from "./agent-hooks.js";
 
 export function modelRef(model: Model): string {
   return `${model.provider}/${model.id}`;
@@ -99,6 +100,8 @@ export class ThreadSession {
     const recordedModel = ctx.model ? `${ctx.model.provider}/${ctx.model.modelId}` : undefined;
     const controller = new AbortController();
     let entry: CachedAgent | undefined;
+    const transformContext: TransformContextFn = (messages, signal) =>
+      entry?.binding?.transformContext?.(messages, signal) ?? Promise.resolve(messages);
     const agent: Agent = await factory({
       threadKey: this.threadKey,
       meta,
@@ -108,7 +111,15 @@ export class ThreadSession {
       signal: controller.signal,
       getSteeringMessages: () => entry?.binding?.getSteeringMessages() ?? Promise.resolve([]),
       getFollowUpMessages: () => entry?.binding?.getFollowUpMessages() ?? Promise.resolve([]),
+      transformContext,
     });
+    if (ensureTransformContext(agent, transformContext) === "unavailable")
+      this.env.onError(
+        new Error(
+          "The agent from the factory has no hook for per-call compaction; compacting after runs only.",
+        ),
+        `building the agent of ${this.threadKey}`,
+      );
     entry = {
       threadKey: this.threadKey,
       agent,
@@ -145,14 +156,27 @@ export class ThreadSession {
 
   /** Appends one entry after the current leaf, fenced by the lease, in order with every other write. */
   persist(input: SessionEntryInput, id?: string, after?: () => void): void {
-    if (this.writesOff) return;
-    this.chain = this.chain.then(async () => {
+    void this.write(input, { id, after });
+  }
+
+  /**
+   * Like `persist`, resolving with the entry as stored, or undefined when it was not written (writes
+   * are off, the lease is gone, or the store failed: the hooks were told). `parentId` attaches the
+   * entry elsewhere than the current leaf (a compaction that leaves a failed reply off the branch);
+   * the leaf moves to the new entry either way.
+   */
+  write(
+    input: SessionEntryInput,
+    options: { id?: string | undefined; parentId?: string | null; after?: (() => void) | undefined } = {},
+  ): Promise<SessionEntry | undefined> {
+    if (this.writesOff) return Promise.resolve(undefined);
+    const step = this.chain.then(async (): Promise<SessionEntry | undefined> => {
       const entry = this.entry;
-      if (!entry || this.lost) return;
+      if (!entry || this.lost) return undefined;
       const full = {
         ...input,
-        id: id ?? newEntryId(),
-        parentId: entry.leafId,
+        id: options.id ?? newEntryId(),
+        parentId: options.parentId !== undefined ? options.parentId : entry.leafId,
         timestamp: new Date().toISOString(),
       } as SessionEntry;
       try {
@@ -160,13 +184,25 @@ export class ThreadSession {
           fence: { key: this.env.fenceKey(this.threadKey), token: this.token },
         });
         entry.leafId = r.leafId;
-        after?.();
+        const stored = r.entries[r.entries.length - 1] ?? full;
+        options.after?.();
+        return stored;
       } catch (e) {
-        if (e instanceof LeaseLostError) return this.hooks.onLost();
-        this.env.onError(e, `saving a session entry of ${this.threadKey}`);
-        this.hooks.onFailed();
+        if (e instanceof LeaseLostError) this.hooks.onLost();
+        else {
+          this.env.onError(e, `saving a session entry of ${this.threadKey}`);
+          this.hooks.onFailed();
+        }
+        return undefined;
       }
     });
+    this.chain = step.then(() => undefined);
+    return step;
+  }
+
+  /** Whether entries queued now would be written. */
+  get writing(): boolean {
+    return !this.writesOff;
   }
 
   /** Records the agent's model and thinking level in the session when they differ from the last recorded ones. */
