@@ -1,0 +1,108 @@
+/**
+ * The benchmark's model: a `StreamFn` that streams a reply at a chosen pace with no network, and
+ * records when each request arrived and when its stream ended, keyed by the message tag `[m<n>]`
+ * of the last user message. A message asks for a paced reply with `tokens=<n> ms=<total>`;
+ * without it the reply is immediate (`ok [m<n>]`), which is the zero-latency scripted model.
+ */
+import { AssistantMessageEventStream } from "../../src/agent/llm/event-stream.js";
+import type { AssistantMessage, Model, TextContent } from "../../src/agent/llm/types.js";
+import { createAssistantMessage } from "../../src/agent/llm/usage.js";
+import type { StreamFn } from "../../src/agent/types.js";
+
+export const TAG = /\[(m\d+)\]/;
+
+export function pacedModelInfo(): Model {
+  return {
+    id: "paced-1",
+    name: "Paced",
+    api: "scripted",
+    provider: "scripted",
+    reasoning: false,
+    input: ["text"],
+    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+    contextWindow: 100_000,
+    maxTokens: 8_000,
+  };
+}
+
+export interface PacedModel {
+  streamFn: StreamFn;
+  /** Tag → time (ms, `performance.timeOrigin`-based) the request arrived. */
+  requestedAt: Map<string, number>;
+  /** Tag → time the stream's `done` was pushed. */
+  endedAt: Map<string, number>;
+  /** Tag → the reply's full text. */
+  finalText: Map<string, string>;
+  calls: number;
+}
+
+function lastUserText(messages: readonly { role: string; content: unknown }[]): string {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i];
+    if (m?.role !== "user") continue;
+    if (typeof m.content === "string") return m.content;
+    if (Array.isArray(m.content)) {
+      return (m.content as { type: string; text?: string }[])
+        .filter((c) => c.type === "text")
+        .map((c) => c.text ?? "")
+        .join("");
+    }
+  }
+  return "";
+}
+
+/** Wall-clock ms with sub-ms precision, comparable across this process. */
+export const nowMs = (): number => performance.timeOrigin + performance.now();
+
+export function createPacedModel(): PacedModel {
+  const pm: PacedModel = {
+    requestedAt: new Map(),
+    endedAt: new Map(),
+    finalText: new Map(),
+    calls: 0,
+    streamFn: (model, context, options) => {
+      pm.calls++;
+      const text = lastUserText(context.messages as never);
+      const tag = TAG.exec(text)?.[1] ?? `untagged${pm.calls}`;
+      if (!pm.requestedAt.has(tag)) pm.requestedAt.set(tag, nowMs());
+      const pace = /tokens=(\d+) ms=(\d+)/.exec(text);
+      const tokens = pace ? Number(pace[1]) : 1;
+      const totalMs = pace ? Number(pace[2]) : 0;
+      const words = Array.from({ length: tokens }, (_, i) => (i === 0 ? `ok [${tag}]` : ` w${i}`));
+      pm.finalText.set(tag, words.join(""));
+      const out = new AssistantMessageEventStream();
+      const message: AssistantMessage = createAssistantMessage(model);
+      const content: TextContent = { type: "text", text: "" };
+      const signal = options?.signal;
+      void (async () => {
+        out.push({ type: "start", partial: message });
+        message.content.push(content);
+        out.push({ type: "text_start", contentIndex: 0, partial: message });
+        const interval = tokens > 1 ? totalMs / tokens : 0;
+        const t0 = nowMs();
+        for (let i = 0; i < words.length; i++) {
+          if (interval > 0) {
+            const due = t0 + interval * (i + 1);
+            const wait = due - nowMs();
+            if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+          }
+          if (signal?.aborted) {
+            message.stopReason = "aborted";
+            message.errorMessage = "Request was aborted.";
+            out.push({ type: "error", reason: "aborted", error: message });
+            return;
+          }
+          const delta = words[i] as string;
+          content.text += delta;
+          out.push({ type: "text_delta", contentIndex: 0, delta, partial: message });
+        }
+        out.push({ type: "text_end", contentIndex: 0, content, partial: message });
+        message.stopReason = "stop";
+        pm.endedAt.set(tag, nowMs());
+        out.push({ type: "done", reason: "stop", message });
+      })();
+      return out;
+    },
+  };
+  return pm;
+}

@@ -1,0 +1,168 @@
+/**
+ * The bench's sections in the order they run. Each section runs its measurement several times
+ * (once with `--quick`) and adds one `Figure` per number: median, min and max over the runs.
+ */
+import type { Figure } from "../lib/stats.js";
+import { summarize } from "../lib/stats.js";
+import { type E2EConfig, type E2ESample, runE2E } from "./e2e.js";
+import { MICRO_SECTIONS } from "./micro.js";
+import { runRouting } from "./routing.js";
+import { runScaleOut } from "./scaleout.js";
+
+export interface SectionContext {
+  quick: boolean;
+  redisUrl: string;
+  redisPid?: number;
+  log(text: string): void;
+  add(figure: Figure): void;
+}
+
+export interface Section {
+  id: string;
+  title: string;
+  run(ctx: SectionContext): Promise<void>;
+}
+
+/** Runs `sample` `runs` times and adds one figure per selected key. */
+export async function repeat<T extends object>(
+  ctx: SectionContext,
+  runs: number,
+  sample: (i: number) => Promise<T>,
+): Promise<T[]> {
+  const out: T[] = [];
+  for (let i = 0; i < runs; i++) {
+    const s = await sample(i);
+    ctx.log(
+      `run ${i + 1}/${runs}: ${JSON.stringify(s, (_k, v) => (typeof v === "number" ? Number(v.toPrecision(4)) : v))}`,
+    );
+    out.push(s);
+  }
+  return out;
+}
+
+export function addFigure<T>(
+  ctx: SectionContext,
+  section: string,
+  samples: T[],
+  pick: (s: T) => number,
+  f: Omit<Figure, "section" | "summary">,
+): void {
+  ctx.add({ section, summary: summarize(samples.map(pick)), ...f });
+}
+
+const e2eSection = (mode: "redis" | "embedded"): Section => ({
+  id: mode === "redis" ? "e2e-redis" : "e2e-embedded",
+  title: `inbound → outbound through the Telegram pipeline, ${mode} mode`,
+  async run(ctx) {
+    const cfg: E2EConfig = ctx.quick
+      ? { ratePerSec: 100, threads: 200, seconds: 2, streamChats: 50, streamTokens: 200, streamMs: 4000 }
+      : { ratePerSec: 100, threads: 200, seconds: 5, streamChats: 50, streamTokens: 200, streamMs: 4000 };
+    ctx.log(
+      `offered load ${cfg.ratePerSec} msg/s across ${cfg.threads} private chats for ${cfg.seconds} s; then ${cfg.streamChats} chats streaming ${cfg.streamTokens} tokens over ${cfg.streamMs / 1000} s`,
+    );
+    const samples = await repeat<E2ESample>(ctx, ctx.quick ? 1 : 3, () =>
+      runE2E(mode, cfg, mode === "redis" ? ctx.redisUrl : undefined),
+    );
+    const s = mode;
+    const t = mode === "redis";
+    addFigure(ctx, s, samples, (x) => x.firstOutboundP50, {
+      name: "inbound → first outbound call p50",
+      unit: "ms",
+      ...(t ? { target: { op: "<=", value: 5 } } : {}),
+    });
+    addFigure(ctx, s, samples, (x) => x.firstOutboundP99, {
+      name: "inbound → first outbound call p99",
+      unit: "ms",
+    });
+    addFigure(ctx, s, samples, (x) => x.firstOutboundMax, {
+      name: "inbound → first outbound call max",
+      unit: "ms",
+    });
+    addFigure(ctx, s, samples, (x) => x.llmRequestP50, {
+      name: "inbound → LLM request p50",
+      unit: "ms",
+      ...(t ? { target: { op: "<=", value: 10 } } : {}),
+    });
+    addFigure(ctx, s, samples, (x) => x.llmRequestP99, { name: "inbound → LLM request p99", unit: "ms" });
+    addFigure(ctx, s, samples, (x) => x.cpuMsPerMessage / 1000, {
+      name: "CPU per message (gateway+worker+fakes, one process)",
+      unit: "CPU-s",
+      ...(t ? { target: { op: "<=", value: 0.02 } } : {}),
+    });
+    addFigure(ctx, s, samples, (x) => x.streamEndToVisibleP50, {
+      name: "stream end → final text visible p50 (edit interval 1000 ms)",
+      unit: "ms",
+      ...(t ? { target: { op: "<=", value: 1000 } } : {}),
+    });
+    addFigure(ctx, s, samples, (x) => x.streamEndToVisibleMax, {
+      name: "stream end → final text visible max",
+      unit: "ms",
+    });
+    addFigure(ctx, s, samples, (x) => x.streamAllFinalMs / 1000, {
+      name: "50 chats × 200 tokens/4 s: last final text after",
+      unit: "s",
+      ...(t ? { target: { op: "<=", value: 6 } } : {}),
+    });
+    addFigure(ctx, s, samples, (x) => x.callsPerReply, {
+      name: "platform calls per streamed reply",
+      unit: "calls",
+    });
+    addFigure(ctx, s, samples, (x) => x.editsPerSecPerMessage, {
+      name: "edits per second per streamed message",
+      unit: "edits/s",
+    });
+    addFigure(ctx, s, samples, (x) => x.status429, { name: "429s seen during streaming", unit: "count" });
+    addFigure(ctx, s, samples, (x) => x.rssAfterStartMb, {
+      name: "RSS after start (bench process, fakes included)",
+      unit: "MB",
+      ...(t ? { target: { op: "<=", value: 120 } } : {}),
+    });
+    addFigure(ctx, s, samples, (x) => x.rssUnderLoadMb, {
+      name: "RSS under the 50-chat load (peak)",
+      unit: "MB",
+      ...(t ? { target: { op: "<=", value: 250 } } : {}),
+    });
+    addFigure(ctx, s, samples, (x) => x.errors, { name: "delivery errors", unit: "count" });
+  },
+});
+
+export const SECTIONS: Section[] = [
+  e2eSection("redis"),
+  e2eSection("embedded"),
+  {
+    id: "routing",
+    title: "routing throughput of one gateway vs raw BullMQ add (same run)",
+    async run(ctx) {
+      const count = ctx.quick ? 1000 : 5000;
+      const samples = await repeat(ctx, ctx.quick ? 1 : 3, () => runRouting(ctx.redisUrl, count));
+      addFigure(ctx, "routing", samples, (x) => x.deliverPerSec, {
+        name: "gateway deliver() (new thread each, 64 in flight)",
+        unit: "msg/s",
+      });
+      addFigure(ctx, "routing", samples, (x) => x.bullAddPerSec, {
+        name: "raw BullMQ Queue.add (64 in flight)",
+        unit: "jobs/s",
+      });
+      addFigure(ctx, "routing", samples, (x) => x.ratio, { name: "deliver / raw add", unit: "×" });
+    },
+  },
+  {
+    id: "scaleout",
+    title: "agent runs/s with 1 and 2 worker processes (immediate model)",
+    async run(ctx) {
+      const count = ctx.quick ? 300 : 1000;
+      const samples = await repeat(ctx, ctx.quick ? 1 : 3, () => runScaleOut(ctx.redisUrl, count));
+      addFigure(ctx, "scaleout", samples, (x) => x.one, { name: "runs/s, 1 worker process", unit: "runs/s" });
+      addFigure(ctx, "scaleout", samples, (x) => x.two, {
+        name: "runs/s, 2 worker processes",
+        unit: "runs/s",
+      });
+      addFigure(ctx, "scaleout", samples, (x) => x.ratio, {
+        name: "2 workers / 1 worker",
+        unit: "×",
+        target: { op: ">=", value: 1.8 },
+      });
+    },
+  },
+  ...MICRO_SECTIONS,
+];
