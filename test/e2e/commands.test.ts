@@ -1,0 +1,136 @@
+/**
+ * Chat commands end to end on Telegram, Slack and Discord, through their fakes, the Redis runtime
+ * and the fake LLM server: `/model` switches a thread mid-conversation to another provider and the
+ * next request carries the history; `/thinking` is clamped to the model and says so; `/stop` ends a
+ * running `bash sleep` within a second; `/new` starts a fresh session and keeps the old one.
+ */
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Gateway } from "../../src/gateway/app/index.js";
+import { conversation, type PlatformName, waitForBot } from "./support/drivers.js";
+import { lastUserText, until, World } from "./support/world.js";
+
+let world: World;
+let app: Gateway;
+
+beforeAll(async () => {
+  world = await World.create();
+  app = await world.start("all");
+  world.slack.eventsUrl = `${app.url}/slack/events`;
+});
+afterAll(async () => {
+  await world?.close();
+});
+
+/** The thread whose stored session mentions `text`. */
+async function threadWith(text: string): Promise<string> {
+  return until(async () => {
+    for (const t of await app.store.listThreads({ limit: 100 })) {
+      const branch = await app.store.readBranch(t.threadKey);
+      if (JSON.stringify(branch?.entries ?? []).includes(text)) return t.threadKey;
+    }
+    return undefined;
+  }, `the thread that holds "${text}"`);
+}
+
+function alive(pid: number): boolean {
+  try {
+    return !/^\d+ \(.*\) [ZX]/.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
+  } catch {
+    return false;
+  }
+}
+
+const seenPidFiles = new Set<string>();
+
+/** The pid a new `[sleep]` run wrote into its thread's workspace (each thread has its own). */
+function sleepPid(): number | undefined {
+  const root = join(world.dir, "workspaces");
+  if (!existsSync(root)) return undefined;
+  for (const dir of readdirSync(root)) {
+    const file = join(root, dir, "sleep.pid");
+    if (!seenPidFiles.has(file) && existsSync(file)) {
+      const text = readFileSync(file, "utf8");
+      if (!/^\d+\n/.test(text)) continue;
+      seenPidFiles.add(file);
+      return Number(text.trim());
+    }
+  }
+  return undefined;
+}
+
+const platforms: PlatformName[] = ["telegram", "slack", "discord"];
+
+describe.each(platforms)("commands on %s", (platform) => {
+  it("/model switches mid-thread to another provider; /thinking xhigh is clamped and said", async () => {
+    const c = conversation(world, platform);
+    const tag = `${platform}-model`;
+    await c.start(`first question ${tag}`);
+    await waitForBot(c, (m) => m.text === `alpha answers: first question ${tag}`, "alpha's answer");
+
+    await c.command("model", "beta/two");
+    await waitForBot(c, (m) => m.text.includes("Model set to beta/two (Beta Two)."), "the /model reply");
+    await c.command("thinking", "xhigh");
+    await waitForBot(
+      c,
+      (m) => m.text.includes("Beta Two does not support thinking level xhigh; set to high instead."),
+      "the /thinking reply",
+    );
+
+    const before = world.requests("anthropic-messages").length;
+    await c.say(`second question ${tag}`);
+    await waitForBot(c, (m) => m.text === `beta answers: second question ${tag}`, "beta's answer");
+    const request = world
+      .requests("anthropic-messages")
+      .slice(before)
+      .find((r) => lastUserText(r).includes(`second question ${tag}`));
+    const history = JSON.stringify(request?.body.messages);
+    expect(history).toContain(`first question ${tag}`);
+    expect(history).toContain(`alpha answers: first question ${tag}`);
+    expect(request?.body.model).toBe("two");
+    expect(request?.body.thinking).toMatchObject({ type: "enabled" });
+  });
+
+  it("/stop during a running bash sleep ends it within a second", async () => {
+    const c = conversation(world, platform);
+    await c.start("[sleep] wait for something");
+    const pid = await until(() => sleepPid(), "the sleep to start");
+    expect(alive(pid)).toBe(true);
+    const stoppedAt = Date.now();
+    await c.command("stop");
+    await until(() => !alive(pid), "the sleep to be killed", 1000);
+    expect(Date.now() - stoppedAt).toBeLessThan(1000);
+    await waitForBot(c, (m) => m.text.includes("Stopped."), "the /stop reply");
+  });
+
+  it("/new starts a fresh session and keeps the old one", async () => {
+    const c = conversation(world, platform);
+    const tag = `${platform}-new`;
+    await c.start(`remember ${tag}`);
+    await waitForBot(c, (m) => m.text === `alpha answers: remember ${tag}`, "the first answer");
+    const threadKey = await threadWith(`remember ${tag}`);
+    await c.command("new");
+    await waitForBot(
+      c,
+      (m) => m.text.includes("Started a new session; the previous one is kept."),
+      "the /new reply",
+    );
+    await until(async () => (await app.store.listSessions(threadKey)).length === 2, "a second session");
+    const before = world.requests("openai-completions").length;
+    await c.say(`fresh start ${tag}`);
+    await waitForBot(
+      c,
+      (m) => m.text === `alpha answers: fresh start ${tag}`,
+      "the answer in the new session",
+    );
+    const request = world
+      .requests("openai-completions")
+      .slice(before)
+      .find((r) => lastUserText(r).includes(`fresh start ${tag}`));
+    expect(JSON.stringify(request?.body.messages)).not.toContain(`remember ${tag}`);
+    const sessions = await app.store.listSessions(threadKey);
+    const old = await app.store.exportJsonl(threadKey, sessions[0]?.header.id ?? "");
+    expect(old).toContain(`remember ${tag}`);
+  });
+});
