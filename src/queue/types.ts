@@ -122,6 +122,40 @@ export interface AgentFactoryContext {
    * transform, the runtime puts this one in front of it itself.
    */
   transformContext?: (messages: AgentMessage[], signal?: AbortSignal) => Promise<AgentMessage[]>;
+  /**
+   * Appends a `custom` entry (`customType`, `data`; never sent to the model) to the thread's current
+   * session, after the entries of the run in progress, through the holder's lease-fenced writer
+   * (always set by the runtime). Resolves once it is stored; rejects, writing nothing, when no
+   * holder drives this agent right now or the lease was lost. For approval audit entries and other
+   * extension state written during a run.
+   */
+  appendEntry?: (customType: string, data?: unknown) => Promise<void>;
+  /**
+   * The chat messages the current run answers, in the order the agent took them: those that started
+   * it, then those steered or followed up into it (always set by the runtime). A recovery run lists
+   * the messages it found unanswered in the session. Empty between runs. The last one is the
+   * latest asker (e.g. who an approval request names).
+   */
+  currentInbound?: () => InboundMessage[];
+}
+
+/**
+ * What a factory may return instead of a bare `Agent`: the agent plus optional per-thread hooks.
+ * - `prepareRun(prompts)` runs before every `agent.prompt` with the user messages about to start a
+ *   run and returns the messages to prompt with: messages it adds go before the prompts, which are
+ *   sent as they are (the runtime tracks delivery by them); it may also change the agent, e.g. its
+ *   system prompt. `ThreadExtensions.prepareRun` (`before_agent_start`) fits as is. A throw is
+ *   reported and the prompts go alone. Not called for recovery or retry runs.
+ * - `onSessionEvent(event)` hears `session_start` (an agent was built for the session: first use
+ *   in this process, or after eviction), `session_before_switch` / `session_switch` around `/new`
+ *   (a `cancel` keeps the session), `session_before_compact` / `session_compact` around every
+ *   compaction (a `cancel` skips it) and `session_shutdown` (the agent is dropped):
+ *   `ThreadExtensions.emitSession` fits as is. Awaited; a throw is reported and ignored.
+ */
+export interface ThreadAgent {
+  agent: Agent;
+  prepareRun?: (prompts: AgentMessage[]) => AgentMessage[] | Promise<AgentMessage[]>;
+  onSessionEvent?: SessionEventHook;
 }
 
 /**
@@ -148,8 +182,11 @@ export type SessionEventHook = (
   // biome-ignore lint/suspicious/noConfusingVoidType: observing hooks return nothing.
 ) => Promise<SessionEventVerdict | undefined | void> | SessionEventVerdict | undefined | void;
 
-/** Builds the agent of a thread (system prompt, tools, model resolution are the factory's business). */
-export type AgentFactory = (ctx: AgentFactoryContext) => Agent | Promise<Agent>;
+/**
+ * Builds the agent of a thread (system prompt, tools, model resolution are the factory's business):
+ * a bare `Agent`, or a `ThreadAgent` with per-thread hooks.
+ */
+export type AgentFactory = (ctx: AgentFactoryContext) => Agent | ThreadAgent | Promise<Agent | ThreadAgent>;
 
 /** Turns inbound chat messages into the user message the agent sees (one for a merged `collect` group). */
 export type InboundFormatter = (messages: InboundMessage[]) => UserMessage;

@@ -4,8 +4,11 @@
  * session has not moved elsewhere (the holder compares `sessionId` and `leafId` with the store's
  * metadata), and it is dropped after `idleMs` without use.
  */
+
+import type { InboundMessage } from "../../adapters/types.js";
 import type { Agent } from "../../agent/agent.js";
 import type { AgentEvent, AgentMessage } from "../../agent/types.js";
+import type { SessionEventHook, ThreadAgent } from "../types.js";
 import type { CompactionView } from "./compaction-view.js";
 
 /** What a holder plugs into a cached agent while it holds the thread. */
@@ -15,6 +18,10 @@ export interface AgentBinding {
   onEvent(event: AgentEvent): void;
   /** Called before every LLM call with the loop's history; returns what the model sees. */
   transformContext?(messages: AgentMessage[], signal?: AbortSignal): Promise<AgentMessage[]>;
+  /** A fenced `custom` entry after the run's entries; rejects when it was not written. */
+  appendEntry?(customType: string, data: unknown): Promise<void>;
+  /** The chat messages the current run answers. */
+  currentInbound?(): InboundMessage[];
 }
 
 export interface CachedAgent {
@@ -30,6 +37,10 @@ export interface CachedAgent {
   binding: AgentBinding | undefined;
   /** A compaction made during the current run: how the loop's copy of the history shrinks. */
   view?: CompactionView;
+  /** The factory's per-run hook (`ThreadAgent.prepareRun`). */
+  prepareRun?: ThreadAgent["prepareRun"];
+  /** The factory's session-event hook (`ThreadAgent.onSessionEvent`). */
+  onSessionEvent?: SessionEventHook;
   /** Aborted when the entry is dropped. */
   controller: AbortController;
   unsubscribe: () => void;
@@ -39,7 +50,10 @@ export interface CachedAgent {
 export class AgentCache {
   private readonly entries = new Map<string, CachedAgent>();
 
-  constructor(private readonly idleMs: number) {}
+  constructor(
+    private readonly idleMs: number,
+    private readonly onError: (error: unknown, context: string) => void = () => {},
+  ) {}
 
   get(threadKey: string): CachedAgent | undefined {
     const e = this.entries.get(threadKey);
@@ -83,6 +97,13 @@ export class AgentCache {
     e.binding = undefined;
     e.unsubscribe();
     e.agent.abort();
+    if (e.onSessionEvent) {
+      const hook = e.onSessionEvent;
+      // Observing only: the agent goes away whatever the hook does.
+      void (async () => hook({ type: "session_shutdown" }))().catch((err: unknown) =>
+        this.onError(err, "the session_shutdown hook"),
+      );
+    }
     e.controller.abort();
   }
 

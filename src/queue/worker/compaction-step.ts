@@ -22,8 +22,9 @@ import {
 import { buildSessionContext } from "../../agent/session/context.js";
 import type { AgentMessage } from "../../agent/types.js";
 import type { SessionStore } from "../store/types.js";
-import type { RuntimeSessionEvent, SessionEventHook, SessionEventVerdict } from "../types.js";
+import type { SessionEventHook } from "../types.js";
 import { applyView, withoutFailedTail } from "./compaction-view.js";
+import { emitSessionEvent } from "./session-events.js";
 import type { ThreadSession } from "./thread-session.js";
 
 /** How the runtime compacts sessions. */
@@ -59,21 +60,6 @@ export interface CompactorEnv {
   mayCompact(): boolean;
   /** The factory's session-event hook (extensions may cancel a compaction). */
   sessionEvent(): SessionEventHook | undefined;
-}
-
-/** Calls the factory's session-event hook; a throw is reported and counts as no answer. */
-export async function emitSessionEvent(
-  hook: SessionEventHook | undefined,
-  event: RuntimeSessionEvent,
-  onError: (error: unknown, context: string) => void,
-): Promise<SessionEventVerdict | undefined> {
-  if (!hook) return undefined;
-  try {
-    return (await hook(event)) ?? undefined;
-  } catch (e) {
-    onError(e, `the ${event.type} hook`);
-    return undefined;
-  }
 }
 
 export class ThreadCompactor {

@@ -5,6 +5,7 @@
  * goes, applies control signals, and releases the lease only when the inbox is empty.
  */
 import { randomUUID } from "node:crypto";
+import type { InboundMessage } from "../../adapters/types.js";
 import { isContextOverflow } from "../../agent/llm/overflow.js";
 import type { SessionEntryInput } from "../../agent/session/types.js";
 import type { AgentEvent, AgentMessage } from "../../agent/types.js";
@@ -24,6 +25,7 @@ import type { AgentBinding, AgentCache, CachedAgent } from "./agent-cache.js";
 import { type CompactionConfig, ThreadCompactor } from "./compaction-step.js";
 import { groupItems, heldSeqs, type ItemGroup } from "./item-messages.js";
 import { danglingToolResults, needsAnswer } from "./recovery.js";
+import { emitSessionEvent } from "./session-events.js";
 import { asThinkingLevel, modelRef, ThreadSession } from "./thread-session.js";
 
 /** A lease event, for observability and for the multi-process test's overlap check. */
@@ -80,6 +82,8 @@ interface ActiveRun {
   heldBack?: AgentEvent[];
   /** The run already compacted and retried once after an overflow (never again). */
   retried: boolean;
+  /** The chat messages the run answers, in the order it took them (`ctx.currentInbound()`). */
+  inbound: InboundMessage[];
 }
 
 export class ThreadHolder {
@@ -116,7 +120,7 @@ export class ThreadHolder {
       session: this.session,
       onError: env.onError,
       mayCompact: () => this.active && !this.run?.aborted,
-      sessionEvent: () => undefined,
+      sessionEvent: () => this.entry?.onSessionEvent,
     });
   }
 
@@ -270,7 +274,19 @@ export class ThreadHolder {
       getFollowUpMessages: () => this.fromInbox("followUp"),
       onEvent: (event: AgentEvent) => this.onAgentEvent(event),
       transformContext: (messages, signal) => this.compactor.beforeCall(messages, signal),
+      appendEntry: (customType, data) => this.appendCustom(customType, data),
+      currentInbound: () => [...(this.run?.inbound ?? [])],
     };
+  }
+
+  private async appendCustom(customType: string, data: unknown): Promise<void> {
+    const stored = await this.session.write(
+      data === undefined ? { type: "custom", customType } : { type: "custom", customType, data },
+    );
+    if (!stored)
+      throw new Error(
+        `The ${customType} entry was not written: this worker no longer holds thread ${this.threadKey}.`,
+      );
   }
 
   private ensureAgent(): Promise<CachedAgent> {
@@ -373,7 +389,10 @@ export class ThreadHolder {
     const grouped = new Set(groups.flatMap((g) => g.items.map((i) => i.seq)));
     // Items that make no message (damaged) count as delivered, so they cannot block the thread.
     for (const i of t.items) if (!grouped.has(i.seq)) run.persisted.add(i.seq);
-    for (const g of groups) run.groups.set(g.message, g);
+    for (const g of groups) {
+      run.groups.set(g.message, g);
+      for (const i of g.items) if (i.message) run.inbound.push(i.message);
+    }
     return groups.map((g) => g.message);
   }
 
@@ -444,6 +463,7 @@ export class ThreadHolder {
       groups: new Map(),
       persisted: new Set(),
       retried: false,
+      inbound: [],
     };
     this.run = run;
     return run;
@@ -477,7 +497,24 @@ export class ThreadHolder {
     const entry = await this.ensureAgent();
     const run = await this.startRun(first.seq, c.stops);
     const messages = this.accept(run, { status: "taken", items });
-    await this.drive(run, () => (messages.length > 0 ? entry.agent.prompt(messages) : Promise.resolve()));
+    await this.drive(run, async () => {
+      if (messages.length > 0) await entry.agent.prompt(await this.prepareRun(entry, messages));
+    });
+  }
+
+  /** The factory's `prepareRun` (extensions' `before_agent_start`); a failure leaves the prompts as they are. */
+  private async prepareRun(entry: CachedAgent, prompts: AgentMessage[]): Promise<AgentMessage[]> {
+    if (!entry.prepareRun) return prompts;
+    try {
+      const prepared = await entry.prepareRun(prompts);
+      // The prompts themselves are how the holder knows which inbox items the session holds, so
+      // they go as they are; what the hook added goes before them.
+      const added = Array.isArray(prepared) ? prepared.filter((m) => !prompts.includes(m)) : [];
+      return [...added, ...prompts];
+    } catch (e) {
+      this.env.onError(e, `preparing a run of ${this.threadKey}`);
+      return prompts;
+    }
   }
 
   /** Runs the agent for `run`, then settles its items and checks compaction. */
@@ -545,24 +582,29 @@ export class ThreadHolder {
     }
     const run = await this.startRun(maxSeq, c.stops);
     for (const s of held) run.persisted.add(s);
+    for (const i of heldItems) if (i.message) run.inbound.push(i.message);
     await this.drive(run, () => entry.agent.continue());
   }
 
   private async startNewSession(items: InboxItem[]): Promise<void> {
     const { state, store } = this.env;
     await this.session.flush();
+    const seqs = items.map((i) => i.seq);
+    const previous = this.entry;
+    const verdict = await emitSessionEvent(
+      previous?.onSessionEvent,
+      { type: "session_before_switch", reason: "new" },
+      this.env.onError,
+    );
+    if (verdict?.cancel) {
+      if (!(await state.settle(this.threadKey, this.token, seqs, true))) return this.markLost();
+      await this.notice(`Kept the current session: ${verdict.reason ?? "an extension cancelled /new"}.`);
+      return;
+    }
     const header = await store.newSession(this.threadKey);
     this.session.forgetAgent();
-    if (
-      !(await state.settle(
-        this.threadKey,
-        this.token,
-        items.map((i) => i.seq),
-        true,
-      ))
-    )
-      return this.markLost();
-    await this.ensureAgent();
+    if (!(await state.settle(this.threadKey, this.token, seqs, true))) return this.markLost();
+    await this.session.ensureAgent(previous ? { switchedFrom: previous.sessionId } : {});
     await this.notice(`Started a new session (${header.id.slice(0, 8)}).`);
   }
 

@@ -3,7 +3,6 @@
  * stored session, and appends entries after the current leaf, one at a time, in event order,
  * fenced by the lease token.
  */
-import type { Agent } from "../../agent/agent.js";
 import type { Model, ThinkingLevel } from "../../agent/llm/types.js";
 import { THINKING_LEVELS } from "../../agent/llm/types.js";
 import { buildSessionContext } from "../../agent/session/context.js";
@@ -11,9 +10,10 @@ import { newEntryId } from "../../agent/session/entries.js";
 import type { SessionEntry, SessionEntryInput } from "../../agent/session/types.js";
 import { LeaseLostError } from "../store/errors.js";
 import type { SessionStore } from "../store/types.js";
-import type { AgentFactory } from "../types.js";
+import type { AgentFactory, ThreadAgent } from "../types.js";
 import type { AgentBinding, AgentCache, CachedAgent } from "./agent-cache.js";
 import { ensureTransformContext, type TransformContextFn } from "./agent-hooks.js";
+import { emitSessionEvent } from "./session-events.js";
 
 export function modelRef(model: Model): string {
   return `${model.provider}/${model.id}`;
@@ -73,7 +73,7 @@ export class ThreadSession {
    * The thread's agent: the cached one if its history still ends at the session's leaf, else a new
    * one from the stored session (creating the first session with the thread's settings).
    */
-  async ensureAgent(): Promise<CachedAgent> {
+  async ensureAgent(o: { switchedFrom?: string } = {}): Promise<CachedAgent> {
     const { store, cache, factory } = this.env;
     const meta = await store.getThreadMeta(this.threadKey);
     const cached = cache.get(this.threadKey);
@@ -102,7 +102,7 @@ export class ThreadSession {
     let entry: CachedAgent | undefined;
     const transformContext: TransformContextFn = (messages, signal) =>
       entry?.binding?.transformContext?.(messages, signal) ?? Promise.resolve(messages);
-    const agent: Agent = await factory({
+    const built = await factory({
       threadKey: this.threadKey,
       meta,
       messages: ctx.messages,
@@ -112,7 +112,24 @@ export class ThreadSession {
       getSteeringMessages: () => entry?.binding?.getSteeringMessages() ?? Promise.resolve([]),
       getFollowUpMessages: () => entry?.binding?.getFollowUpMessages() ?? Promise.resolve([]),
       transformContext,
+      appendEntry: (customType, data) => {
+        const append = entry?.binding?.appendEntry;
+        if (!append)
+          return Promise.reject(
+            new Error(
+              `No run holds thread ${this.threadKey} in this process now; the ${customType} entry was not written.`,
+            ),
+          );
+        return append(customType, data);
+      },
+      currentInbound: () => entry?.binding?.currentInbound?.() ?? [],
     });
+    const threadAgent: ThreadAgent = "agent" in built ? built : { agent: built };
+    const agent = threadAgent.agent;
+    if (typeof agent?.prompt !== "function" || typeof agent.subscribe !== "function")
+      throw new Error(
+        `The agent factory returned no Agent for ${this.threadKey}: return an Agent or { agent, prepareRun?, onSessionEvent? }.`,
+      );
     if (ensureTransformContext(agent, transformContext) === "unavailable")
       this.env.onError(
         new Error(
@@ -131,11 +148,25 @@ export class ThreadSession {
       controller,
       unsubscribe: () => {},
     };
+    if (threadAgent.prepareRun) entry.prepareRun = threadAgent.prepareRun;
+    if (threadAgent.onSessionEvent) entry.onSessionEvent = threadAgent.onSessionEvent;
     const bound = entry;
     entry.unsubscribe = agent.subscribe((event) => bound.binding?.onEvent(event));
     cache.set(entry);
     this.entry = entry;
     this.recordSettings();
+    await emitSessionEvent(
+      entry.onSessionEvent,
+      o.switchedFrom !== undefined
+        ? {
+            type: "session_switch",
+            reason: "new",
+            previousSessionId: o.switchedFrom,
+            sessionId: entry.sessionId,
+          }
+        : { type: "session_start", sessionId: entry.sessionId },
+      this.env.onError,
+    );
     return entry;
   }
 

@@ -32,7 +32,7 @@ export class WorkerCore {
   private stopping = false;
 
   constructor(private readonly o: WorkerCoreOptions) {
-    this.cache = new AgentCache(o.agentIdleMs ?? 10 * 60_000);
+    this.cache = new AgentCache(o.agentIdleMs ?? 10 * 60_000, o.onError);
     this.unsubscribe = o.bus.subscribe((threadKey) => this.holders.get(threadKey)?.notify());
   }
 

@@ -1,0 +1,19 @@
+/**
+ * Session events for the factory's `onSessionEvent` hook (extensions' `session_*` handlers).
+ */
+import type { RuntimeSessionEvent, SessionEventHook, SessionEventVerdict } from "../types.js";
+
+/** Calls the factory's session-event hook; a throw is reported and counts as no answer. */
+export async function emitSessionEvent(
+  hook: SessionEventHook | undefined,
+  event: RuntimeSessionEvent,
+  onError: (error: unknown, context: string) => void,
+): Promise<SessionEventVerdict | undefined> {
+  if (!hook) return undefined;
+  try {
+    return (await hook(event)) ?? undefined;
+  } catch (e) {
+    onError(e, `the ${event.type} hook`);
+    return undefined;
+  }
+}
