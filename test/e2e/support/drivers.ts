@@ -9,7 +9,7 @@
  * - Discord: a mention gets a thread; later messages are mentions in it, commands are application
  *   commands run in the thread (native, deferred).
  */
-import { toTelegramReaction } from "../../../src/adapters/telegram/emoji.js";
+import { fromTelegramReaction, toTelegramReaction } from "../../../src/adapters/telegram/emoji.js";
 import { BOT_USER_ID as DISCORD_BOT, type DUser } from "../../fakes/discord/server.js";
 import { BOT_USER_ID as SLACK_BOT } from "../../fakes/slack/server.js";
 import { BOT_USERNAME, type FakeChat } from "../../fakes/telegram/server.js";
@@ -32,13 +32,22 @@ export interface Conversation {
   command(name: string, args?: string): Promise<void>;
   /** The bot's messages in the thread, current text, oldest first. */
   botMessages(): BotMessage[];
+  /** The emoji the bot itself added to one of its messages (normalised: ✅ ❌ ♾️ 👀). */
+  botReactions(messageId: string): string[];
   /** A reaction on a bot message, by the admin or by someone else. */
   react(messageId: string, emoji: "✅" | "❌", by: "admin" | "other"): Promise<void>;
   /** The admin's display name as the bot records decisions. */
   readonly adminName: RegExp;
 }
 
-const SLACK_NAMES: Record<string, string> = { "✅": "white_check_mark", "❌": "x" };
+const SLACK_NAMES: Record<string, string> = {
+  "✅": "white_check_mark",
+  "❌": "x",
+  "♾️": "infinity",
+  "👀": "eyes",
+};
+const fromSlack = (name: string) =>
+  Object.entries(SLACK_NAMES).find(([, n]) => n === name)?.[0] ?? `:${name}:`;
 
 let chatSeq = 0;
 
@@ -46,6 +55,16 @@ export function conversation(world: World, platform: PlatformName): Conversation
   if (platform === "telegram") return telegramConversation(world);
   if (platform === "slack") return slackConversation(world);
   return discordConversation(world);
+}
+
+/**
+ * Waits for the approval request and for the bot's own ✅ ❌ ♾️ on it: they are added once the
+ * request is stored with its message, so reactions from then on find it.
+ */
+export async function waitForRequest(c: Conversation, test: (m: BotMessage) => boolean): Promise<BotMessage> {
+  const request = await waitForBot(c, test, "the approval request");
+  await until(() => c.botReactions(request.id).includes("♾️"), "the bot's reactions on the request");
+  return request;
 }
 
 /** Waits for a bot message matching `test` and returns it. */
@@ -58,7 +77,7 @@ function telegramConversation(world: World): Conversation {
   const chat: FakeChat = { id: -100900000 - ++chatSeq, type: "supergroup", title: `Team ${chatSeq}` };
   const lastBot = () => tg.botMessages(chat.id).at(-1)?.message_id;
   return {
-    adminName: /Alice/,
+    adminName: /alice/,
     async start(text) {
       tg.userMessage({ chat, from: TG_USERS.alice, text, mention: true });
     },
@@ -77,6 +96,7 @@ function telegramConversation(world: World): Conversation {
       });
     },
     botMessages: () => tg.botMessages(chat.id).map((m) => ({ id: String(m.message_id), text: m.text })),
+    botReactions: (id) => (tg.message(chat.id, Number(id))?.botReactions ?? []).map(fromTelegramReaction),
     async react(messageId, emoji, by) {
       tg.reaction({
         chat,
@@ -116,6 +136,12 @@ function slackConversation(world: World): Conversation {
       thread()
         .filter((r) => r.user === SLACK_BOT)
         .map((r) => ({ id: r.ts, text: r.text })),
+    botReactions(id) {
+      const m = slack.world.find(channel, id);
+      return [...(m?.reactions ?? [])]
+        .filter(([, users]) => users.has(SLACK_BOT))
+        .map(([name]) => fromSlack(name));
+    },
     async react(messageId, emoji, by) {
       await slack.reaction({
         channel,
@@ -155,6 +181,11 @@ function discordConversation(world: World): Conversation {
         .all(id)
         .filter((m) => m.author.id === DISCORD_BOT && !m.ephemeral)
         .map((m) => ({ id: m.id, text: m.content }));
+    },
+    botReactions(id) {
+      const thread = root ? discord.world.find(GENERAL_ID, root)?.threadId : undefined;
+      const m = thread ? discord.world.find(thread, id) : undefined;
+      return [...(m?.reactions ?? [])].filter(([, users]) => users.has(DISCORD_BOT)).map(([emoji]) => emoji);
     },
     async react(messageId, emoji, by) {
       discord.reaction({ channelId: await threadId(), messageId, user: author(by), emoji });
