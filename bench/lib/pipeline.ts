@@ -45,6 +45,8 @@ export interface Pipeline {
   model: PacedModel;
   runtime: Runtime;
   adapter: TelegramAdapter;
+  /** The runtime's key prefix (Redis mode). */
+  prefix: string;
   /** Deliver results that were refused or duplicates, and deliver rejections. */
   errors: string[];
   inject(chatId: number, text: string): number;
@@ -138,6 +140,7 @@ export async function startPipeline(o: PipelineOptions): Promise<Pipeline> {
     model,
     runtime,
     adapter,
+    prefix,
     errors,
     inject(chatId, text) {
       const at = nowMs();
