@@ -84,10 +84,14 @@ function trailingToolResult(request: RecordedRequest): string | undefined {
 let callSeq = 0;
 
 /** The fake model's behaviour (see the header). */
-export function scriptedAnswer(label: string) {
+export function scriptedAnswer(
+  label: string,
+  pacing: Pick<ScriptedReply, "writeDelayMs" | "fragmentSize"> = {},
+) {
   return (request: RecordedRequest): ScriptedReply => {
     const result = trailingToolResult(request);
-    if (result !== undefined) return { text: `${label} saw the tool result: ${result.slice(0, 300)}` };
+    if (result !== undefined)
+      return { text: `${label} saw the tool result: ${result.slice(0, 300)}`, ...pacing };
     const text = lastUserText(request);
     if (text.includes("[rm]"))
       return {
@@ -106,7 +110,7 @@ export function scriptedAnswer(label: string) {
         ],
       };
     const tail = text.split("\n").at(-1) ?? "";
-    return { text: `${label} answers: ${tail}`, usage: { input: 10, output: 5 } };
+    return { text: `${label} answers: ${tail}`, usage: { input: 10, output: 5 }, ...pacing };
   };
 }
 
@@ -115,6 +119,14 @@ export interface WorldOptions {
   redis?: boolean;
   /** Extra YAML appended to the config (top-level sections not used by the base config). */
   extraYaml?: string;
+}
+
+export interface YamlOptions {
+  slackMode?: "http" | "socket";
+  channels?: ("telegram" | "slack" | "discord")[];
+  logLevel?: "debug" | "info" | "warn";
+  /** Threads one worker runs at once. */
+  concurrency?: number;
 }
 
 export class World {
@@ -156,8 +168,11 @@ export class World {
     };
   }
 
-  /** The config file's text. `slackMode` picks Slack's inbound (HTTP by default: tests route events). */
-  yaml(o: { slackMode?: "http" | "socket"; channels?: ("telegram" | "slack" | "discord")[] } = {}): string {
+  /**
+   * The config file's text. `slackMode` picks Slack's inbound (HTTP by default: tests route events);
+   * `logLevel` defaults to `warn` (`debug` with SB_E2E_LOG set).
+   */
+  yaml(o: YamlOptions = {}): string {
     const on = o.channels ?? ["telegram", "slack", "discord"];
     const users = this.discordUsers;
     const ch = (name: string) => on.includes(name as never);
@@ -202,26 +217,27 @@ export class World {
       `  keyPrefix: "${this.prefix}"`,
       `  dataDir: ${join(this.dir, "data")}`,
       "  leaseTtlMs: 3000",
+      ...(o.concurrency ? [`  concurrency: ${o.concurrency}`] : []),
       "  shutdownGraceMs: 1000",
       "agent:",
       `  workspaceDir: ${join(this.dir, "workspaces")}`,
       "http:",
       "  port: 0",
       "logging:",
-      `  level: ${process.env.SB_E2E_LOG ? "debug" : "warn"}`,
+      `  level: ${o.logLevel ?? (process.env.SB_E2E_LOG ? "debug" : "warn")}`,
       this.options.extraYaml ?? "",
     ].join("\n");
   }
 
   /** Writes the config to a file (for the CLI process tests) and returns its path. */
-  writeConfig(name = "switchboard.yaml", o: Parameters<World["yaml"]>[0] = {}): string {
+  writeConfig(name = "switchboard.yaml", o: YamlOptions = {}): string {
     const path = join(this.dir, name);
     writeFileSync(path, this.yaml(o));
     return path;
   }
 
   /** Builds and starts one process of `role` in this test process. */
-  async start(role: Role = "all", o: Parameters<World["yaml"]>[0] = {}): Promise<Gateway> {
+  async start(role: Role = "all", o: YamlOptions = {}): Promise<Gateway> {
     const parsed = parseConfigText(this.yaml(o), {
       env: this.env(),
       baseDir: this.dir,
