@@ -36,6 +36,8 @@ export interface DispatcherOptions {
   dropPolicy?: DropPolicy;
   /** Mode when `deliver` gets none. Default `steer`. */
   defaultMode?: DeliveryMode;
+  /** The delivery mode of a thread's channel: used when `deliver` gets none, and shown by `status`. */
+  modeOf?: (threadKey: string) => DeliveryMode | undefined;
   /** Where failures that must not reach the platform are reported. Default: one line on stderr. */
   onError?: (error: unknown, context: string) => void;
 }
@@ -108,7 +110,7 @@ export class Dispatcher {
       } else {
         const override = parseModeOverride(inbound.text);
         const message = override.mode ? { ...inbound, text: override.text } : inbound;
-        result = await this.enqueue(message, override.mode ?? mode ?? this.defaultMode);
+        result = await this.enqueue(message, override.mode ?? mode ?? this.modeOf(inbound.threadKey));
       }
     } catch (e) {
       await state.releaseEvent(inbound.eventId).catch(() => {});
@@ -179,6 +181,22 @@ export class Dispatcher {
         if (out.accepted && out.woke) await this.o.waker.wake(threadKey, out.wakeMarker);
         return stopped;
       }
+      case "compact": {
+        const out = await state.append(
+          threadKey,
+          {
+            mode: "followUp",
+            kind: "compact",
+            ...(command.instructions?.trim() ? { instructions: command.instructions.trim() } : {}),
+          },
+          { cap: Number.MAX_SAFE_INTEGER, dropPolicy: "new" },
+        );
+        if (out.accepted && out.woke)
+          await this.o.waker
+            .wake(threadKey, out.wakeMarker)
+            .catch((e: unknown) => this.onError(e, "adding a wake job"));
+        return { wasRunning: out.active, discarded: [] };
+      }
       case "setModel":
       case "setThinkingLevel": {
         await store.updateThreadMeta(
@@ -195,12 +213,29 @@ export class Dispatcher {
 
   /** What `/status` needs from the runtime side. */
   async status(threadKey: string): Promise<ThreadStatus> {
-    const [probe, meta] = await Promise.all([
+    const [probe, meta, contextTokens] = await Promise.all([
       this.o.state.probe(threadKey),
       this.o.store.getThreadMeta(threadKey),
+      this.o.state.contextTokens?.(threadKey),
     ]);
     // Inflight items without a lease are a run whose worker died: it is still in progress.
-    return { active: probe.active || probe.inflightDepth > 0, inboxDepth: probe.inboxDepth, meta };
+    const status: ThreadStatus = {
+      active: probe.active || probe.inflightDepth > 0,
+      inboxDepth: probe.inboxDepth,
+      meta,
+      mode: this.modeOf(threadKey),
+    };
+    if (contextTokens !== undefined) status.contextTokens = contextTokens;
+    return status;
+  }
+
+  private modeOf(threadKey: string): DeliveryMode {
+    try {
+      return this.o.modeOf?.(threadKey) ?? this.defaultMode;
+    } catch (e) {
+      this.onError(e, `the delivery mode of ${threadKey}`);
+      return this.defaultMode;
+    }
   }
 
   private async stopThread(threadKey: string, why: string): Promise<ControlResult> {

@@ -13,8 +13,9 @@ export function parseItem(raw: string): InboxItem | undefined {
       seq: v.seq,
       at: typeof v.at === "number" ? v.at : 0,
       mode: v.mode ?? "steer",
-      kind: v.kind === "newSession" ? "newSession" : "message",
+      kind: v.kind === "newSession" || v.kind === "compact" ? v.kind : "message",
       message: v.message,
+      ...(typeof v.instructions === "string" ? { instructions: v.instructions } : {}),
     };
   } catch {
     return undefined;

@@ -23,14 +23,17 @@ export const DELIVERY_MODES: readonly DeliveryMode[] = ["steer", "followUp", "co
 /**
  * One entry of a thread's inbox. `seq` numbers the thread's items in delivery order (it never
  * repeats, also across `/new`); `at` is when it was queued (ms, the Redis clock in Redis mode).
- * `kind: "newSession"` is the `/new` command, ordered with the messages around it.
+ * `kind: "newSession"` is the `/new` command and `kind: "compact"` the `/compact` command (with
+ * its `instructions`), ordered with the messages around them.
  */
 export interface InboxItem {
   seq: number;
   at: number;
   mode: DeliveryMode;
-  kind: "message" | "newSession";
+  kind: "message" | "newSession" | "compact";
   message?: InboundMessage;
+  /** `compact` only: what the summary should pay particular attention to. */
+  instructions?: string;
 }
 
 /** A message the runtime dropped or discarded, described for a notice and for the caller. */
@@ -62,7 +65,15 @@ export type ControlCommand =
   | { type: "setModel"; model: string }
   | { type: "setThinkingLevel"; level: ThinkingLevel }
   /** Stops like `stop`, then starts a fresh session; older sessions are kept. */
-  | { type: "newSession" };
+  | { type: "newSession" }
+  /**
+   * Compacts the thread's session now (`/compact [instructions]`), even below the threshold. It is
+   * queued in the thread's inbox: the lease holder runs it after the run in progress (and the
+   * messages queued before it), an idle thread gets a short tenure for it. The thread then gets a
+   * notice with the tokens before and after, or why nothing was compacted. Queued messages are not
+   * discarded.
+   */
+  | { type: "compact"; instructions?: string };
 
 export interface ControlResult {
   /** A run held the thread when the command arrived. */
@@ -79,6 +90,17 @@ export interface ThreadStatus {
   inboxDepth: number;
   /** The store's metadata (model, thinking level, usage totals); undefined for a new thread. */
   meta: ThreadMeta | undefined;
+  /**
+   * The thread's default delivery mode for messages that arrive while it is busy: the runtime's
+   * `modeOf(threadKey)` when given, else its `defaultMode`.
+   */
+  mode?: DeliveryMode;
+  /**
+   * The last estimate of the context the model sees (tokens: the last reply's reported usage plus
+   * ~4 characters per token after it), recorded after every run and compaction; undefined before
+   * the thread's first run.
+   */
+  contextTokens?: number;
 }
 
 /**

@@ -13,11 +13,12 @@ import type { AssistantMessage, Model } from "../../src/agent/llm/types.js";
 import { createAssistantMessage } from "../../src/agent/llm/usage.js";
 import { convertToLlm } from "../../src/agent/session/messages.js";
 import type { AgentMessage, AgentTool } from "../../src/agent/types.js";
-import { EmbeddedRuntime } from "../../src/queue/embedded/embedded-runtime.js";
+import { EmbeddedRuntime, type EmbeddedRuntimeOptions } from "../../src/queue/embedded/embedded-runtime.js";
 import { RecordingSinks } from "../../src/queue/recording-sink.js";
 import type { AgentFactory, AgentFactoryContext } from "../../src/queue/types.js";
 import type { CompactionConfig } from "../../src/queue/worker/compaction-step.js";
 import {
+  createGate,
   lastUserText,
   type RecordedStreamCall,
   ScriptedStream,
@@ -57,7 +58,12 @@ afterEach(async () => {
  */
 async function start(
   stream: ScriptedStream,
-  o: { contextWindow: number; hook: "none" | "passed" | "own" },
+  o: {
+    contextWindow: number;
+    hook: "none" | "passed" | "own";
+    tools?: AgentTool[];
+    extra?: Partial<EmbeddedRuntimeOptions>;
+  },
 ): Promise<World> {
   const dir = mkdtempSync(join(tmpdir(), "sb-compaction-"));
   const summaries: string[] = [];
@@ -70,7 +76,7 @@ async function start(
     };
     const transformContext = o.hook === "passed" ? ctx.transformContext : o.hook === "own" ? own : undefined;
     return new Agent({
-      initialState: { model, messages: ctx.messages, tools: [bigTool] },
+      initialState: { model, messages: ctx.messages, tools: [bigTool, ...(o.tools ?? [])] },
       streamFn: stream.streamFn,
       convertToLlm,
       ...(transformContext ? { transformContext } : {}),
@@ -80,8 +86,8 @@ async function start(
   };
   const compaction: CompactionConfig = {
     settings: { enabled: true, reserveTokens: 1000, keepRecentTokens: 300 },
-    complete: async (m): Promise<AssistantMessage> => {
-      summaries.push("asked");
+    complete: async (m, context): Promise<AssistantMessage> => {
+      summaries.push(JSON.stringify(context.messages));
       return { ...createAssistantMessage(m), content: [{ type: "text", text: SUMMARY }] };
     },
   };
@@ -92,6 +98,7 @@ async function start(
     agentFactory: factory,
     compaction,
     onError: () => {},
+    ...o.extra,
   });
   await runtime.start();
   cleanups.push(async () => {
@@ -246,5 +253,105 @@ describe("a reply that overflowed the context window", () => {
     await w.runtime.deliver(inbound(t, "again"));
     await waitIdle(w.runtime, t);
     expect(textOf((await sessionMessages(w.runtime.store, t)).at(-1) as AgentMessage)).toBe("ok again");
+  });
+});
+
+describe("/compact (the compact control command)", () => {
+  it("compacts an idle thread below the threshold, with the instructions, and says how much it saved", async () => {
+    const stream = new ScriptedStream((call) => `ok ${lastUserText(call).slice(0, 7)}`);
+    const w = await start(stream, {
+      contextWindow: 100_000,
+      hook: "none",
+      extra: {
+        modeOf: (threadKey) => (threadKey.endsWith("collect") ? "collect" : undefined),
+        collectDebounceMs: 10,
+      },
+    });
+    const t = "web:manual-collect";
+    expect((await w.runtime.status(t)).contextTokens).toBeUndefined();
+    for (let i = 0; i < 3; i++) {
+      await w.runtime.deliver(inbound(t, `early ${i} ${"x".repeat(2000)}`));
+      await waitIdle(w.runtime, t);
+    }
+    const before = await w.runtime.status(t);
+    expect(before.mode).toBe("collect");
+    expect(before.contextTokens).toBeGreaterThan(1500);
+    expect(w.summaries).toHaveLength(0);
+
+    const r = await w.runtime.control(t, { type: "compact", instructions: "keep the numbers" });
+    expect(r).toEqual({ wasRunning: false, discarded: [] });
+    await w.sinks.waitFor(() => w.sinks.noticesOf(t).length > 0, 5000, "the compaction notice");
+    await waitIdle(w.runtime, t);
+    expect(w.summaries).toHaveLength(1);
+    expect(w.summaries[0]).toContain("keep the numbers");
+    const notice = w.sinks.noticesOf(t)[0] ?? "";
+    const m = /^Compacted the conversation: about ([\d,]+) → ([\d,]+) tokens\.$/.exec(notice);
+    expect(m).not.toBeNull();
+    const [from, to] = [Number(m?.[1]?.replace(/,/g, "")), Number(m?.[2]?.replace(/,/g, ""))];
+    expect(to).toBeLessThan(from);
+    const after = await w.runtime.status(t);
+    expect(after.contextTokens).toBe(to);
+    expect(after.mode).toBe("collect");
+    expect((await w.runtime.status("web:other")).mode).toBe("steer");
+
+    await w.runtime.deliver(inbound(t, "next"));
+    await waitIdle(w.runtime, t);
+    expect(seesSummary(stream.calls.at(-1))).toBe(true);
+  });
+
+  it("runs after the run in progress, before the messages queued behind it", async () => {
+    const gate = createGate();
+    const wait: AgentTool = {
+      name: "wait",
+      label: "wait",
+      description: "Waits.",
+      parameters: Type.Object({}),
+      async execute() {
+        await gate.arrive();
+        return { content: [{ type: "text", text: "waited" }], details: {} };
+      },
+    };
+    const stream = new ScriptedStream((call) => {
+      if (call.context.messages.at(-1)?.role === "user" && lastUserText(call).startsWith("wait"))
+        return { toolCalls: [{ name: "wait", args: {} }] };
+      return `ok ${lastUserText(call).slice(0, 7)}`;
+    });
+    const w = await start(stream, { contextWindow: 100_000, hook: "none", tools: [wait] });
+    const t = "web:manual-busy";
+    for (let i = 0; i < 2; i++) {
+      await w.runtime.deliver(inbound(t, `early ${i} ${"x".repeat(2000)}`));
+      await waitIdle(w.runtime, t);
+    }
+    await w.runtime.deliver(inbound(t, `wait ${"w".repeat(2000)}`));
+    await gate.reached;
+    expect((await w.runtime.control(t, { type: "compact" })).wasRunning).toBe(true);
+    await w.runtime.deliver(inbound(t, "after"), "followUp");
+    gate.release();
+    await waitIdle(w.runtime, t);
+
+    const kinds = (await sessionEntries(w.runtime.store, t)).map((e) =>
+      e.type === "message" ? `${e.message.role}:${textOf(e.message).slice(0, 7)}` : e.type,
+    );
+    const at = kinds.indexOf("compaction");
+    expect(kinds.slice(at - 2, at + 3)).toEqual([
+      "toolResult:waited",
+      "assistant:ok wait",
+      "compaction",
+      "user:after",
+      "assistant:ok afte",
+    ]);
+    expect(w.sinks.noticesOf(t).some((n) => n.startsWith("Compacted the conversation"))).toBe(true);
+  });
+
+  it("says so when there is not enough history", async () => {
+    const stream = new ScriptedStream((call) => `ok ${lastUserText(call)}`);
+    const w = await start(stream, { contextWindow: 100_000, hook: "none" });
+    const t = "web:manual-short";
+    await w.runtime.deliver(inbound(t, "hello"));
+    await waitIdle(w.runtime, t);
+    await w.runtime.control(t, { type: "compact" });
+    await w.sinks.waitFor(() => w.sinks.noticesOf(t).length > 0, 5000, "the notice");
+    expect(w.sinks.noticesOf(t)).toEqual(["Nothing compacted: there is not enough history to compact yet."]);
+    expect(w.summaries).toHaveLength(0);
   });
 });

@@ -21,6 +21,7 @@ const makeEmbedded: HarnessFactory = async (o) => {
     inboxCap: o.inboxCap,
     collectDebounceMs: o.collectDebounceMs ?? 400,
     defaultMode: o.defaultMode,
+    compaction: o.compaction,
     leaseTtlMs: 3000,
     controlPollMs: 200,
   });

@@ -25,6 +25,7 @@ const makeRedis: HarnessFactory = async (o) => {
     inboxCap: o.inboxCap,
     collectDebounceMs: o.collectDebounceMs ?? 400,
     defaultMode: o.defaultMode,
+    compaction: o.compaction,
     leaseTtlMs: 3000,
     controlPollMs: 200,
     sweepIntervalMs: 1000,

@@ -4,6 +4,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
+import { createAssistantMessage } from "../../src/agent/llm/usage.js";
 import { SKIPPED_FOR_STEERING_TEXT } from "../../src/agent/tool-execution.js";
 import type { AgentMessage } from "../../src/agent/types.js";
 import { createGate, type Gate, lastUserText, ScriptedStream } from "../support/scripted-stream.js";
@@ -314,13 +315,50 @@ export function runtimeContract(name: string, makeHarness: HarnessFactory): void
       stream.respondWith(() => "y");
       h = await makeHarness({ stream });
       const t = newThread();
-      expect(await h.runtime.status(t)).toEqual({ active: false, inboxDepth: 0, meta: undefined });
+      expect(await h.runtime.status(t)).toEqual({
+        active: false,
+        inboxDepth: 0,
+        meta: undefined,
+        mode: "steer",
+      });
       await h.runtime.deliver(inbound(t, "a"));
       await g.reached;
       await h.runtime.deliver(inbound(t, "b"), "followUp");
       expect(await h.runtime.status(t)).toMatchObject({ active: true, inboxDepth: 1 });
       g.release();
       await waitIdle(h.runtime, t);
+      expect((await h.runtime.status(t)).contextTokens).toBeGreaterThan(0);
+    });
+
+    it("compact summarises the session on demand; the thread is told the tokens before and after", async () => {
+      const summaries: string[] = [];
+      const stream = new ScriptedStream((call) => `ack ${lastUserText(call).slice(0, 5)}`);
+      h = await makeHarness({
+        stream,
+        defaultMode: "followUp",
+        compaction: {
+          settings: { enabled: false, reserveTokens: 1000, keepRecentTokens: 200 },
+          complete: async (model) => {
+            summaries.push("asked");
+            return { ...createAssistantMessage(model), content: [{ type: "text", text: "THE SUMMARY" }] };
+          },
+        },
+      });
+      const t = newThread();
+      for (const word of ["alpha", "bravo", "charl"]) {
+        await h.runtime.deliver(inbound(t, `${word} ${"x".repeat(1200)}`));
+        await waitIdle(h.runtime, t);
+      }
+      const before = await h.runtime.status(t);
+      expect(before.mode).toBe("followUp");
+      expect(await h.runtime.control(t, { type: "compact" })).toEqual({ wasRunning: false, discarded: [] });
+      await h.sinks.waitFor(() => h?.sinks.noticesOf(t).length === 1, 5000, "the notice");
+      await waitIdle(h.runtime, t);
+      expect(summaries).toHaveLength(1);
+      expect(h.sinks.noticesOf(t)[0]).toMatch(/^Compacted the conversation: about [\d,]+ → [\d,]+ tokens\.$/);
+      const messages = await sessionMessages(h.store, t);
+      expect(messages[0]?.role).toBe("compactionSummary");
+      expect((await h.runtime.status(t)).contextTokens).toBeLessThan(before.contextTokens ?? 0);
     });
   });
 }

@@ -75,6 +75,7 @@ export class EmbeddedRuntime implements Runtime {
       inboxCap: o.inboxCap,
       dropPolicy: o.dropPolicy,
       defaultMode: o.defaultMode,
+      modeOf: o.modeOf,
       onError: this.onError,
     });
   }

@@ -24,6 +24,8 @@ interface Thread {
   wake?: string;
   seq: number;
   control: ControlState;
+  /** The holder's latest context estimate (`status`). */
+  contextTokens?: number;
 }
 
 function steerlike(item: InboxItem): boolean {
@@ -96,7 +98,7 @@ export class MemoryThreadState implements ThreadState {
 
   async append(
     threadKey: string,
-    item: Pick<InboxItem, "mode" | "kind" | "message">,
+    item: Pick<InboxItem, "mode" | "kind" | "message" | "instructions">,
     options: AppendOptions,
   ): Promise<AppendOutcome> {
     const t = this.thread(threadKey);
@@ -114,7 +116,14 @@ export class MemoryThreadState implements ThreadState {
     }
     const now = this.now();
     const seq = ++t.seq;
-    t.inbox.push({ seq, at: now, mode: item.mode, kind: item.kind, message: item.message });
+    t.inbox.push({
+      seq,
+      at: now,
+      mode: item.mode,
+      kind: item.kind,
+      message: item.message,
+      ...(item.instructions !== undefined ? { instructions: item.instructions } : {}),
+    });
     if (item.mode === "interrupt") {
       t.control.abortAt = Math.max(t.control.abortAt, seq - 1);
       t.control.ver++;
@@ -138,6 +147,14 @@ export class MemoryThreadState implements ThreadState {
 
   async touchControl(threadKey: string): Promise<void> {
     this.thread(threadKey).control.ver++;
+  }
+
+  async setContextTokens(threadKey: string, tokens: number): Promise<void> {
+    this.thread(threadKey).contextTokens = Math.round(tokens);
+  }
+
+  async contextTokens(threadKey: string): Promise<number | undefined> {
+    return this.threads.get(threadKey)?.contextTokens;
   }
 
   async readControl(threadKey: string): Promise<ControlState> {

@@ -48,6 +48,12 @@ export interface RuntimeOptions {
   dropPolicy?: DropPolicy;
   /** Mode when `deliver` gets none. Default `steer`. */
   defaultMode?: DeliveryMode;
+  /**
+   * The delivery mode of a thread's channel (e.g. from the channel config by the thread key's
+   * platform): used when `deliver` gets no mode, and reported by `status().mode`. Default: none
+   * (`defaultMode` everywhere).
+   */
+  modeOf?: (threadKey: string) => DeliveryMode | undefined;
   format?: InboundFormatter;
   /** Default `findModel` of the model catalogue. */
   resolveModel?: ModelResolver;
@@ -123,6 +129,7 @@ export class RedisRuntime implements Runtime {
       inboxCap: o.inboxCap,
       dropPolicy: o.dropPolicy,
       defaultMode: o.defaultMode,
+      modeOf: o.modeOf,
       onError: this.onError,
     });
   }

@@ -69,11 +69,16 @@ export class RedisThreadState implements ThreadState {
 
   async append(
     threadKey: string,
-    item: Pick<InboxItem, "mode" | "kind" | "message">,
+    item: Pick<InboxItem, "mode" | "kind" | "message" | "instructions">,
     options: AppendOptions,
   ): Promise<AppendOutcome> {
     const k = this.keys.thread(threadKey);
-    const body = JSON.stringify({ mode: item.mode, kind: item.kind, message: item.message });
+    const body = JSON.stringify({
+      mode: item.mode,
+      kind: item.kind,
+      message: item.message,
+      instructions: item.instructions,
+    });
     // The pending entry goes first: a thread with a queued item is always in the sweeper's set,
     // whatever happens to this process next. (Awaited, not pipelined: on a cluster the two keys
     // live on different nodes.)
@@ -192,6 +197,16 @@ export class RedisThreadState implements ThreadState {
       ),
     );
     return r !== -1;
+  }
+
+  async setContextTokens(threadKey: string, tokens: number): Promise<void> {
+    await this.redis.hset(this.keys.thread(threadKey).control, "contextTokens", String(Math.round(tokens)));
+  }
+
+  async contextTokens(threadKey: string): Promise<number | undefined> {
+    const v = await this.redis.hget(this.keys.thread(threadKey).control, "contextTokens");
+    const n = v === null ? Number.NaN : Number(v);
+    return Number.isFinite(n) ? n : undefined;
   }
 
   async close(): Promise<void> {

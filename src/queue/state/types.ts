@@ -88,7 +88,7 @@ export interface ThreadState {
   /** Appends one item (a message or `newSession`) and sets the wake flag if it was not set. */
   append(
     threadKey: string,
-    item: Pick<InboxItem, "mode" | "kind" | "message">,
+    item: Pick<InboxItem, "mode" | "kind" | "message" | "instructions">,
     options: AppendOptions,
   ): Promise<AppendOutcome>;
   /** Aborts everything delivered so far: sets `abortAt` to the last seq and empties the inbox (except `newSession` items). */
@@ -124,6 +124,11 @@ export interface ThreadState {
     persisted: readonly number[],
     dropPersisted: boolean,
   ): Promise<boolean>;
+
+  /** Records the holder's latest estimate of the thread's context size (tokens), for `status`. */
+  setContextTokens?(threadKey: string, tokens: number): Promise<void>;
+  /** The latest recorded estimate, or undefined. */
+  contextTokens?(threadKey: string): Promise<number | undefined>;
 
   /** Releases resources (connections). */
   close(): Promise<void>;

@@ -7,6 +7,7 @@
 import { randomUUID } from "node:crypto";
 import type { InboundMessage } from "../../adapters/types.js";
 import { isContextOverflow } from "../../agent/llm/overflow.js";
+import { estimateContextTokens } from "../../agent/session/compaction/tokens.js";
 import type { SessionEntryInput } from "../../agent/session/types.js";
 import type { AgentEvent, AgentMessage } from "../../agent/types.js";
 import { describeMessages, discardedNotice } from "../inbox-item.js";
@@ -22,7 +23,7 @@ import type {
   RunSinkFactory,
 } from "../types.js";
 import type { AgentBinding, AgentCache, CachedAgent } from "./agent-cache.js";
-import { type CompactionConfig, ThreadCompactor } from "./compaction-step.js";
+import { type CompactionAttempt, type CompactionConfig, ThreadCompactor } from "./compaction-step.js";
 import { groupItems, heldSeqs, type ItemGroup } from "./item-messages.js";
 import { danglingToolResults, needsAnswer } from "./recovery.js";
 import { emitSessionEvent } from "./session-events.js";
@@ -98,6 +99,8 @@ export class ThreadHolder {
   private timers: ReturnType<typeof setInterval>[] = [];
   private wakeSleep: (() => void) | undefined;
   private lastRenewOk = Date.now();
+  /** A `/compact` in progress: a stop sent after it started cancels its summary request. */
+  private manualCompaction: { controller: AbortController; stopsAtStart: number } | undefined;
   private releaseSentAt = 0;
 
   constructor(
@@ -184,7 +187,9 @@ export class ThreadHolder {
         await this.recover();
         continue;
       }
-      if (t.items[0]?.kind === "newSession") await this.startNewSession(t.items);
+      const kind = t.items[0]?.kind;
+      if (kind === "newSession") await this.startNewSession(t.items);
+      else if (kind === "compact") await this.compactOnDemand(t.items);
       else await this.runItems(t.items);
     }
   }
@@ -328,6 +333,8 @@ export class ThreadHolder {
   }
 
   private applyAbort(c: ControlState): void {
+    const manual = this.manualCompaction;
+    if (manual && c.stops > manual.stopsAtStart) manual.controller.abort();
     const run = this.run;
     if (!run || run.aborted) return;
     if (run.maxSeq === undefined ? c.stops > run.stopsAtStart : c.abortAt >= run.maxSeq) {
@@ -539,6 +546,52 @@ export class ThreadHolder {
     const ok = await this.env.state.settle(this.threadKey, this.token, [...run.persisted], finished);
     if (!ok) return this.markLost();
     if (finished && this.entry && !run.aborted) await this.compactor.afterRun();
+    this.recordContextTokens();
+  }
+
+  /** Records the agent's context estimate for `status` (best effort). */
+  private recordContextTokens(): void {
+    const entry = this.entry;
+    const set = this.env.state.setContextTokens;
+    if (!entry || !set) return;
+    const tokens = estimateContextTokens(entry.agent.state.messages).tokens;
+    set
+      .call(this.env.state, this.threadKey, tokens)
+      .catch((e: unknown) => this.env.onError(e, "recording the context size"));
+  }
+
+  /** `/compact [instructions]`: compacts now, whatever the threshold, and says what it did. */
+  private async compactOnDemand(items: InboxItem[]): Promise<void> {
+    const item = items[0] as InboxItem;
+    await this.ensureAgent();
+    const c = await this.env.state.readControl(this.threadKey);
+    const manual = { controller: new AbortController(), stopsAtStart: c.stops };
+    this.manualCompaction = manual;
+    let r: CompactionAttempt;
+    try {
+      r = await this.compactor.compact("manual", {
+        ...(item.instructions !== undefined ? { instructions: item.instructions } : {}),
+        signal: manual.controller.signal,
+      });
+    } finally {
+      this.manualCompaction = undefined;
+    }
+    if (r.compacted) this.compactor.settle();
+    await this.session.flush();
+    if (this.outcome !== undefined) return;
+    const ok = await this.env.state.settle(
+      this.threadKey,
+      this.token,
+      items.map((i) => i.seq),
+      true,
+    );
+    if (!ok) return this.markLost();
+    this.recordContextTokens();
+    await this.notice(
+      r.compacted
+        ? `Compacted the conversation: about ${tokenCount(r.tokensBefore)} → ${tokenCount(r.tokensAfter)} tokens.`
+        : `Nothing compacted: ${r.reason ?? "there is not enough history yet"}.`,
+    );
   }
 
   /**
@@ -617,4 +670,8 @@ export class ThreadHolder {
       this.env.onError(e, "posting a notice");
     }
   }
+}
+
+function tokenCount(n: number | undefined): string {
+  return (n ?? 0).toLocaleString("en-US");
 }

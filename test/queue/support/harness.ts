@@ -13,6 +13,7 @@ import type { AgentMessage, AgentTool } from "../../../src/agent/types.js";
 import type { RecordingSinks } from "../../../src/queue/recording-sink.js";
 import type { SessionStore } from "../../../src/queue/store/types.js";
 import type { AgentFactory, DeliveryMode, Runtime } from "../../../src/queue/types.js";
+import type { CompactionConfig } from "../../../src/queue/worker/compaction-step.js";
 import { type Gate, type ScriptedStream, scriptedModel } from "../../support/scripted-stream.js";
 
 let counter = 0;
@@ -144,6 +145,7 @@ export interface HarnessOptions {
   inboxCap?: number;
   collectDebounceMs?: number;
   defaultMode?: DeliveryMode;
+  compaction?: CompactionConfig;
 }
 
 /** Creates (and starts) a runtime for one test. */
