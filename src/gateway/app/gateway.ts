@@ -109,8 +109,13 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
     logger,
   });
 
+  // The web chat lives in the gateway's memory: a separate worker cannot post into it.
+  const channels =
+    role === "worker"
+      ? { ...config.channels, web: { ...config.channels.web, enabled: false } }
+      : config.channels;
   const built = await buildAdapters({
-    channels: config.channels,
+    channels,
     http: config.http,
     inbound: role !== "worker",
     redis: redis ? { redis, prefix } : undefined,

@@ -1,0 +1,33 @@
+# syntax=docker/dockerfile:1
+# Switchboard: one image for every role (`start --role all|gateway|worker`).
+# TypeScript runs through tsx (a runtime dependency), so there is no build step to ship.
+
+# ---- dependencies: production packages only ---------------------------------------------
+FROM node:20-slim AS deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+
+# ---- runtime ------------------------------------------------------------------------------
+FROM node:20-slim AS runtime
+# tini runs as PID 1: it forwards `docker stop`'s SIGTERM to Switchboard (which hands its threads
+# over within runtime.shutdownGraceMs) and reaps the processes the bash tool leaves behind when
+# a command tree is killed. git and ca-certificates are for the agent's shell tool.
+RUN apt-get update \
+  && apt-get install -y --no-install-recommends tini ca-certificates git \
+  && rm -rf /var/lib/apt/lists/*
+ENV NODE_ENV=production
+WORKDIR /app
+COPY --from=deps /app/node_modules ./node_modules
+COPY package.json ./
+COPY bin ./bin
+COPY src ./src
+COPY config ./config
+# Sessions (embedded mode) and the agent's workspaces; mount volumes here.
+RUN mkdir -p /app/data /app/workspace && chown -R node:node /app/data /app/workspace
+USER node
+EXPOSE 8787
+HEALTHCHECK --interval=15s --timeout=5s --start-period=20s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:8787/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+ENTRYPOINT ["/usr/bin/tini", "--", "node", "bin/switchboard.js"]
+CMD ["start"]

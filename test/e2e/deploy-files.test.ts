@@ -1,0 +1,112 @@
+/**
+ * The deployment files, checked offline (no Docker engine here): docker-compose.yml describes Redis
+ * with AOF on a volume, a gateway and a scalable worker with health checks, and the container
+ * config the services share is a valid Switchboard config; the Dockerfile is multi-stage, installs
+ * production packages only, runs as a non-root user under tini, and copies only paths that exist
+ * and that .dockerignore lets through.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { parse } from "yaml";
+import { parseConfigText } from "../../src/gateway/config/index.js";
+
+const repo = join(import.meta.dirname, "..", "..");
+const read = (name: string) => readFileSync(join(repo, name), "utf8");
+
+interface Service {
+  image?: string;
+  build?: string;
+  command?: string[];
+  ports?: string[];
+  volumes?: string[];
+  environment?: Record<string, string>;
+  healthcheck?: { test: string[] };
+  depends_on?: Record<string, { condition: string }>;
+  container_name?: string;
+  configs?: { source: string; target: string }[];
+}
+
+const compose = parse(read("docker-compose.yml"), { merge: true }) as {
+  services: Record<string, Service>;
+  volumes: Record<string, unknown>;
+  configs: Record<string, { content: string }>;
+};
+
+describe("docker-compose.yml", () => {
+  const { redis, gateway, worker } = compose.services;
+
+  it("runs Redis with AOF persistence on a named volume, health-checked", () => {
+    expect(redis?.command).toEqual(expect.arrayContaining(["--appendonly", "yes"]));
+    const volume = redis?.volumes?.[0]?.split(":") ?? [];
+    expect(volume[1]).toBe("/data");
+    expect(compose.volumes).toHaveProperty(volume[0] as string);
+    expect(redis?.healthcheck?.test).toEqual(["CMD", "redis-cli", "ping"]);
+  });
+
+  it("runs a gateway and a scalable worker from one image, both checked on /healthz once Redis is healthy", () => {
+    expect(gateway?.command).toEqual(["start", "--role", "gateway"]);
+    expect(worker?.command).toEqual(["start", "--role", "worker"]);
+    expect(gateway?.ports?.[0]).toMatch(/:8787$/);
+    // `--scale worker=N` needs a worker without fixed names or host ports.
+    expect(worker?.ports).toBeUndefined();
+    expect(worker?.container_name).toBeUndefined();
+    for (const s of [gateway, worker]) {
+      expect(s?.build).toBe(".");
+      expect(s?.environment?.REDIS_URL).toBe("redis://redis:6379");
+      expect(s?.depends_on?.redis?.condition).toBe("service_healthy");
+      expect(s?.healthcheck?.test.join(" ")).toContain("http://127.0.0.1:8787/healthz");
+      expect(s?.configs?.[0]?.target).toBe(s?.environment?.SWITCHBOARD_CONFIG);
+    }
+  });
+
+  it("gives the services a config that validates: all interfaces with the token, Redis from the environment", () => {
+    const source = gateway?.configs?.[0]?.source as string;
+    const text = compose.configs[source]?.content ?? "";
+    const result = parseConfigText(text, {
+      env: { REDIS_URL: "redis://redis:6379", SWITCHBOARD_HTTP_TOKEN: "0123456789abcdef0123" },
+      baseDir: "/app",
+    });
+    expect(result.ok ? [] : result.issues).toEqual([]);
+    if (!result.ok) return;
+    expect(result.config.http.host).toBe("0.0.0.0");
+    expect(result.config.runtime.redisUrl).toBe("redis://redis:6379");
+    expect(worker?.volumes).toContain(`workspaces:${result.config.agent.workspaceDir}`);
+  });
+});
+
+describe("Dockerfile", () => {
+  const text = read("Dockerfile");
+  const lines = text.split("\n").filter((l) => !l.startsWith("#"));
+  const ignored = read(".dockerignore")
+    .split("\n")
+    .map((l) => l.trim())
+    .filter((l) => l && !l.startsWith("#"));
+
+  it("builds in stages from node:20-slim and installs production packages only", () => {
+    const froms = lines.filter((l) => l.startsWith("FROM "));
+    expect(froms.length).toBeGreaterThanOrEqual(2);
+    for (const f of froms) expect(f).toMatch(/^FROM node:20-slim AS \w+$/);
+    expect(text).toContain("npm ci --omit=dev");
+  });
+
+  it("runs as a non-root user under tini, with a health check", () => {
+    const users = lines.filter((l) => l.startsWith("USER "));
+    expect(users.at(-1)).toBe("USER node");
+    expect(text).toMatch(/ENTRYPOINT \["\/usr\/bin\/tini", "--", "node", "bin\/switchboard\.js"\]/);
+    expect(text).toContain("apt-get install -y --no-install-recommends tini");
+    expect(text).toMatch(/HEALTHCHECK[\s\S]*\/healthz/);
+  });
+
+  it("copies only paths that exist and that .dockerignore keeps", () => {
+    const copies = lines
+      .filter((l) => l.startsWith("COPY ") && !l.includes("--from="))
+      .flatMap((l) => l.split(/\s+/).slice(1, -1));
+    expect(copies.length).toBeGreaterThan(0);
+    for (const path of copies) {
+      expect(existsSync(join(repo, path)), `${path} exists`).toBe(true);
+      expect(ignored, `${path} is not ignored`).not.toContain(path);
+    }
+    for (const heavy of ["node_modules", "data", "test", ".git"]) expect(ignored).toContain(heavy);
+  });
+});
