@@ -118,4 +118,32 @@ describe("a mention end to end", () => {
     expect(text).toContain("[Earlier messages in this thread");
     expect(text.indexOf("logs say disk full")).toBeLessThan(text.indexOf("what should we do?"));
   });
+
+  it("/readyz reports Redis and each channel's connection; /metrics counts messages, runs, tokens and platform calls", async () => {
+    const ready = await fetch(`${app.url}/readyz`);
+    const report = (await ready.json()) as { ok: boolean; probes: { name: string; ok: boolean }[] };
+    expect(ready.status).toBe(200);
+    expect(report.probes.map((p) => [p.name, p.ok])).toEqual(
+      expect.arrayContaining([
+        ["redis", true],
+        ["telegram", true],
+        ["slack", true],
+        ["discord", true],
+      ]),
+    );
+    const metrics = await (await fetch(`${app.url}/metrics`)).text();
+    expect(metrics).toMatch(
+      /switchboard_inbound_messages_total\{[^}]*platform="telegram"[^}]*outcome="accepted"[^}]*\} [1-9]/,
+    );
+    expect(metrics).toMatch(
+      /switchboard_runs_total\{[^}]*platform="slack"[^}]*outcome="completed"[^}]*\} [1-9]/,
+    );
+    expect(metrics).toMatch(
+      /switchboard_llm_tokens_total\{[^}]*provider="alpha"[^}]*kind="output"[^}]*\} [1-9]/,
+    );
+    expect(metrics).toMatch(
+      /switchboard_platform_api_calls_total\{[^}]*platform="discord"[^}]*method="post"[^}]*outcome="ok"[^}]*\} [1-9]/,
+    );
+    expect(metrics).toMatch(/switchboard_queue_depth\{[^}]*queue="runs"[^}]*\} 0/);
+  });
 });
