@@ -27,7 +27,14 @@ async function cli(args: string[], env: Record<string, string> = world.env(), cw
   let stderr = "";
   const code = await runCli(args, {
     handlers: createCliHandlers(),
-    io: { stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t) },
+    io: {
+      stdout: (t) => {
+        stdout += t;
+      },
+      stderr: (t) => {
+        stderr += t;
+      },
+    },
     env,
     cwd,
     handleSignals: false,
