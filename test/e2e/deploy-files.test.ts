@@ -36,8 +36,9 @@ const compose = parse(read("docker-compose.yml"), { merge: true }) as {
 describe("docker-compose.yml", () => {
   const { redis, gateway, worker } = compose.services;
 
-  it("runs Redis with AOF persistence on a named volume, health-checked", () => {
-    expect(redis?.command).toEqual(expect.arrayContaining(["--appendonly", "yes"]));
+  it("runs Redis with AOF persistence and no eviction on a named volume, health-checked", () => {
+    expect(redis?.command?.join(" ")).toContain("--appendonly yes");
+    expect(redis?.command?.join(" ")).toContain("--maxmemory-policy noeviction");
     const volume = redis?.volumes?.[0]?.split(":") ?? [];
     expect(volume[1]).toBe("/data");
     expect(compose.volumes).toHaveProperty(volume[0] as string);
