@@ -187,6 +187,14 @@ export interface StreamOptions {
   maxRetryDelayMs?: number;
   /** Called with the request body just before it is sent (for logging and tests). */
   onPayload?: (payload: unknown) => void;
+  /**
+   * A stalled stream ends: when the provider sends no data for this long (while waiting for the
+   * response or between chunks), the reply ends with `stopReason: "error"` and an `errorMessage`
+   * like "Anthropic stream stalled: no data for 120 s". Default 120 000 ms; 0 turns it off.
+   * Enforced by the providers' shared HTTP layer: a provider hands it on as
+   * `fetchWithRetry({ idleTimeoutMs })` (its `retry.idleTimeoutMs` also reaches it).
+   */
+  idleTimeoutMs?: number;
 }
 
 /** Options of `streamSimple`: the provider-neutral knobs. */

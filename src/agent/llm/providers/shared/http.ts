@@ -28,6 +28,11 @@ export interface RetryTuning {
   baseDelayMs?: number;
   /** Waits `ms` or rejects when `signal` aborts. Default: a real timer. */
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /**
+   * The stall limit when the request itself sets no `idleTimeoutMs` (every provider passes its
+   * `retry` options through, so this reaches the stream layer from any provider's options).
+   */
+  idleTimeoutMs?: number;
 }
 
 export interface ProviderHttpRequest {
@@ -44,8 +49,19 @@ export interface ProviderHttpRequest {
   maxRetries?: number;
   /** Upper bound of one wait, including a server's retry-after. Default 60 000 ms. */
   maxRetryDelayMs?: number;
+  /**
+   * A stalled response ends: when no byte arrives for this long, while waiting for the response
+   * or while the caller reads its body, the request fails with "<provider> stream stalled: no
+   * data for 120 s" (a `ProviderError`; not retried) and the connection is released. Default
+   * `retry.idleTimeoutMs`, else 120 000 ms; 0 or less turns the watchdog off. Providers pass
+   * `StreamOptions.idleTimeoutMs` here.
+   */
+  idleTimeoutMs?: number;
   retry?: RetryTuning;
 }
+
+/** How long a response may send nothing before it counts as stalled (`idleTimeoutMs`). */
+export const DEFAULT_STREAM_IDLE_TIMEOUT_MS = 120_000;
 
 /** A provider failure with a message that is safe to show: no stack trace, no credential. */
 export class ProviderError extends Error {
@@ -98,20 +114,35 @@ export async function fetchWithRetry(request: ProviderHttpRequest): Promise<Resp
   const sleep = request.retry?.sleep ?? abortableSleep;
   const secrets = [request.apiKey];
   const body = JSON.stringify(request.body);
+  const idleMs = request.idleTimeoutMs ?? request.retry?.idleTimeoutMs ?? DEFAULT_STREAM_IDLE_TIMEOUT_MS;
+  const stalled = () =>
+    new ProviderError(`${request.provider} stream stalled: no data for ${formatSeconds(idleMs)}`);
 
   for (let attempt = 0; ; attempt++) {
     if (request.signal?.aborted) throw abortError(request.signal);
     const backoff = Math.min(maxDelay, baseDelay * 2 ** attempt * (0.75 + Math.random() * 0.5));
     let response: Response;
+    // Our own controller, so a stall can cut the connection; the caller's signal still aborts it.
+    const connection = linkedController(request.signal);
+    let headerTimer: ReturnType<typeof setTimeout> | undefined;
+    let stalledBeforeHeaders = false;
+    if (idleMs > 0) {
+      headerTimer = setTimeout(() => {
+        stalledBeforeHeaders = true;
+        connection.controller.abort();
+      }, idleMs);
+    }
     try {
       response = await fetch(request.url, {
         method: "POST",
         headers: request.headers,
         body,
-        signal: request.signal ?? null,
+        signal: connection.controller.signal,
       });
     } catch (error) {
+      connection.unlink();
       if (request.signal?.aborted) throw abortError(request.signal);
+      if (stalledBeforeHeaders) throw stalled();
       if (attempt >= maxRetries) {
         throw new ProviderError(
           scrubSecrets(
@@ -123,8 +154,28 @@ export async function fetchWithRetry(request: ProviderHttpRequest): Promise<Resp
       }
       await sleep(backoff, request.signal);
       continue;
+    } finally {
+      clearTimeout(headerTimer);
     }
-    if (response.ok) return response;
+    if (response.ok) {
+      if (idleMs <= 0 || !response.body) {
+        connection.unlink();
+        return response;
+      }
+      const watched = watchIdle(response.body, idleMs, stalled, {
+        ended: () => connection.unlink(),
+        abandoned: () => {
+          connection.controller.abort();
+          connection.unlink();
+        },
+      });
+      return new Response(watched, {
+        status: response.status,
+        statusText: response.statusText,
+        headers: response.headers,
+      });
+    }
+    connection.unlink();
 
     const text = await response.text().catch(() => "");
     const parsed = parseErrorBody(text);
@@ -143,6 +194,58 @@ export async function fetchWithRetry(request: ProviderHttpRequest): Promise<Resp
     }
     await sleep(asked ?? backoff, request.signal);
   }
+}
+
+/** An AbortController that also aborts when `parent` does, until `unlink()`. */
+function linkedController(parent: AbortSignal | undefined): {
+  controller: AbortController;
+  unlink: () => void;
+} {
+  const controller = new AbortController();
+  const onAbort = () => controller.abort(parent?.reason);
+  if (parent?.aborted) onAbort();
+  else parent?.addEventListener("abort", onAbort, { once: true });
+  return { controller, unlink: () => parent?.removeEventListener("abort", onAbort) };
+}
+
+/**
+ * `body` as a stream that errors with `stalled()` when a read waits longer than `idleMs` (only
+ * while the consumer waits: a slow consumer never trips it). `abandoned` cuts the connection
+ * after a stall, a read error or a cancel; `ended` runs when the body ended normally.
+ */
+function watchIdle(
+  body: ReadableStream<Uint8Array>,
+  idleMs: number,
+  stalled: () => Error,
+  on: { ended: () => void; abandoned: () => void },
+): ReadableStream<Uint8Array> {
+  const reader = body.getReader();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(stalled()), idleMs);
+      });
+      try {
+        const chunk = await Promise.race([reader.read(), timeout]);
+        if (chunk.done) {
+          controller.close();
+          on.ended();
+        } else controller.enqueue(chunk.value);
+      } catch (error) {
+        controller.error(error);
+        reader.cancel().catch(() => {});
+        on.abandoned();
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+    cancel(reason) {
+      clearTimeout(timer);
+      on.abandoned();
+      return reader.cancel(reason).catch(() => {});
+    },
+  });
 }
 
 /** Whether an HTTP status is worth retrying: timeouts, rate limits and server errors. */
