@@ -127,6 +127,8 @@ export interface YamlOptions {
   logLevel?: "debug" | "info" | "warn";
   /** Threads one worker runs at once. */
   concurrency?: number;
+  /** Run the web chat (default off). */
+  web?: boolean;
 }
 
 export class World {
@@ -196,7 +198,7 @@ export class World {
       `    admins: ["${users.alice.id}"]`,
       "    editIntervalMs: 100",
       "  web:",
-      "    enabled: false",
+      `    enabled: ${o.web ?? false}`,
       "models:",
       "  default: alpha/one",
       "  custom:",

@@ -1,0 +1,80 @@
+/**
+ * One process without Redis, as on a laptop: the embedded runtime with sessions as files, and the
+ * web chat over its HTTP API. The page's user is the admin when none is configured, so a reply
+ * streams in and a tool call that needs approval runs after the ✅ button.
+ */
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Gateway } from "../../src/gateway/app/index.js";
+import { until, World } from "./support/world.js";
+
+let world: World;
+let app: Gateway;
+
+beforeAll(async () => {
+  world = await World.create({ redis: false });
+  app = await world.start("all", { channels: [], web: true });
+});
+afterAll(async () => {
+  await world?.close();
+});
+
+interface WebMessage {
+  id: string;
+  from: { isBot: boolean };
+  text: string;
+  reactions: { emoji: string }[];
+}
+
+async function api<T>(path: string, body?: unknown): Promise<T> {
+  const res = await fetch(`${app.url}${path}`, {
+    method: body === undefined ? "GET" : "POST",
+    headers: { "content-type": "application/json" },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  expect(res.status).toBeLessThan(300);
+  return (await res.json()) as T;
+}
+
+async function botMessages(conversation: string): Promise<WebMessage[]> {
+  const { messages } = await api<{ messages: WebMessage[] }>(`/api/conversations/${conversation}/messages`);
+  return messages.filter((m) => m.from.isBot);
+}
+
+describe("web chat on the embedded runtime", () => {
+  it("answers with the model's text and keeps the session in ./data", async () => {
+    expect(app.webUrl).toBe(`${app.url}/`);
+    const { conversation } = await api<{ conversation: { id: string; threadKey: string } }>(
+      "/api/conversations",
+      {},
+    );
+    await api(`/api/conversations/${conversation.id}/messages`, { text: "hello web" });
+    await until(
+      async () => (await botMessages(conversation.id)).some((m) => m.text === "alpha answers: hello web"),
+      "the reply in the web chat",
+    );
+    expect(existsSync(join(world.dir, "data", "sessions"))).toBe(true);
+    const meta = await app.store.getThreadMeta(conversation.threadKey);
+    expect(meta?.currentSessionId).toBeDefined();
+  });
+
+  it("runs a call that needs approval after the page's ✅", async () => {
+    const { conversation } = await api<{ conversation: { id: string } }>("/api/conversations", {});
+    await api(`/api/conversations/${conversation.id}/messages`, { text: "[rm] tidy the workspace" });
+    const request = await until(async () => {
+      const m = (await botMessages(conversation.id)).find((b) => b.text.includes("Approval needed"));
+      return m && m.reactions.some((r) => r.emoji === "♾️") ? m : undefined;
+    }, "the approval request with its buttons");
+    await api(`/api/messages/${request.id}/reactions`, { emoji: "✅" });
+    await until(
+      async () =>
+        (await botMessages(conversation.id)).some(
+          (m) => m.text.includes("saw the tool result") && m.text.includes("removed"),
+        ),
+      "the answer after the approved call",
+    );
+    const edited = (await botMessages(conversation.id)).find((m) => m.id === request.id);
+    expect(edited?.text).toContain("Approved by you");
+  });
+});
