@@ -64,7 +64,7 @@ describe("web chat on the embedded runtime", () => {
     await api(`/api/conversations/${conversation.id}/messages`, { text: "[rm] tidy the workspace" });
     const request = await until(async () => {
       const m = (await botMessages(conversation.id)).find((b) => b.text.includes("Approval needed"));
-      return m && m.reactions.some((r) => r.emoji === "♾️") ? m : undefined;
+      return m?.reactions.some((r) => r.emoji === "♾️") ? m : undefined;
     }, "the approval request with its buttons");
     await api(`/api/messages/${request.id}/reactions`, { emoji: "✅" });
     await until(
