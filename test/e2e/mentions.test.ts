@@ -48,7 +48,7 @@ describe("a mention end to end", () => {
     expect(reply.from.id).toBe(TG_BOT_ID);
   });
 
-  it("Slack: 👀 on the mention, then the model's reply in the mention's thread", async () => {
+  it("Slack: 👀 on the mention, the model's reply in the mention's thread, and replies there need no mention", async () => {
     world.slack.channel("CMENTION");
     const { message } = await world.slack.userMessage({
       channel: "CMENTION",
@@ -61,6 +61,22 @@ describe("a mention end to end", () => {
       return top?.replies.some((r) => r.text === "alpha answers: hello from slack") ? top : undefined;
     }, "the bot's reply in the thread");
     expect(thread.reactions).toContain("eyes");
+
+    // A reply in the bot's thread needs no mention.
+    await world.slack.userMessage({
+      channel: "CMENTION",
+      user: SLACK_ADMIN,
+      text: "and a follow-up",
+      threadTs: message.ts,
+    });
+    await until(
+      () =>
+        world.slack
+          .view("CMENTION")
+          .find((v) => v.ts === message.ts)
+          ?.replies.some((r) => r.text === "alpha answers: and a follow-up"),
+      "the answer to the unmentioned reply",
+    );
   });
 
   it("Discord: 👀 on the mention, then the model's reply in a thread on it", async () => {

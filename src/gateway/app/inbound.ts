@@ -66,7 +66,10 @@ export class InboundPipeline {
   async onMessage(adapter: ChannelAdapter, m: InboundMessage): Promise<void> {
     const { metrics } = this.o;
     const log = threadLogger(this.o.logger, { threadKey: m.threadKey, platform: m.platform });
-    const verdict = await this.o.gate.check({ ...m, threadKey: m.threadKey });
+    // Adapters deliver an unmentioned group message only inside a conversation the bot takes part
+    // in (a Slack or Discord thread); with a session there, it counts as addressed.
+    const addressed = m.mentioned || m.isDirect || (await this.hasSession(m.threadKey, log));
+    const verdict = await this.o.gate.check({ ...m, mentioned: addressed, threadKey: m.threadKey });
     if (!verdict.run) {
       metrics.inboundMessage(m.platform, "denied");
       log.debug({ reason: verdict.reason, user: m.user.id }, "message not allowed");
@@ -169,6 +172,15 @@ export class InboundPipeline {
       case "stopped":
         metrics.inboundMessage(m.platform, "command");
         return;
+    }
+  }
+
+  private async hasSession(threadKey: string, log: Logger): Promise<boolean> {
+    try {
+      return (await this.o.store.getThreadMeta(threadKey)) !== undefined;
+    } catch (err) {
+      log.warn({ err: errorText(err) }, "could not read the thread's metadata");
+      return false;
     }
   }
 
