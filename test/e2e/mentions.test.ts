@@ -162,4 +162,26 @@ describe("a mention end to end", () => {
     );
     expect(metrics).toMatch(/switchboard_queue_depth\{[^}]*queue="runs"[^}]*\} 0/);
   });
+
+  it("someone not allowed gets no run and one short notice per thread", async () => {
+    const chat: FakeChat = { id: -100777002, type: "supergroup", title: "Visitors" };
+    const carol = { id: 503, is_bot: false, first_name: "Carol", username: "carol" };
+    const before = world.llm.requests.length;
+    const first = world.telegram.userMessage({ chat, from: carol, text: "let me in", mention: true });
+    const notice = await until(
+      () => world.telegram.botMessages(chat.id).find((m) => m.text.includes("not on the list")),
+      "the access notice",
+    );
+    world.telegram.userMessage({ chat, from: carol, text: "please?", replyTo: notice.message_id });
+    world.telegram.userMessage({ chat, from: TG_USERS.alice, text: "a marker after carol", mention: true });
+    await until(
+      () => world.telegram.botMessages(chat.id).some((m) => m.text === "alpha answers: a marker after carol"),
+      "alice's answer",
+    );
+    expect(
+      world.telegram.botMessages(chat.id).filter((m) => m.text.includes("not on the list")),
+    ).toHaveLength(1);
+    expect(world.llm.requests.slice(before).some((r) => lastUserText(r).includes("let me in"))).toBe(false);
+    expect(world.telegram.message(chat.id, first.message_id)?.botReactions).toEqual([]);
+  });
 });
