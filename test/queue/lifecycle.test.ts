@@ -89,6 +89,45 @@ describe("worker lifecycle (Redis)", () => {
     return { redis, prefix, store, make };
   }
 
+  it("creates a thread's first session and a /new session under the holder's lease (fenced)", async () => {
+    const { redis, prefix, store, make } = setup();
+    const fences: { call: string; key?: string; token?: string }[] = [];
+    const watched = Object.create(store) as RedisSessionStore;
+    watched.createSession = (threadKey, options) => {
+      fences.push({ call: "createSession", key: options?.fence?.key, token: options?.fence?.token });
+      return store.createSession(threadKey, options);
+    };
+    watched.newSession = (threadKey, options) => {
+      fences.push({ call: "newSession", key: options?.fence?.key, token: options?.fence?.token });
+      return store.newSession(threadKey, options);
+    };
+    const tokens: string[] = [];
+    const stream = new ScriptedStream((call) => `ack ${lastUserText(call)}`);
+    const r = make(scriptedFactory(stream), {
+      store: watched,
+      onLease: (e) => {
+        if (e.type === "acquired") tokens.push(e.token);
+      },
+    });
+    await r.start();
+    const t = "web:fenced-sessions";
+    await r.deliver(inbound(t, "hello"));
+    await waitIdle(r, t);
+    await r.control(t, { type: "newSession" });
+    await waitIdle(r, t);
+    const key = new RuntimeKeys(prefix).lease(t);
+    expect(fences).toEqual([
+      { call: "createSession", key, token: tokens[0] },
+      { call: "newSession", key, token: tokens[1] },
+    ]);
+    // A stale holder's /new writes nothing.
+    await redis.set(key, "someone-else", "PX", 2000);
+    await expect(store.newSession(t, { fence: { key, token: tokens[1] as string } })).rejects.toThrow(
+      /lease/i,
+    );
+    expect(await store.listSessions(t)).toHaveLength(2);
+  });
+
   it("on shutdown a run stops at its next checkpoint and another worker finishes it", async () => {
     const { store, make } = setup();
     const gate = createGate();

@@ -302,6 +302,22 @@ export function describeSessionStoreContract(name: string, makeHarness: () => Pr
       expect((await store.readAll(thread, sid)).entries).toHaveLength(5);
     });
 
+    it("fences session creation and /new: a stale token gets LeaseLostError and the current session stays", async () => {
+      const mine = await h.holdLease(thread, "worker-a");
+      const first = await store.createSession(thread, { model: "anthropic/claude-x", fence: mine });
+      expect((await store.getThreadMeta(thread))?.currentSessionId).toBe(first.id);
+      const second = await store.newSession(thread, { fence: mine });
+      expect((await store.getThreadMeta(thread))?.currentSessionId).toBe(second.id);
+      expect((await store.readBranch(thread))?.entries.map((e) => e.type)).toEqual(["model_change"]);
+
+      await h.holdLease(thread, "worker-b");
+      const before = await store.getThreadMeta(thread);
+      await expect(store.newSession(thread, { fence: mine })).rejects.toBeInstanceOf(LeaseLostError);
+      await expect(store.createSession(thread, { fence: mine })).rejects.toBeInstanceOf(LeaseLostError);
+      expect(await store.getThreadMeta(thread)).toEqual(before);
+      expect((await store.listSessions(thread)).map((s) => s.header.id)).toEqual([first.id, second.id]);
+    });
+
     it("exports a valid pi v3 file and imports it back with an identical context", async () => {
       const chain = new EntryChain(null);
       chain.add({ type: "model_change", provider: "anthropic", modelId: "claude-x" });

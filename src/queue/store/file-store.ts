@@ -41,6 +41,7 @@ import type {
   CreateSessionOptions,
   Fence,
   ImportResult,
+  NewSessionOptions,
   SessionRead,
   SessionStore,
   SessionSummary,
@@ -263,16 +264,20 @@ export class FileSessionStore implements SessionStore {
   async createSession(threadKey: string, options: CreateSessionOptions = {}): Promise<SessionHeader> {
     const headerOptions = options.parentSession === undefined ? {} : { parentSession: options.parentSession };
     const header = createSessionHeader(threadKey, headerOptions);
-    await this.queue.run(threadKey, () => this.writeNewSession(threadKey, header, initialEntries(options)));
+    await this.queue.run(threadKey, () => {
+      this.checkFence(threadKey, options.fence);
+      return this.writeNewSession(threadKey, header, initialEntries(options));
+    });
     return header;
   }
 
-  async newSession(threadKey: string): Promise<SessionHeader> {
+  async newSession(threadKey: string, options: NewSessionOptions = {}): Promise<SessionHeader> {
     const meta = await this.queue.run(threadKey, () => this.loadMeta(threadKey));
-    const options: CreateSessionOptions = {};
-    if (meta?.model) options.model = meta.model;
-    if (meta?.thinkingLevel) options.thinkingLevel = meta.thinkingLevel;
-    return this.createSession(threadKey, options);
+    const create: CreateSessionOptions = {};
+    if (meta?.model) create.model = meta.model;
+    if (meta?.thinkingLevel) create.thinkingLevel = meta.thinkingLevel;
+    if (options.fence) create.fence = options.fence;
+    return this.createSession(threadKey, create);
   }
 
   /** Inside the thread's queue: writes a new session file and makes it current. */

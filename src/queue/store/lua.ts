@@ -35,6 +35,7 @@ export class LuaScript {
 
 export const scripts = {
   append: LuaScript.load("append"),
+  createSession: LuaScript.load("create-session"),
   readBranch: LuaScript.load("read-branch"),
   setLeaf: LuaScript.load("set-leaf"),
 };

@@ -40,6 +40,7 @@ import type {
   BranchRead,
   CreateSessionOptions,
   ImportResult,
+  NewSessionOptions,
   SessionRead,
   SessionStore,
   SessionSummary,
@@ -91,20 +92,50 @@ export class RedisSessionStore implements SessionStore {
     const headerOptions = options.parentSession === undefined ? {} : { parentSession: options.parentSession };
     const header = createSessionHeader(threadKey, headerOptions);
     const entries = initialEntries(options);
-    await this.writeNewSession(threadKey, header, entries);
+    const k = this.keys;
+    const keys = [
+      k.meta(threadKey),
+      k.session(threadKey, header.id),
+      k.index(threadKey, header.id),
+      k.leaves(threadKey),
+      k.sessions(threadKey),
+    ];
+    if (options.fence) keys.push(options.fence.key);
+    const context = buildSessionContext(entries);
+    const settings = settingsOf(entries);
+    const now = this.now();
+    const args: (string | number)[] = [
+      header.id,
+      options.fence?.token ?? "",
+      JSON.stringify(header),
+      now,
+      context.model ? `${context.model.provider}/${context.model.modelId}` : "",
+      settings.thinkingLevel ?? "",
+      entries.length,
+    ];
+    entries.forEach((e, i) => {
+      args.push(JSON.stringify(e), `${e.id}\t${indexValue(e, i + 1)}`);
+    });
+    const reply = await scripts.createSession.run(this.redis, keys, args);
+    const code = Number(reply[0]);
+    if (code === -1) throw new LeaseLostError(threadKey, options.fence?.key ?? "");
+    if (code !== 1)
+      throw new InvalidEntryError(`Could not create session ${header.id} of ${threadKey}: the id is taken.`);
+    await this.redis.zadd(k.threads(), now, threadKey);
     return header;
   }
 
-  async newSession(threadKey: string): Promise<SessionHeader> {
+  async newSession(threadKey: string, options: NewSessionOptions = {}): Promise<SessionHeader> {
     const [model, thinkingLevel] = await this.redis.hmget(
       this.keys.meta(threadKey),
       "model",
       "thinkingLevel",
     );
-    const options: CreateSessionOptions = {};
-    if (model) options.model = model;
-    if (thinkingLevel) options.thinkingLevel = thinkingLevel;
-    return this.createSession(threadKey, options);
+    const create: CreateSessionOptions = {};
+    if (model) create.model = model;
+    if (thinkingLevel) create.thinkingLevel = thinkingLevel;
+    if (options.fence) create.fence = options.fence;
+    return this.createSession(threadKey, create);
   }
 
   /** Writes a session that does not exist yet, with its entries, and makes it current: one MULTI. */

@@ -53,6 +53,13 @@ export interface CreateSessionOptions {
   model?: string;
   /** Recorded as a `thinking_level_change` entry. */
   thinkingLevel?: string;
+  /** Write only while the caller holds the thread's lease; otherwise `LeaseLostError`, nothing written. */
+  fence?: Fence;
+}
+
+export interface NewSessionOptions {
+  /** Write only while the caller holds the thread's lease; otherwise `LeaseLostError`, nothing written. */
+  fence?: Fence;
 }
 
 export interface AppendOptions {
@@ -119,7 +126,11 @@ export interface ImportResult {
  * `InvalidEntryError` for malformed input. Damaged stored lines are skipped with a warning.
  */
 export interface SessionStore {
-  /** Starts a session and makes it current. Records `model`/`thinkingLevel` as its first entries. */
+  /**
+   * Starts a session and makes it current. Records `model`/`thinkingLevel` as its first entries.
+   * With `fence`, it is written only while the lease holds the fence's token (`LeaseLostError`
+   * otherwise, nothing written).
+   */
   createSession(threadKey: string, options?: CreateSessionOptions): Promise<SessionHeader>;
 
   /**
@@ -153,8 +164,11 @@ export interface SessionStore {
     options?: AppendOptions,
   ): Promise<void>;
 
-  /** Starts a fresh current session with the thread's model and thinking level; older sessions stay. */
-  newSession(threadKey: string): Promise<SessionHeader>;
+  /**
+   * Starts a fresh current session with the thread's model and thinking level; older sessions stay.
+   * Fenced like `createSession` when `options.fence` is given.
+   */
+  newSession(threadKey: string, options?: NewSessionOptions): Promise<SessionHeader>;
 
   /** Threads by last activity, newest first. */
   listThreads(options?: { limit?: number }): Promise<ThreadSummary[]>;

@@ -654,7 +654,7 @@ export class ThreadHolder {
       await this.notice(`Kept the current session: ${verdict.reason ?? "an extension cancelled /new"}.`);
       return;
     }
-    const header = await store.newSession(this.threadKey);
+    const header = await store.newSession(this.threadKey, { fence: this.session.fence() });
     this.session.forgetAgent();
     if (!(await state.settle(this.threadKey, this.token, seqs, true))) return this.markLost();
     await this.session.ensureAgent(previous ? { switchedFrom: previous.sessionId } : {});

@@ -9,7 +9,7 @@ import { buildSessionContext } from "../../agent/session/context.js";
 import { newEntryId } from "../../agent/session/entries.js";
 import type { SessionEntry, SessionEntryInput } from "../../agent/session/types.js";
 import { LeaseLostError } from "../store/errors.js";
-import type { SessionStore } from "../store/types.js";
+import type { Fence, SessionStore } from "../store/types.js";
 import type { AgentFactory, ThreadAgent } from "../types.js";
 import type { AgentBinding, AgentCache, CachedAgent } from "./agent-cache.js";
 import { ensureTransformContext, type TransformContextFn } from "./agent-hooks.js";
@@ -53,6 +53,11 @@ export class ThreadSession {
     private readonly hooks: ThreadSessionHooks,
   ) {}
 
+  /** The lease fence every session write of this tenure carries. */
+  fence(): Fence {
+    return { key: this.env.fenceKey(this.threadKey), token: this.token };
+  }
+
   /** No entry queued from now on is written (entries queued before still are). */
   stopWriting(): void {
     this.writesOff = true;
@@ -91,7 +96,11 @@ export class ThreadSession {
     if (cached) cache.drop(this.threadKey);
     let branch = await store.readBranch(this.threadKey);
     if (!branch) {
-      await store.createSession(this.threadKey, { model: meta?.model, thinkingLevel: meta?.thinkingLevel });
+      await store.createSession(this.threadKey, {
+        model: meta?.model,
+        thinkingLevel: meta?.thinkingLevel,
+        fence: this.fence(),
+      });
       branch = await store.readBranch(this.threadKey);
       if (!branch)
         throw new Error(`The store created a session for ${this.threadKey} but cannot read it back.`);
@@ -212,7 +221,7 @@ export class ThreadSession {
       } as SessionEntry;
       try {
         const r = await this.env.store.append(this.threadKey, entry.sessionId, [full], {
-          fence: { key: this.env.fenceKey(this.threadKey), token: this.token },
+          fence: this.fence(),
         });
         entry.leafId = r.leafId;
         const stored = r.entries[r.entries.length - 1] ?? full;

@@ -1,0 +1,46 @@
+--[[
+  Writes a new session (header and first entries) and makes it the thread's current session,
+  atomically, and only while the caller still holds the thread's lease (when a fence is given).
+
+  KEYS[1] meta hash      {t}:meta      currentSessionId, leafId, model, thinkingLevel, updatedAt
+  KEYS[2] session list   {t}:s:<sid>   element 0 = header, then one JSON entry per element
+  KEYS[3] entry index    {t}:s:<sid>:idx   entryId -> "<list index>\t<parentId>\t<firstKeptEntryId>"
+  KEYS[4] leaves hash    {t}:leaves    sessionId -> leaf entry id ("" = before the first entry)
+  KEYS[5] sessions list  {t}:sessions  session ids in creation order
+  KEYS[6] lease key      {t}:lease     (only read, and only when ARGV[2] is not empty)
+
+  ARGV[1] session id
+  ARGV[2] fence token ("" = no fence check)
+  ARGV[3] header JSON line
+  ARGV[4] now, ms since epoch
+  ARGV[5] model "provider/id" to record ("" = leave the thread's as it is)
+  ARGV[6] thinking level to record ("" = leave it)
+  ARGV[7] n, number of entries; then for each entry 2 values: JSON line, index value
+
+  Returns:
+    {1, leafId}   created ("" = no entries)
+    {-1}          lease lost (GET KEYS[6] ~= token); nothing written
+    {-3}          a session with this id exists; nothing written
+]]
+if ARGV[2] ~= "" then
+  if redis.call("GET", KEYS[6]) ~= ARGV[2] then return {-1} end
+end
+if redis.call("EXISTS", KEYS[2]) == 1 then return {-3} end
+
+local sid = ARGV[1]
+redis.call("RPUSH", KEYS[2], ARGV[3])
+local n = tonumber(ARGV[7])
+local leaf = ""
+for k = 0, n - 1 do
+  local line = ARGV[8 + k * 2]
+  local value = ARGV[9 + k * 2]
+  redis.call("RPUSH", KEYS[2], line)
+  leaf = string.match(value, "^([^\t]*)")
+  redis.call("HSET", KEYS[3], leaf, string.sub(value, #leaf + 2))
+end
+redis.call("HSET", KEYS[4], sid, leaf)
+redis.call("HSET", KEYS[1], "currentSessionId", sid, "leafId", leaf, "updatedAt", ARGV[4])
+if ARGV[5] ~= "" then redis.call("HSET", KEYS[1], "model", ARGV[5]) end
+if ARGV[6] ~= "" then redis.call("HSET", KEYS[1], "thinkingLevel", ARGV[6]) end
+redis.call("RPUSH", KEYS[5], sid)
+return {1, leaf}
