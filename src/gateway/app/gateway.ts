@@ -182,8 +182,8 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
     agentIdleMs: cfg.idleEvictMs,
     compaction: {},
     // The runtime's cap and debounce are per process; take the most generous enabled channel's.
-    inboxCap: Math.max(20, ...enabled.map((c) => c.inboxCap)),
-    collectDebounceMs: Math.max(0, ...enabled.map((c) => c.collectWindowMs)),
+    inboxCap: enabled.length > 0 ? Math.max(...enabled.map((c) => c.inboxCap)) : 20,
+    collectDebounceMs: enabled.length > 0 ? Math.max(...enabled.map((c) => c.collectWindowMs)) : 500,
     onError: (err, context) => logger.error({ err: errorText(err), context }, "runtime error"),
   };
   if (redis) {
