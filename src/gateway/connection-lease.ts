@@ -4,6 +4,12 @@
  * a compare-and-delete to give it up. A holder that dies stops renewing, the key expires after
  * `ttlMs`, and a standby process takes over within `ttlMs + retryMs`.
  *
+ * A holder counts its lease as lost ⅔ of the TTL after the last renewal that succeeded (measured
+ * from when that renewal was sent, which is no later than when Redis extended the key), whatever
+ * its renewal calls are doing (a call that hangs on an unreachable Redis cannot delay it). The key
+ * lives at least the whole TTL after that send, so the old holder has given up at least ⅓ TTL
+ * before a standby can take the lease: two processes never both believe they hold it.
+ *
  * Also here: `RedisEventDeduper`, which makes such a hand-over free of duplicates (the new holder
  * may be handed events the old one handled but had not confirmed to the platform).
  */
@@ -45,7 +51,10 @@ export interface RedisConnectionLeaseOptions {
   name: string;
   /** Key prefix (default `sb:`). */
   prefix?: string;
-  /** Lease time-to-live (default 5000 ms); renewed every third of it. */
+  /**
+   * Lease time-to-live (default 5000 ms); renewed every fifth of it, and counted as lost ⅔ of it
+   * after the last successful renewal.
+   */
   ttlMs?: number;
   /** How often a standby process tries to take the lease (default ttlMs / 5). */
   retryMs?: number;
@@ -100,6 +109,7 @@ export class RedisConnectionLease implements ConnectionLease {
     let announcedStandby = false;
     while (!signal.aborted) {
       let got = false;
+      const sentAt = this.clock.now();
       try {
         got = await this.tryAcquire();
       } catch (err) {
@@ -120,7 +130,7 @@ export class RedisConnectionLease implements ConnectionLease {
       const lost = new AbortController();
       const onStop = () => lost.abort(signal.reason);
       signal.addEventListener("abort", onStop, { once: true });
-      const renewing = this.keepRenewed(lost);
+      const renewing = this.keepRenewed(lost, sentAt);
       try {
         await session(lost.signal);
       } catch (err) {
@@ -143,27 +153,44 @@ export class RedisConnectionLease implements ConnectionLease {
   }
 
   /**
-   * Renew every third of the TTL until `lost` aborts. The lease counts as lost when a renewal is
-   * refused, or when no renewal succeeded before the lease would have expired (Redis unreachable);
-   * then `lost` is aborted. Resolves true when the lease was lost, false when stopped while held.
+   * Renews every fifth of the TTL until `lost` aborts. The lease counts as lost when a renewal is
+   * refused, or ⅔ of the TTL after the last renewal that succeeded was sent (`acquiredAt` for the
+   * first), checked by a watchdog of its own so that a renewal stuck on an unreachable Redis cannot
+   * hold it up; then `lost` is aborted. Resolves true when the lease was lost, false when stopped
+   * while held.
    */
-  private async keepRenewed(lost: AbortController): Promise<boolean> {
-    let lastOk = this.clock.now();
+  private async keepRenewed(lost: AbortController, acquiredAt: number): Promise<boolean> {
+    const limit = Math.floor((this.ttlMs * 2) / 3);
+    let lastOkSentAt = acquiredAt;
+    let wasLost = false;
+    const giveUp = (why: string) => {
+      if (lost.signal.aborted) return;
+      wasLost = true;
+      this.log.warn({ lease: this.name, why }, "treating the connection lease as lost");
+      lost.abort(new Error(`connection lease ${this.name} lost (${why})`));
+    };
+    const watchdog = (async () => {
+      while (!lost.signal.aborted) {
+        const left = lastOkSentAt + limit - this.clock.now();
+        if (left <= 0) return giveUp(`no renewal succeeded for ${limit} ms`);
+        if (!(await this.pause(left, lost.signal))) return;
+      }
+    })();
     while (!lost.signal.aborted) {
-      if (!(await this.pause(Math.floor(this.ttlMs / 3), lost.signal))) return false;
+      if (!(await this.pause(Math.max(1, Math.floor(this.ttlMs / 5)), lost.signal))) break;
+      const sentAt = this.clock.now();
       let ok: boolean | undefined;
       try {
-        ok = await this.renew();
+        ok = await untilAborted(this.renew(), lost.signal);
       } catch (err) {
         this.log.warn({ lease: this.name, err: message(err) }, "lease renewal failed");
       }
-      if (ok) lastOk = this.clock.now();
-      if (ok === false || this.clock.now() - lastOk >= this.ttlMs * 0.9) {
-        lost.abort(new Error(`connection lease ${this.name} lost`));
-        return true;
-      }
+      if (lost.signal.aborted) break;
+      if (ok === true) lastOkSentAt = Math.max(lastOkSentAt, sentAt);
+      else if (ok === false) giveUp("another process holds it");
     }
-    return false;
+    await watchdog;
+    return wasLost;
   }
 
   /** Sleep; false when the signal aborted. */
@@ -175,6 +202,30 @@ export class RedisConnectionLease implements ConnectionLease {
       return false;
     }
   }
+}
+
+/** `promise`'s value, or undefined as soon as `signal` aborts (the promise is left to settle alone). */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T | undefined> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) {
+      promise.catch(() => {});
+      resolve(undefined);
+      return;
+    }
+    const onAbort = () => resolve(undefined);
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(
+      (v) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(v);
+      },
+      (e: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        if (signal.aborted) resolve(undefined);
+        else reject(e);
+      },
+    );
+  });
 }
 
 export interface RedisEventDeduperOptions {

@@ -1,5 +1,6 @@
 import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ManualClock } from "../../src/adapters/render/clock.js";
 import { RedisConnectionLease, RedisEventDeduper } from "../../src/gateway/connection-lease.js";
 import { connectRedis, uniquePrefix } from "../support/redis.js";
 import { until } from "./support/drive.js";
@@ -101,6 +102,84 @@ describe("RedisConnectionLease", () => {
     await until(() => bStarted, 3000, "B after A released (long before A's 10 s TTL)");
     stopB.abort();
     await holdB;
+  });
+});
+
+/** A lease whose renewals never answer once `stuck` is set (an unreachable Redis that queues commands). */
+class StuckLease extends RedisConnectionLease {
+  stuck = false;
+  renewals = 0;
+  answered = 0;
+  override renew(): Promise<boolean> {
+    this.renewals++;
+    if (this.stuck) return new Promise<boolean>(() => {});
+    return super.renew().finally(() => {
+      this.answered++;
+    });
+  }
+}
+
+describe("RedisConnectionLease on a fake clock", () => {
+  async function holding(ttlMs: number) {
+    const prefix = uniquePrefix();
+    const clock = new ManualClock();
+    const a = new StuckLease({ redis: r1, prefix, name: "discord:app:shard:0", holderId: "a", ttlMs, clock });
+    const stop = new AbortController();
+    const events: string[] = [];
+    let lostAt: number | undefined;
+    const held = a.hold(
+      async (lost) => {
+        events.push("held");
+        await new Promise<void>((r) =>
+          lost.addEventListener(
+            "abort",
+            () => {
+              lostAt = clock.now();
+              r();
+            },
+            { once: true },
+          ),
+        );
+      },
+      { signal: stop.signal },
+    );
+    await until(() => events.includes("held"));
+    return { a, clock, stop, held, start: clock.now(), lostAt: () => lostAt };
+  }
+
+  it("counts the lease as lost ⅔ of the TTL after the last successful renewal, even while a renewal hangs", async () => {
+    const h = await holding(3000);
+    // Renewals succeed every fifth of the TTL for a while (each one answered before time moves on):
+    // the lease stays held.
+    for (let i = 1; i <= 10; i++) {
+      await h.clock.advance(600);
+      await until(() => h.a.answered === i);
+    }
+    expect(h.lostAt()).toBeUndefined();
+    const lastOk = h.start + 6000;
+    // Redis stops answering: the next renewal hangs forever.
+    h.a.stuck = true;
+    await h.clock.advance(lastOk + 1999 - h.clock.now());
+    expect(h.lostAt()).toBeUndefined();
+    await h.clock.advance(1);
+    expect(h.lostAt()).toBe(lastOk + 2000);
+    // The key is still there (Redis keeps it for the whole TTL), so no standby can have taken it yet.
+    expect(await r1.get(h.a.key)).toBe("a");
+    h.stop.abort();
+    await h.clock.advance(1000);
+    await h.held;
+  });
+
+  it("counts it as lost at once when a renewal is refused", async () => {
+    const h = await holding(3000);
+    await r1.set(h.a.key, "b");
+    await h.clock.advance(600);
+    await until(() => h.lostAt() !== undefined);
+    expect(h.lostAt()).toBe(h.start + 600);
+    h.stop.abort();
+    await h.clock.advance(1000);
+    await h.held;
+    expect(await r1.get(h.a.key)).toBe("b");
   });
 });
 
