@@ -14,8 +14,15 @@ export interface Summary {
   runs: number[];
 }
 
+/** The middle value (the mean of the two middle values for an even count). */
+export function median(samples: readonly number[]): number {
+  const s = [...samples].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 === 1 ? (s[mid] as number) : ((s[mid - 1] as number) + (s[mid] as number)) / 2;
+}
+
 export function summarize(runs: readonly number[]): Summary {
-  return { median: percentile(runs, 50), min: Math.min(...runs), max: Math.max(...runs), runs: [...runs] };
+  return { median: median(runs), min: Math.min(...runs), max: Math.max(...runs), runs: [...runs] };
 }
 
 /** One row of the results: a figure over several runs, its unit, and an optional target. */

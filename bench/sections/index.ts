@@ -24,7 +24,7 @@ export interface Section {
 }
 
 /** Runs `sample` `runs` times and adds one figure per selected key. */
-export async function repeat<T extends object>(
+export async function repeat<T>(
   ctx: SectionContext,
   runs: number,
   sample: (i: number) => Promise<T>,
