@@ -10,7 +10,7 @@ import { newEntryId } from "../../agent/session/entries.js";
 import type { SessionEntry, SessionEntryInput } from "../../agent/session/types.js";
 import { LeaseLostError } from "../store/errors.js";
 import type { Fence, SessionStore } from "../store/types.js";
-import type { AgentFactory, ThreadAgent } from "../types.js";
+import type { AgentFactory, ModelResolver, ThreadAgent } from "../types.js";
 import type { AgentBinding, AgentCache, CachedAgent } from "./agent-cache.js";
 import { ensureTransformContext, type TransformContextFn } from "./agent-hooks.js";
 import { emitSessionEvent } from "./session-events.js";
@@ -243,6 +243,43 @@ export class ThreadSession {
   /** Whether entries queued now would be written. */
   get writing(): boolean {
     return !this.writesOff;
+  }
+
+  /**
+   * A `custom` entry (never sent to the model) after the entries queued so far, fenced. Rejects,
+   * having written nothing, when this holder no longer writes (lease lost, handed over).
+   */
+  async appendCustom(customType: string, data: unknown): Promise<void> {
+    const stored = await this.write(
+      data === undefined ? { type: "custom", customType } : { type: "custom", customType, data },
+    );
+    if (!stored)
+      throw new Error(
+        `The ${customType} entry was not written: this worker no longer holds thread ${this.threadKey}.`,
+      );
+  }
+
+  /**
+   * Applies the thread's stored settings (`/model`, `/thinking`) to the agent, from its next LLM
+   * call, and records the changes in the session. An unknown model is reported and ignored.
+   */
+  async applyStoredSettings(resolveModel: ModelResolver): Promise<void> {
+    const entry = this.entry;
+    if (!entry) return;
+    const meta = await this.env.store.getThreadMeta(this.threadKey);
+    const agent = entry.agent;
+    if (meta?.model && meta.model !== modelRef(agent.state.model)) {
+      const model = resolveModel(meta.model);
+      if (model) agent.setModel(model);
+      else
+        this.env.onError(
+          new Error(`Unknown model "${meta.model}"; keeping ${modelRef(agent.state.model)}.`),
+          "changing the model",
+        );
+    }
+    const level = asThinkingLevel(meta?.thinkingLevel);
+    if (level && level !== agent.state.thinkingLevel) agent.setThinkingLevel(level);
+    this.recordSettings();
   }
 
   /** Records the agent's model and thinking level in the session when they differ from the last recorded ones. */
