@@ -6,12 +6,14 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { streamAnthropic } from "../../src/agent/llm/providers/anthropic.js";
+import { registerBuiltInApiProviders } from "../../src/agent/llm/providers/index.js";
 import { streamOpenAICompletions } from "../../src/agent/llm/providers/openai-completions.js";
 import {
   DEFAULT_STREAM_IDLE_TIMEOUT_MS,
   fetchWithRetry,
   ProviderError,
 } from "../../src/agent/llm/providers/shared/http.js";
+import { streamSimple } from "../../src/agent/llm/stream.js";
 import type { Context, Model } from "../../src/agent/llm/types.js";
 import { type FakeLlmServer, startFakeLlmServer } from "../fakes/llm-server.js";
 
@@ -154,5 +156,28 @@ describe("a stalled LLM stream", () => {
       vi.useRealTimers();
       await server.close();
     }
+  });
+});
+
+describe("StreamOptions.idleTimeoutMs", () => {
+  const apis = [
+    "anthropic-messages",
+    "openai-completions",
+    "openai-responses",
+    "google-generative-ai",
+  ] as const;
+  it.each(apis)("ends a stalled %s stream through streamSimple", async (api) => {
+    registerBuiltInApiProviders();
+    llm.enqueue(api, { text: "One two three four five six", stallAfterTokens: 2 });
+    const model: Model = {
+      ...modelFor("openai-completions"),
+      api,
+      provider:
+        api === "anthropic-messages" ? "anthropic" : api === "google-generative-ai" ? "google" : "local",
+      baseUrl: llm.baseUrl(api),
+    };
+    const message = await streamSimple(model, hello, { apiKey: "test-key", idleTimeoutMs: 200 }).result();
+    expect(message.stopReason).toBe("error");
+    expect(message.errorMessage).toMatch(/stall/i);
   });
 });

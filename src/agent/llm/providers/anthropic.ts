@@ -267,6 +267,7 @@ export const streamAnthropic: StreamFunction<"anthropic-messages", AnthropicOpti
         signal: options?.signal,
         maxRetries: options?.maxRetries,
         maxRetryDelayMs: options?.maxRetryDelayMs,
+        idleTimeoutMs: options?.idleTimeoutMs,
         retry: options?.retry,
       });
       if (!response.body) throw new ProviderError("Anthropic returned an empty response body");

@@ -295,6 +295,7 @@ export const streamGoogle: StreamFunction<"google-generative-ai", GoogleOptions>
         ...(options.maxRetries !== undefined && { maxRetries: options.maxRetries }),
         ...(options.maxRetryDelayMs !== undefined && { maxRetryDelayMs: options.maxRetryDelayMs }),
         ...(options.retry && { retry: options.retry }),
+        ...(options.idleTimeoutMs !== undefined && { idleTimeoutMs: options.idleTimeoutMs }),
       });
       if (!response.body) throw new ProviderError(`${PROVIDER_NAME} returned an empty response body`);
       b.start();

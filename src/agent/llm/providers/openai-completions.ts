@@ -312,6 +312,7 @@ export const streamOpenAICompletions: StreamFunction<"openai-completions", OpenA
         signal: options?.signal,
         maxRetries: options?.maxRetries,
         maxRetryDelayMs: options?.maxRetryDelayMs,
+        idleTimeoutMs: options?.idleTimeoutMs,
         retry: options?.retry,
       });
       if (!response.body) throw new ProviderError(`${provider} returned an empty response body`);

@@ -365,6 +365,7 @@ export const streamOpenAIResponses: StreamFunction<"openai-responses", OpenAIRes
         ...(options.maxRetries !== undefined && { maxRetries: options.maxRetries }),
         ...(options.maxRetryDelayMs !== undefined && { maxRetryDelayMs: options.maxRetryDelayMs }),
         ...(options.retry && { retry: options.retry }),
+        ...(options.idleTimeoutMs !== undefined && { idleTimeoutMs: options.idleTimeoutMs }),
       });
       if (!response.body) throw new ProviderError(`${PROVIDER_NAME} returned an empty response body`);
       b.start();
