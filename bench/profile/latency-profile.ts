@@ -13,7 +13,15 @@ const redis = await useRedis();
 try {
   const s = await runE2E(
     "redis",
-    { ratePerSec: 100, threads: 200, seconds: 5, streamChats: 1, streamTokens: 10, streamMs: 100 },
+    {
+      lightRatePerSec: 10,
+      ratePerSec: 100,
+      threads: 200,
+      seconds: 5,
+      streamChats: 1,
+      streamTokens: 10,
+      streamMs: 100,
+    },
     redis.url,
   );
   process.stdout.write(`${JSON.stringify(s)}\n`);

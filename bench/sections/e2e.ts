@@ -14,6 +14,9 @@ import { type Mode, type Pipeline, startPipeline, until } from "../lib/pipeline.
 import { percentile } from "../lib/stats.js";
 
 export interface E2ESample {
+  /** At a light load (`lightRatePerSec`): the path's own latency, without queueing. */
+  lightFirstOutboundP50: number;
+  lightLlmRequestP50: number;
   firstOutboundP50: number;
   firstOutboundP99: number;
   firstOutboundMax: number;
@@ -35,6 +38,8 @@ export interface E2ESample {
 }
 
 export interface E2EConfig {
+  /** Light load before the main phase (messages/s, for 3 s). */
+  lightRatePerSec: number;
   ratePerSec: number;
   threads: number;
   seconds: number;
@@ -63,7 +68,11 @@ function callsByChat(calls: RecordedCall[]): Map<number, RecordedCall[]> {
   return m;
 }
 
-async function latencyPhase(p: Pipeline, cfg: E2EConfig, chatBase: number) {
+async function latencyPhase(
+  p: Pipeline,
+  cfg: Pick<E2EConfig, "ratePerSec" | "threads" | "seconds">,
+  chatBase: number,
+) {
   const sent: { tag: string; chat: number; at: number }[] = [];
   const total = Math.round(cfg.ratePerSec * cfg.seconds);
   const cpu0 = process.cpuUsage();
@@ -175,9 +184,21 @@ export async function runE2E(mode: Mode, cfg: E2EConfig, redisUrl: string | unde
       p.inject(900_000 + i, `warm [${tag}]`);
     }
     await until(() => warm.every((t) => p.model.endedAt.has(t)), 30_000, "warm-up replies");
+    const light = await latencyPhase(
+      p,
+      { ratePerSec: cfg.lightRatePerSec, threads: cfg.threads, seconds: 3 },
+      300_000,
+    );
     const lat = await latencyPhase(p, cfg, 100_000);
     const str = await streamingPhase(p, cfg, 500_000);
-    return { ...lat, ...str, rssAfterStartMb, errors: p.errors.length };
+    return {
+      lightFirstOutboundP50: light.firstOutboundP50,
+      lightLlmRequestP50: light.llmRequestP50,
+      ...lat,
+      ...str,
+      rssAfterStartMb,
+      errors: p.errors.length,
+    };
   } finally {
     await p.close();
   }

@@ -5,7 +5,7 @@
  * measured instead and the figure says so.
  */
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -14,11 +14,21 @@ import { freePort } from "../lib/redis-server.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
+/** Resident set size of a process from /proc (Linux), in MB; NaN elsewhere. */
+function rssOf(pid: number | undefined): number {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    return m ? Number(m[1]) / 1024 : Number.NaN;
+  } catch {
+    return Number.NaN;
+  }
+}
+
 async function timeToPoll(
   args: string[],
   env: Record<string, string>,
   fake: FakeTelegram,
-): Promise<{ ms?: number; why?: string }> {
+): Promise<{ ms?: number; rssMb?: number; why?: string }> {
   const t0 = performance.now();
   const child = spawn(process.execPath, ["--import", "tsx", ...args], {
     cwd: ROOT,
@@ -34,7 +44,12 @@ async function timeToPoll(
   try {
     const deadline = Date.now() + 15_000;
     for (;;) {
-      if (fake.calls.some((c) => c.method === "getUpdates")) return { ms: performance.now() - t0 };
+      if (fake.calls.some((c) => c.method === "getUpdates")) {
+        const ms = performance.now() - t0;
+        // Settled after start (lazy imports done), before any traffic.
+        await new Promise((r) => setTimeout(r, 1000));
+        return { ms, rssMb: rssOf(child.pid) };
+      }
       if (child.exitCode !== null)
         return { why: `exited ${child.exitCode}: ${stderr.trim().split("\n").slice(-2).join(" ")}` };
       if (Date.now() > deadline) return { why: "no getUpdates within 15 s" };
@@ -50,7 +65,7 @@ async function timeToPoll(
   }
 }
 
-export async function launchToPolling(): Promise<{ ms: number; label: string }> {
+export async function launchToPolling(): Promise<{ ms: number; rssMb: number; label: string }> {
   const fake = await new FakeTelegram().start();
   const dir = mkdtempSync(join(tmpdir(), "sb-bench-launch-"));
   try {
@@ -71,14 +86,19 @@ export async function launchToPolling(): Promise<{ ms: number; label: string }> 
     );
     const env = { TELEGRAM_BOT_TOKEN: fake.token, REDIS_URL: "" };
     const cli = await timeToPoll(["src/main.ts", "start", "--config", config], env, fake);
-    if (cli.ms !== undefined) return { ms: cli.ms, label: "switchboard start, embedded mode" };
+    if (cli.ms !== undefined)
+      return { ms: cli.ms, rssMb: cli.rssMb ?? Number.NaN, label: "switchboard start, embedded mode" };
     const probe = await timeToPoll(
       ["bench/lib/launch-probe.ts"],
       { ...env, SB_TG_API_ROOT: fake.apiRoot() },
       fake,
     );
     if (probe.ms === undefined) throw new Error(`launch probe failed too: ${probe.why}`);
-    return { ms: probe.ms, label: `adapter alone; CLI start did not poll: ${(cli.why ?? "").slice(0, 120)}` };
+    return {
+      ms: probe.ms,
+      rssMb: probe.rssMb ?? Number.NaN,
+      label: `adapter alone; CLI start did not poll: ${(cli.why ?? "").slice(0, 120)}`,
+    };
   } finally {
     await fake.close();
     rmSync(dir, { recursive: true, force: true });

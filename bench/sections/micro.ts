@@ -369,6 +369,11 @@ export const MICRO_SECTIONS: Section[] = [
         unit: "s",
         target: { op: "<=", value: 1.5 },
       });
+      addFigure(ctx, "launch", samples, (x) => x.rssMb, {
+        name: `RSS 1 s after polling started (${label.startsWith("switchboard") ? "switchboard start" : "adapter alone"}, own process)`,
+        unit: "MB",
+        target: { op: "<=", value: 120 },
+      });
     },
   },
 ];
