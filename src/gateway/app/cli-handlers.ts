@@ -33,9 +33,11 @@ export function createCliHandlers(): CliHandlers {
         ...(ctx.configFile ? { configFile: ctx.configFile } : {}),
         announce: (line) => ctx.io.stdout(`${line}\n`),
       });
+      const aborted = ctx.signal.aborted ? Promise.resolve() : once(ctx.signal, "abort").then(() => {});
       try {
-        await gateway.start();
-        if (!ctx.signal.aborted) await once(ctx.signal, "abort");
+        // A signal while starting (Redis slow to answer) stops at once instead of waiting for it.
+        await Promise.race([gateway.start(), aborted]);
+        await aborted;
       } finally {
         await gateway.stop();
       }

@@ -90,215 +90,251 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
   const redis = cfg.redisUrl ? new Redis(cfg.redisUrl, { maxRetriesPerRequest: null }) : undefined;
   redis?.on("error", (err: unknown) => logger.warn({ err: errorText(err) }, "redis connection error"));
 
-  const approvalStore = meteredApprovalStore(
-    redis ? new RedisApprovalStore(redis, { prefix }) : new MemoryApprovalStore(),
-    metrics,
-  );
-  const gate = new AccessGate({
-    config: accessConfig(config.channels),
-    notices: redis ? new RedisNoticeMemory(redis, prefix) : new MemoryNoticeMemory(),
-    logger,
-  });
-  const runner = await loadExtensions({
-    extensions: config.extensions,
-    approval: config.approval,
-    approvalStore,
-    isAdmin: (platform, userId) => gate.isAdmin(platform, userId),
-    workspaceRoot: config.agent.workspaceDir,
-    baseDir: o.configFile ? dirname(o.configFile) : process.cwd(),
-    logger,
-  });
+  try {
+    const approvalStore = meteredApprovalStore(
+      redis ? new RedisApprovalStore(redis, { prefix }) : new MemoryApprovalStore(),
+      metrics,
+    );
+    const gate = new AccessGate({
+      config: accessConfig(config.channels),
+      notices: redis ? new RedisNoticeMemory(redis, prefix) : new MemoryNoticeMemory(),
+      logger,
+    });
+    const runner = await loadExtensions({
+      extensions: config.extensions,
+      approval: config.approval,
+      approvalStore,
+      isAdmin: (platform, userId) => gate.isAdmin(platform, userId),
+      workspaceRoot: config.agent.workspaceDir,
+      baseDir: o.configFile ? dirname(o.configFile) : process.cwd(),
+      logger,
+    });
 
-  // The web chat lives in the gateway's memory: a separate worker cannot post into it.
-  const channels =
-    role === "worker"
-      ? { ...config.channels, web: { ...config.channels.web, enabled: false } }
-      : config.channels;
-  const built = await buildAdapters({
-    channels,
-    http: config.http,
-    inbound: role !== "worker",
-    redis: redis ? { redis, prefix } : undefined,
-    logger,
-  });
-  const adapters = new Map<Platform, ChannelAdapter>();
-  for (const [p, a] of built.byPlatform) adapters.set(p, instrumentAdapter(a, metrics));
-  const adapterOf = (p: Platform) => adapters.get(p);
+    // The web chat lives in the gateway's memory: a separate worker cannot post into it.
+    const channels =
+      role === "worker"
+        ? { ...config.channels, web: { ...config.channels.web, enabled: false } }
+        : config.channels;
+    const built = await buildAdapters({
+      channels,
+      http: config.http,
+      inbound: role !== "worker",
+      redis: redis ? { redis, prefix } : undefined,
+      logger,
+    });
+    const adapters = new Map<Platform, ChannelAdapter>();
+    for (const [p, a] of built.byPlatform) adapters.set(p, instrumentAdapter(a, metrics));
+    const adapterOf = (p: Platform) => adapters.get(p);
 
-  // Who triggered each thread's current run: the formatter sees the run's messages first.
-  const runUsers = new Map<string, ThreadUser>();
-  const format: InboundFormatter = (messages) => {
-    const last = messages.at(-1);
-    if (last) {
-      runUsers.delete(last.threadKey);
-      runUsers.set(
-        last.threadKey,
-        last.user.name ? { id: last.user.id, name: last.user.name } : { id: last.user.id },
-      );
-      if (runUsers.size > 10_000) runUsers.delete(runUsers.keys().next().value as string);
-    }
-    return threadContextFormatter(messages);
-  };
+    // Who triggered each thread's current run: the formatter sees the run's messages first.
+    const runUsers = new Map<string, ThreadUser>();
+    const format: InboundFormatter = (messages) => {
+      const last = messages.at(-1);
+      if (last) {
+        runUsers.delete(last.threadKey);
+        runUsers.set(
+          last.threadKey,
+          last.user.name ? { id: last.user.id, name: last.user.name } : { id: last.user.id },
+        );
+        if (runUsers.size > 10_000) runUsers.delete(runUsers.keys().next().value as string);
+      }
+      return threadContextFormatter(messages);
+    };
 
-  let runtime: Runtime | undefined;
-  let store: SessionStore | undefined;
-  const hostDeps: ThreadHostDeps = {
-    get runtime(): Runtime {
-      if (!runtime) throw new Error("the runtime is not built yet");
-      return runtime;
-    },
-    get store(): SessionStore {
-      if (!store) throw new Error("the session store is not built yet");
-      return store;
-    },
-    adapterOf,
-    defaultModel: () => (defaultModel ? modelRefOf(defaultModel) : undefined),
-    queueModeOf: (p) => config.channels[p].deliveryMode,
-    logger,
-  };
-  const liveAgents = { count: 0 };
-  const enabled = [...adapters.keys()].map((p) => config.channels[p]);
-  const common: Omit<RuntimeOptions, "store"> = {
-    sinks: createSinkFactory({
+    let runtime: Runtime | undefined;
+    let store: SessionStore | undefined;
+    const hostDeps: ThreadHostDeps = {
+      get runtime(): Runtime {
+        if (!runtime) throw new Error("the runtime is not built yet");
+        return runtime;
+      },
+      get store(): SessionStore {
+        if (!store) throw new Error("the session store is not built yet");
+        return store;
+      },
       adapterOf,
-      limiter: redis ? new RedisRateLimiter({ redis, prefix }) : new MemoryRateLimiter(),
+      defaultModel: () => (defaultModel ? modelRefOf(defaultModel) : undefined),
+      queueModeOf: (p) => config.channels[p].deliveryMode,
+      logger,
+    };
+    const liveAgents = { count: 0 };
+    const enabled = [...adapters.keys()].map((p) => config.channels[p]);
+    const common: Omit<RuntimeOptions, "store"> = {
+      sinks: createSinkFactory({
+        adapterOf,
+        limiter: redis ? new RedisRateLimiter({ redis, prefix }) : new MemoryRateLimiter(),
+        metrics,
+        logger,
+      }),
+      agentFactory: createAgentFactory({
+        runner,
+        hostDeps,
+        channels: config.channels,
+        models: config.models,
+        defaultModel,
+        systemPrompt: config.agent.systemPrompt ?? DEFAULT_SYSTEM_PROMPT,
+        runUser: (threadKey) => runUsers.get(threadKey),
+        liveAgents,
+        logger,
+      }),
+      format,
+      leaseTtlMs: cfg.leaseTtlMs,
+      concurrency: cfg.concurrency,
+      agentIdleMs: cfg.idleEvictMs,
+      compaction: {},
+      // The runtime's cap and debounce are per process; take the most generous enabled channel's.
+      inboxCap: enabled.length > 0 ? Math.max(...enabled.map((c) => c.inboxCap)) : 20,
+      collectDebounceMs: enabled.length > 0 ? Math.max(...enabled.map((c) => c.collectWindowMs)) : 500,
+      onError: (err, context) => logger.error({ err: errorText(err), context }, "runtime error"),
+    };
+    if (redis) {
+      const redisStore = new RedisSessionStore({ redis, prefix, logger });
+      store = redisStore;
+      runtime = new RedisRuntime({ ...common, store: redisStore, redis, prefix });
+      closers.push(() => redisStore.close());
+    } else {
+      const embedded = new EmbeddedRuntime({ ...common, dataDir: cfg.dataDir });
+      store = embedded.store;
+      runtime = embedded;
+    }
+    const rt = runtime;
+    const sessionStore = store;
+
+    const pipeline = new InboundPipeline({
+      runtime: rt,
+      store: sessionStore,
+      runner,
+      gate,
+      channels: config.channels,
+      hostDeps,
       metrics,
       logger,
-    }),
-    agentFactory: createAgentFactory({
+    });
+
+    const http = createHttpServer({
+      config: config.http,
+      logger: logger.child({ component: "http" }),
+      metrics,
+    });
+    metrics.sampleActiveThreads(() => liveAgents.count);
+    if (redis) {
+      http.addProbe(redisPingProbe(redis));
+      const depth = queueDepthSampler(redis, prefix);
+      metrics.sampleQueueDepth(depth.sample);
+      closers.push(depth.close);
+    }
+    if (role !== "worker") mountChannels(http, built, config);
+
+    let url: string | undefined;
+    let webUrl: string | undefined;
+    let stopping: Promise<void> | undefined;
+    const inbound = role !== "worker" ? [...adapters.values()] : [];
+
+    return {
+      role,
+      runtime: rt,
+      store: sessionStore,
       runner,
-      hostDeps,
-      channels: config.channels,
-      models: config.models,
-      defaultModel,
-      systemPrompt: config.agent.systemPrompt ?? DEFAULT_SYSTEM_PROMPT,
-      runUser: (threadKey) => runUsers.get(threadKey),
-      liveAgents,
-      logger,
-    }),
-    format,
-    leaseTtlMs: cfg.leaseTtlMs,
-    concurrency: cfg.concurrency,
-    agentIdleMs: cfg.idleEvictMs,
-    compaction: {},
-    // The runtime's cap and debounce are per process; take the most generous enabled channel's.
-    inboxCap: enabled.length > 0 ? Math.max(...enabled.map((c) => c.inboxCap)) : 20,
-    collectDebounceMs: enabled.length > 0 ? Math.max(...enabled.map((c) => c.collectWindowMs)) : 500,
-    onError: (err, context) => logger.error({ err: errorText(err), context }, "runtime error"),
-  };
-  if (redis) {
-    const redisStore = new RedisSessionStore({ redis, prefix, logger });
-    store = redisStore;
-    runtime = new RedisRuntime({ ...common, store: redisStore, redis, prefix });
-    closers.push(() => redisStore.close());
-  } else {
-    const embedded = new EmbeddedRuntime({ ...common, dataDir: cfg.dataDir });
-    store = embedded.store;
-    runtime = embedded;
-  }
-  const rt = runtime;
-  const sessionStore = store;
-
-  const pipeline = new InboundPipeline({
-    runtime: rt,
-    store: sessionStore,
-    runner,
-    gate,
-    channels: config.channels,
-    hostDeps,
-    metrics,
-    logger,
-  });
-
-  const http = createHttpServer({
-    config: config.http,
-    logger: logger.child({ component: "http" }),
-    metrics,
-  });
-  metrics.sampleActiveThreads(() => liveAgents.count);
-  if (redis) {
-    http.addProbe(redisPingProbe(redis));
-    const depth = queueDepthSampler(redis, prefix);
-    metrics.sampleQueueDepth(depth.sample);
-    closers.push(depth.close);
-  }
-  if (role !== "worker") mountChannels(http, built, config);
-
-  let url: string | undefined;
-  let webUrl: string | undefined;
-  let stopping: Promise<void> | undefined;
-  const inbound = role !== "worker" ? [...adapters.values()] : [];
-
-  return {
-    role,
-    runtime: rt,
-    store: sessionStore,
-    runner,
-    adapters,
-    web: built.web,
-    http,
-    metrics,
-    get url() {
-      return url;
-    },
-    get webUrl() {
-      return webUrl;
-    },
-    async start() {
-      if (role !== "gateway") await rt.start();
-      const address = await http.listen();
-      url = address.url;
-      for (const adapter of inbound) http.addProbe(adapterProbe(adapter));
-      const specs = runner.commandSpecs();
-      for (const adapter of inbound) {
-        try {
-          await adapter.start(pipeline.handlersFor(adapter));
-        } catch (err) {
-          logger.error(
-            { platform: adapter.platform, err: errorText(err) },
-            "channel failed to start; /readyz reports it",
-          );
-          continue;
-        }
-        if (adapter.registerCommands) {
-          await adapter
-            .registerCommands(specs)
-            .catch((err: unknown) =>
-              logger.warn({ platform: adapter.platform, err: errorText(err) }, "could not register commands"),
+      adapters,
+      web: built.web,
+      http,
+      metrics,
+      get url() {
+        return url;
+      },
+      get webUrl() {
+        return webUrl;
+      },
+      async start() {
+        if (redis && cfg.redisUrl) await reachRedis(redis, cfg.redisUrl);
+        if (role !== "gateway") await rt.start();
+        const address = await http.listen();
+        url = address.url;
+        for (const adapter of inbound) http.addProbe(adapterProbe(adapter));
+        const specs = runner.commandSpecs();
+        for (const adapter of inbound) {
+          try {
+            await adapter.start(pipeline.handlersFor(adapter));
+          } catch (err) {
+            logger.error(
+              { platform: adapter.platform, err: errorText(err) },
+              "channel failed to start; /readyz reports it",
             );
+            continue;
+          }
+          if (adapter.registerCommands) {
+            await adapter
+              .registerCommands(specs)
+              .catch((err: unknown) =>
+                logger.warn(
+                  { platform: adapter.platform, err: errorText(err) },
+                  "could not register commands",
+                ),
+              );
+          }
         }
-      }
-      logger.info({ role, url, channels: [...adapters.keys()] }, "switchboard started");
-      if (role === "worker") return;
-      if (built.web) {
-        const base = (config.http.publicUrl ?? url).replace(/\/+$/, "");
-        webUrl = `${base}${config.channels.web.path === "/" ? "/" : config.channels.web.path}`;
-        o.announce?.(`Web chat: ${webUrl}`);
-        if (config.http.token) o.announce?.("Open it once with ?token=<your http token> to sign in.");
-        if (redis && role === "gateway")
-          logger.warn(
-            "the web chat keeps conversations in this process: run it with --role all, not beside separate workers",
-          );
-      } else if (config.channels.web.enabled) {
-        o.announce?.("The web chat is not available in this build.");
-      }
-    },
-    stop() {
-      stopping ??= (async () => {
-        http.setDraining();
-        await Promise.allSettled(inbound.map((a) => a.stop()));
-        await rt
-          .stop({ graceMs: cfg.shutdownGraceMs })
-          .catch((err: unknown) => logger.error({ err: errorText(err) }, "runtime did not stop cleanly"));
-        await http.close().catch(() => {});
-        await approvalStore.close().catch(() => {});
-        for (const close of closers) await close().catch(() => {});
-        if (redis) await redis.quit().catch(() => redis.disconnect());
-        logger.info("switchboard stopped");
-      })();
-      return stopping;
-    },
-  };
+        logger.info({ role, url, channels: [...adapters.keys()] }, "switchboard started");
+        if (role === "worker") return;
+        if (built.web) {
+          const base = (config.http.publicUrl ?? url).replace(/\/+$/, "");
+          webUrl = `${base}${config.channels.web.path === "/" ? "/" : config.channels.web.path}`;
+          o.announce?.(`Web chat: ${webUrl}`);
+          if (config.http.token) o.announce?.("Open it once with ?token=<your http token> to sign in.");
+          if (redis && role === "gateway")
+            logger.warn(
+              "the web chat keeps conversations in this process: run it with --role all, not beside separate workers",
+            );
+        } else if (config.channels.web.enabled) {
+          o.announce?.("The web chat is not available in this build.");
+        }
+      },
+      stop() {
+        stopping ??= (async () => {
+          http.setDraining();
+          // Without Redis nothing can be handed over, and commands would wait for it forever.
+          if (redis && redis.status !== "ready") redis.disconnect();
+          await Promise.allSettled(inbound.map((a) => a.stop()));
+          await rt
+            .stop({ graceMs: cfg.shutdownGraceMs })
+            .catch((err: unknown) => logger.error({ err: errorText(err) }, "runtime did not stop cleanly"));
+          await http.close().catch(() => {});
+          await approvalStore.close().catch(() => {});
+          for (const close of closers) await close().catch(() => {});
+          if (redis?.status === "ready") await redis.quit().catch(() => redis.disconnect());
+          else redis?.disconnect();
+          logger.info("switchboard stopped");
+        })();
+        return stopping;
+      },
+    };
+  } catch (err) {
+    // Nothing else holds the process open, so a failed build must not leave Redis connected.
+    redis?.disconnect();
+    throw err;
+  }
+}
+
+/** Resolves once Redis answers PING; throws, saying what to fix, when it does not within `ms`. */
+async function reachRedis(redis: Redis, url: string, ms = 10_000): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms / 1000} s`)), ms);
+  });
+  try {
+    await Promise.race([redis.ping(), timeout]);
+  } catch (err) {
+    let where = "runtime.redisUrl";
+    try {
+      where = new URL(url).host;
+    } catch {
+      // keep the field name
+    }
+    throw new Error(
+      `Redis at ${where} is not reachable (${errorText(err)}). Start Redis, or fix runtime.redisUrl / REDIS_URL.`,
+    );
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Mounts the web chat and the platforms' webhook endpoints that run in http/webhook modes. */
