@@ -24,7 +24,7 @@ import {
   type RecordedCall,
   type TgUser,
 } from "../../test/fakes/telegram/server.js";
-import { createPacedModel, nowMs, type PacedModel, pacedModelInfo } from "./paced-model.js";
+import { createPacedModel, nowMs, type PacedModel, pacedModelInfo, TAG } from "./paced-model.js";
 
 export type Mode = "redis" | "embedded";
 
@@ -47,6 +47,10 @@ export interface Pipeline {
   adapter: TelegramAdapter;
   /** The runtime's key prefix (Redis mode). */
   prefix: string;
+  /** Tag → when the adapter handed the message to the gateway (polling hop done). */
+  receivedAt: Map<string, number>;
+  /** Tag → when `deliver` resolved (durable in the inbox, wake job added). */
+  queuedAt: Map<string, number>;
   /** Deliver results that were refused or duplicates, and deliver rejections. */
   errors: string[];
   inject(chatId: number, text: string): number;
@@ -120,9 +124,14 @@ export async function startPipeline(o: PipelineOptions): Promise<Pipeline> {
     });
   }
   await runtime.start();
+  const receivedAt = new Map<string, number>();
+  const queuedAt = new Map<string, number>();
   await adapter.start({
     onMessage: async (m) => {
+      const tag = TAG.exec(m.text)?.[1];
+      if (tag) receivedAt.set(tag, nowMs());
       const r = await runtime.deliver(m);
+      if (tag) queuedAt.set(tag, nowMs());
       if (r.status !== "queued") errors.push(`deliver ${m.eventId}: ${r.status}`);
     },
     onReaction: () => {},
@@ -141,6 +150,8 @@ export async function startPipeline(o: PipelineOptions): Promise<Pipeline> {
     runtime,
     adapter,
     prefix,
+    receivedAt,
+    queuedAt,
     errors,
     inject(chatId, text) {
       const at = nowMs();

@@ -17,6 +17,10 @@ export interface E2ESample {
   /** At a light load (`lightRatePerSec`): the path's own latency, without queueing. */
   lightFirstOutboundP50: number;
   lightLlmRequestP50: number;
+  /** Light load, split: inbound → adapter received (polling hop), → deliver resolved, → LLM request. */
+  lightPollHopP50: number;
+  lightDeliverP50: number;
+  lightWakeToLlmP50: number;
   firstOutboundP50: number;
   firstOutboundP99: number;
   firstOutboundMax: number;
@@ -107,7 +111,21 @@ async function latencyPhase(
     const r = p.model.requestedAt.get(s.tag);
     if (r !== undefined) llm.push(r - s.at);
   }
+  const hop: number[] = [];
+  const deliver: number[] = [];
+  const wake: number[] = [];
+  for (const s of sent) {
+    const rec = p.receivedAt.get(s.tag);
+    const q = p.queuedAt.get(s.tag);
+    const r = p.model.requestedAt.get(s.tag);
+    if (rec !== undefined) hop.push(rec - s.at);
+    if (rec !== undefined && q !== undefined) deliver.push(q - rec);
+    if (q !== undefined && r !== undefined) wake.push(r - q);
+  }
   return {
+    pollHopP50: percentile(hop, 50),
+    deliverP50: percentile(deliver, 50),
+    wakeToLlmP50: percentile(wake, 50),
     firstOutboundP50: percentile(first, 50),
     firstOutboundP99: percentile(first, 99),
     firstOutboundMax: Math.max(...first),
@@ -171,6 +189,13 @@ async function streamingPhase(p: Pipeline, cfg: E2EConfig, chatBase: number) {
   };
 }
 
+function withoutSplit<T extends { pollHopP50: number; deliverP50: number; wakeToLlmP50: number }>(
+  x: T,
+): Omit<T, "pollHopP50" | "deliverP50" | "wakeToLlmP50"> {
+  const { pollHopP50: _a, deliverP50: _b, wakeToLlmP50: _c, ...rest } = x;
+  return rest;
+}
+
 /** One run of both phases in `mode` on a fresh pipeline. */
 export async function runE2E(mode: Mode, cfg: E2EConfig, redisUrl: string | undefined): Promise<E2ESample> {
   const p = await startPipeline({ mode, ...(redisUrl ? { redisUrl } : {}) });
@@ -194,7 +219,10 @@ export async function runE2E(mode: Mode, cfg: E2EConfig, redisUrl: string | unde
     return {
       lightFirstOutboundP50: light.firstOutboundP50,
       lightLlmRequestP50: light.llmRequestP50,
-      ...lat,
+      lightPollHopP50: light.pollHopP50,
+      lightDeliverP50: light.deliverP50,
+      lightWakeToLlmP50: light.wakeToLlmP50,
+      ...withoutSplit(lat),
       ...str,
       rssAfterStartMb,
       errors: p.errors.length,

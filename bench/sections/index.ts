@@ -91,6 +91,18 @@ const e2eSection = (mode: "redis" | "embedded"): Section => ({
       unit: "ms",
       ...(t ? { target: { op: "<=", value: 10 } } : {}),
     });
+    addFigure(ctx, s, samples, (x) => x.lightPollHopP50, {
+      name: `  of which: inbound → adapter hands it over (long-poll hop) p50 @ ${cfg.lightRatePerSec} msg/s`,
+      unit: "ms",
+    });
+    addFigure(ctx, s, samples, (x) => x.lightDeliverP50, {
+      name: `  of which: deliver() (durable + wake job) p50 @ ${cfg.lightRatePerSec} msg/s`,
+      unit: "ms",
+    });
+    addFigure(ctx, s, samples, (x) => x.lightWakeToLlmP50, {
+      name: `  of which: queued → LLM request (worker pick-up, lease, session) p50 @ ${cfg.lightRatePerSec} msg/s`,
+      unit: "ms",
+    });
     addFigure(ctx, s, samples, (x) => x.firstOutboundP50, {
       name: `inbound → first outbound call p50 @ ${cfg.ratePerSec} msg/s`,
       unit: "ms",
