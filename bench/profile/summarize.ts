@@ -45,11 +45,11 @@ const print = (m: Map<string, number>, k: number) =>
   [...m.entries()]
     .sort((a, b) => b[1] - a[1])
     .slice(0, k)
-    .forEach(([g, t]) =>
+    .forEach(([g, t]) => {
       process.stdout.write(
         `${((100 * t) / total).toFixed(1).padStart(5)}%  ${(t / 1000).toFixed(0).padStart(6)} ms  ${g}\n`,
-      ),
-    );
+      );
+    });
 process.stdout.write(`total sampled ${(total / 1000).toFixed(0)} ms\n-- by package/folder\n`);
 print(self, 25);
 process.stdout.write("-- top functions\n");

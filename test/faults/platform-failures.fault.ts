@@ -44,7 +44,14 @@ describe("fault: 20% of platform calls fail with 429 or 5xx", () => {
       }).length;
     let visible = 0;
     try {
-      await waitFor(() => (visible = finalVisible()) === chats, 40_000, "every final reply to be visible");
+      await waitFor(
+        () => {
+          visible = finalVisible();
+          return visible === chats;
+        },
+        40_000,
+        "every final reply to be visible",
+      );
     } finally {
       const injected = proxy?.injected;
       const duplicates = tags.filter(

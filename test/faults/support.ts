@@ -50,7 +50,7 @@ export async function auditSessions(store: SessionStore, accepted: Map<string, n
     for (const c of counts.values()) if (c > 1) a.duplicated += c - 1;
     for (let i = 1; i < seen.length; i++) if ((seen[i] as number) < (seen[i - 1] as number)) a.outOfOrder++;
     const last = messages[messages.length - 1];
-    if (!last || last.role !== "assistant" || last.stopReason !== "stop") a.unanswered++;
+    if (last?.role !== "assistant" || last.stopReason !== "stop") a.unanswered++;
   }
   return a;
 }
