@@ -133,4 +133,22 @@ describe.each(platforms)("commands on %s", (platform) => {
     const old = await app.store.exportJsonl(threadKey, sessions[0]?.header.id ?? "");
     expect(old).toContain(`remember ${tag}`);
   });
+
+  it("/compact is queued and the thread hears what it did; /status shows the thread's model and mode", async () => {
+    const c = conversation(world, platform);
+    const tag = `${platform}-compact`;
+    await c.start(`a long story ${tag}`);
+    await waitForBot(c, (m) => m.text === `alpha answers: a long story ${tag}`, "the first answer");
+    await c.command("compact", "keep the names");
+    await waitForBot(c, (m) => m.text.includes("it is queued"), "the /compact reply");
+    await waitForBot(
+      c,
+      (m) => /Compacted the conversation|Nothing compacted: there is not enough history/.test(m.text),
+      "the runtime's notice about the compaction",
+    );
+    await c.command("status");
+    const status = await waitForBot(c, (m) => m.text.includes("Model:"), "the /status reply");
+    expect(status.text).toContain("alpha/one");
+    expect(status.text).toContain("steer");
+  });
 });

@@ -45,10 +45,17 @@ export function createAgentFactory(o: AgentFactoryOptions): AgentFactory {
     const platform = platformOf(ctx.threadKey);
     if (!platform) throw new Error(`Thread key "${ctx.threadKey}" names no known platform.`);
     const log = threadLogger(o.logger, { threadKey: ctx.threadKey, platform });
+    // Who triggered the run: the runtime's view of it, else what the formatter last saw.
+    const runUser = (): ThreadUser | undefined => {
+      const latest = ctx.currentInbound?.().at(-1)?.user;
+      if (!latest) return o.runUser(ctx.threadKey);
+      return latest.name ? { id: latest.id, name: latest.name } : { id: latest.id };
+    };
     const host = new ThreadHost(o.hostDeps, {
       threadKey: ctx.threadKey,
       platform,
-      user: () => o.runUser(ctx.threadKey),
+      user: runUser,
+      ...(ctx.appendEntry ? { appendEntry: ctx.appendEntry } : {}),
     });
     const tools = o.channels[platform].tools;
     const thread = o.runner.bind(host, tools ? { activeTools: tools } : {});
@@ -58,6 +65,12 @@ export function createAgentFactory(o: AgentFactoryOptions): AgentFactory {
       model = o.defaultModel;
     }
     const level: ThinkingLevel = ctx.thinkingLevel ?? o.models.thinkingLevel;
+    const hooks = thread.agentHooks();
+    // The runtime's per-call compaction first, then the extensions' `context` handlers.
+    const compacting = ctx.transformContext;
+    const transformContext: typeof hooks.transformContext = compacting
+      ? async (messages, signal) => hooks.transformContext(await compacting(messages, signal), signal)
+      : hooks.transformContext;
     const agent = new Agent({
       initialState: {
         model: model ?? NO_MODEL,
@@ -67,7 +80,8 @@ export function createAgentFactory(o: AgentFactoryOptions): AgentFactory {
         tools: thread.tools(),
       },
       convertToLlm,
-      ...thread.agentHooks(),
+      ...hooks,
+      transformContext,
       streamFn,
       getSteeringMessages: ctx.getSteeringMessages,
       getFollowUpMessages: ctx.getFollowUpMessages,
@@ -87,6 +101,10 @@ export function createAgentFactory(o: AgentFactoryOptions): AgentFactory {
       },
       { once: true },
     );
-    return agent;
+    return {
+      agent,
+      prepareRun: (prompts) => thread.prepareRun(prompts),
+      onSessionEvent: (event) => thread.emitSession(event),
+    };
   };
 }

@@ -37,6 +37,7 @@ import { loadExtensions, meteredApprovalStore } from "./extensions.js";
 import { InboundPipeline } from "./inbound.js";
 import { instrumentAdapter } from "./instrument.js";
 import { modelRefOf, setUpModels } from "./models.js";
+import { platformOf } from "./platforms.js";
 import { adapterProbe, queueDepthSampler } from "./probes.js";
 import { createSinkFactory } from "./sinks.js";
 import { DEFAULT_SYSTEM_PROMPT } from "./system-prompt.js";
@@ -178,6 +179,10 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
         logger,
       }),
       format,
+      modeOf: (threadKey) => {
+        const platform = platformOf(threadKey);
+        return platform ? config.channels[platform].deliveryMode : undefined;
+      },
       leaseTtlMs: cfg.leaseTtlMs,
       concurrency: cfg.concurrency,
       agentIdleMs: cfg.idleEvictMs,

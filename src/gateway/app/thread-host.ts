@@ -47,6 +47,8 @@ export interface ThreadHostOptions {
   user(): ThreadUser | undefined;
   /** How to answer the invoker of a command; default: a post into the thread. */
   reply?: (text: string) => Promise<void>;
+  /** The runtime's fenced append of the agent's holder (worker side); default: an unfenced append. */
+  appendEntry?: (customType: string, data?: unknown) => Promise<void>;
 }
 
 export class ThreadHost implements ExtensionHost {
@@ -101,12 +103,14 @@ export class ThreadHost implements ExtensionHost {
   }
 
   /**
-   * Appends a `custom` entry after the current leaf of the thread's session. The runtime has no
-   * append for entries from outside its holder yet, so this write is unfenced: while a run holds
-   * the thread the entry lands beside the run's entries (kept in the session file and exports, not
-   * on the branch the model reads, which custom entries never reach anyway).
+   * Appends a `custom` entry to the thread's session. On the worker side this is the holder's
+   * fenced append (after the entries of the run in progress). Elsewhere (a gateway handling a
+   * command) it is an unfenced append after the current leaf: while a run holds the thread such an
+   * entry lands beside the run's entries (kept in the session and its exports, off the branch the
+   * model reads, which custom entries never reach anyway).
    */
   async appendEntry(customType: string, data: unknown): Promise<void> {
+    if (this.o.appendEntry) return this.o.appendEntry(customType, data);
     const { store } = this.deps;
     const meta = await store.getThreadMeta(this.o.threadKey);
     if (!meta?.currentSessionId) {
@@ -157,14 +161,16 @@ export class ThreadHost implements ExtensionHost {
     await this.deps.runtime.deliver(this.inbound(text), mode);
   }
 
-  async compact(): Promise<CompactOutcome> {
-    // The runtime compacts automatically after runs; an on-demand compaction needs a runtime
-    // control command that does not exist yet.
-    return {
-      compacted: false,
-      reason:
-        "on-demand compaction is not available yet (sessions are compacted automatically when they grow)",
-    };
+  /**
+   * Queues a compaction with the runtime: the thread's holder runs it after the turn in progress and
+   * posts a notice with the result, so nothing is compacted at the moment this resolves.
+   */
+  async compact(instructions?: string): Promise<CompactOutcome> {
+    await this.deps.runtime.control(this.o.threadKey, {
+      type: "compact",
+      ...(instructions ? { instructions } : {}),
+    });
+    return { compacted: false, reason: "not yet; it is queued, and a notice here will give the result" };
   }
 
   async status(): Promise<ThreadStatusView> {
@@ -172,8 +178,9 @@ export class ThreadHost implements ExtensionHost {
     const u = s.meta?.usage ?? { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, cost: 0 };
     return {
       running: s.active,
-      queueMode: this.deps.queueModeOf(this.o.platform),
+      queueMode: s.mode ?? this.deps.queueModeOf(this.o.platform),
       inboxDepth: s.inboxDepth,
+      ...(s.contextTokens !== undefined ? { contextTokens: s.contextTokens } : {}),
       usage: { ...u },
     };
   }
