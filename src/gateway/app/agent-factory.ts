@@ -27,8 +27,6 @@ export interface AgentFactoryOptions {
   models: ModelsConfig;
   defaultModel: Model | undefined;
   systemPrompt: string;
-  /** Who triggered the thread's current run (recorded by the inbound formatter). */
-  runUser(threadKey: string): ThreadUser | undefined;
   /** Counts agents held in this process, for the active-threads gauge. */
   liveAgents: { count: number };
   logger: Logger;
@@ -45,10 +43,10 @@ export function createAgentFactory(o: AgentFactoryOptions): AgentFactory {
     const platform = platformOf(ctx.threadKey);
     if (!platform) throw new Error(`Thread key "${ctx.threadKey}" names no known platform.`);
     const log = threadLogger(o.logger, { threadKey: ctx.threadKey, platform });
-    // Who triggered the run: the runtime's view of it, else what the formatter last saw.
+    // Who the run answers (the latest asker), e.g. for the approval request's "triggered by".
     const runUser = (): ThreadUser | undefined => {
       const latest = ctx.currentInbound?.().at(-1)?.user;
-      if (!latest) return o.runUser(ctx.threadKey);
+      if (!latest) return undefined;
       return latest.name ? { id: latest.id, name: latest.name } : { id: latest.id };
     };
     const host = new ThreadHost(o.hostDeps, {

@@ -16,13 +16,12 @@ import type { WebChatAdapter } from "../../adapters/web/index.js";
 import { AccessGate } from "../../extensions/access/gate.js";
 import { MemoryNoticeMemory, RedisNoticeMemory } from "../../extensions/access/notices.js";
 import type { ExtensionRunner } from "../../extensions/runner.js";
-import type { ThreadUser } from "../../extensions/types.js";
 import { MemoryApprovalStore, RedisApprovalStore } from "../../queue/approvals/index.js";
 import { EmbeddedRuntime } from "../../queue/embedded/embedded-runtime.js";
 import { RedisRuntime, type RuntimeOptions } from "../../queue/redis/redis-runtime.js";
 import { RedisSessionStore } from "../../queue/store/redis-store.js";
 import type { SessionStore } from "../../queue/store/types.js";
-import type { InboundFormatter, Runtime } from "../../queue/types.js";
+import type { Runtime } from "../../queue/types.js";
 import type { Role } from "../cli/types.js";
 import type { SwitchboardConfig } from "../config/types.js";
 import { createMetrics, type SwitchboardMetrics } from "../http/metrics.js";
@@ -127,21 +126,6 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
     for (const [p, a] of built.byPlatform) adapters.set(p, instrumentAdapter(a, metrics));
     const adapterOf = (p: Platform) => adapters.get(p);
 
-    // Who triggered each thread's current run: the formatter sees the run's messages first.
-    const runUsers = new Map<string, ThreadUser>();
-    const format: InboundFormatter = (messages) => {
-      const last = messages.at(-1);
-      if (last) {
-        runUsers.delete(last.threadKey);
-        runUsers.set(
-          last.threadKey,
-          last.user.name ? { id: last.user.id, name: last.user.name } : { id: last.user.id },
-        );
-        if (runUsers.size > 10_000) runUsers.delete(runUsers.keys().next().value as string);
-      }
-      return threadContextFormatter(messages);
-    };
-
     let runtime: Runtime | undefined;
     let store: SessionStore | undefined;
     const hostDeps: ThreadHostDeps = {
@@ -174,11 +158,10 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
         models: config.models,
         defaultModel,
         systemPrompt: config.agent.systemPrompt ?? DEFAULT_SYSTEM_PROMPT,
-        runUser: (threadKey) => runUsers.get(threadKey),
         liveAgents,
         logger,
       }),
-      format,
+      format: threadContextFormatter,
       modeOf: (threadKey) => {
         const platform = platformOf(threadKey);
         return platform ? config.channels[platform].deliveryMode : undefined;
