@@ -95,7 +95,9 @@ export class InboundPipeline {
     const verdict = await this.o.gate.check({ ...c, mentioned: true, threadKey: c.threadKey });
     if (!verdict.run) {
       metrics.inboundMessage(c.platform, "denied");
-      await answer.send(verdict.notice ?? "You cannot use this bot here.");
+      // The notice at most once per thread; a platform that needs an acknowledgement still gets one.
+      if (verdict.notice) await answer.send(verdict.notice);
+      else await answer.settle("You cannot use this bot here.");
       return;
     }
     const parsed = parseNativeCommand(c);
