@@ -24,6 +24,7 @@ import {
 import { BoltLogger } from "./bolt-logger.js";
 import { slackNameFromEmoji } from "./emoji.js";
 import { SlackEvents } from "./events.js";
+import { acknowledgeMalformedEvent, guardRequestListener } from "./http-guard.js";
 import { decodeMessageRef, decodeThreadKey, encodeMessageRef, encodeThreadKey } from "./ids.js";
 import { ThreadMembership } from "./threads.js";
 import { type SlackIdentity, SlackWeb } from "./web.js";
@@ -164,7 +165,15 @@ export class SlackAdapter implements ChannelAdapter {
         endpoints: [inbound.path ?? "/slack/events"],
         logger,
         processBeforeResponse: false,
+        processEventErrorHandler: acknowledgeMalformedEvent(this.log),
       });
+      // Bolt's own server (the `listen` option) calls this property per request, so the guard
+      // covers both the mounted and the listening receiver.
+      this.httpReceiver.requestListener = guardRequestListener(
+        this.httpReceiver.requestListener,
+        inbound.signingSecret,
+        this.log,
+      );
       receiver = this.httpReceiver;
     }
     const app = new App({
