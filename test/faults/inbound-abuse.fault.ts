@@ -262,8 +262,7 @@ describe("fault: hostile inbound input", () => {
     const h = await createDiscordHarness();
     cleanups.push(() => h.close());
     // Discord's gateway shapes its payloads itself (an authenticated socket from Discord); what users
-    // control are the values: text, ids of what they reference, names. discord.js throws uncaught on
-    // structurally broken dispatches (docs/reliability.md, known gaps), so the structure stays valid.
+    // control are the values: text, ids of what they reference, names. Broken structure follows below.
     const snowflake = fc.bigInt({ min: 10n ** 17n, max: 10n ** 18n }).map(String);
     const dispatches = fc.record({
       t: fc.constantFrom("MESSAGE_CREATE", "MESSAGE_CREATE", "MESSAGE_REACTION_ADD"),
@@ -298,6 +297,26 @@ describe("fault: hostile inbound input", () => {
       h.fake.gateway.dispatch(d.t, d.d as Record<string, unknown>, GUILD_ID);
       sent++;
     }
+    // Structurally broken dispatches: discord.js throws applying some of them; the adapter's guard
+    // logs and drops them (an escaped throw would fail this run as an unhandled rejection).
+    const broken = fc.record({
+      t: fc.constantFrom("MESSAGE_CREATE", "MESSAGE_UPDATE", "MESSAGE_REACTION_ADD", "THREAD_CREATE"),
+      d: fc.oneof(
+        fc.dictionary(fc.string(), junk),
+        fc.record({
+          id: leaf,
+          channel_id: fc.oneof(leaf, fc.constant(GENERAL_ID)),
+          mentions: leaf,
+          author: junk,
+        }),
+      ),
+    });
+    for (const d of fc.sample(broken, { numRuns: 50, seed: 17 })) {
+      h.fake.gateway.dispatch(d.t, { guild_id: GUILD_ID, ...d.d } as Record<string, unknown>, GUILD_ID);
+      sent++;
+    }
+    h.fake.gateway.dispatch("MESSAGE_UPDATE", { id: "1", channel_id: GENERAL_ID, mentions: 5 }, GUILD_ID);
+    sent++;
     const before = h.received.messages.length;
     await h.groupMessage({ text: `big ${MB}`, mention: true });
     await h.groupMessage({ text: "a normal message after the storm", mention: true });

@@ -7,6 +7,7 @@
  */
 import { Client, type ClientOptions, Events } from "discord.js";
 import type { AdapterLogger, ConnectionLease, ConnectionStatus } from "../types.js";
+import { guardPacketHandling } from "./packet-guard.js";
 
 export interface ShardOptions {
   id: number;
@@ -71,6 +72,7 @@ export class ShardConnection {
     this.o.onState("connecting");
     const client = new Client({ ...this.o.clientOptions, shards: [this.o.id], shardCount: this.o.count });
     this.client = client;
+    guardPacketHandling(client, this.o.id, this.o.log);
     this.o.attach(client, this.o.id);
     client.on(Events.ShardDisconnect, () => this.o.onState("connecting", "disconnected; reconnecting"));
     client.on(Events.ShardReconnecting, () => this.o.onState("connecting", "reconnecting"));
@@ -78,6 +80,9 @@ export class ShardConnection {
     client.on(Events.ShardReady, () => this.o.onState("connected"));
     client.on(Events.Error, (err) =>
       this.o.log.error({ shard: this.o.id, err: err.message }, "discord: client error"),
+    );
+    client.on(Events.ShardError, (err, shard) =>
+      this.o.log.error({ shard, err: err.message }, "discord: shard connection error"),
     );
     const ready = new Promise<void>((resolve, reject) => {
       const timer = setTimeout(
