@@ -348,3 +348,21 @@ export interface AdapterLogger {
   warn(obj: object, msg?: string): void;
   error(obj: object, msg?: string): void;
 }
+
+/** Default cap on inbound message text, matching the web chat's `maxInputChars`. */
+export const DEFAULT_MAX_INBOUND_CHARS = 20_000;
+
+/**
+ * Cap inbound text at `max` characters (UTF-16 units, as `String#length` counts; a surrogate pair
+ * is never split). Over the cap the text is cut and ends with a visible marker
+ * `[… message truncated: N characters over the limit]`, so the model and the person see that it was
+ * shortened; at or under the cap the text is returned unchanged. Attachments are not affected.
+ */
+export function capInboundText(text: string, max: number = DEFAULT_MAX_INBOUND_CHARS): string {
+  if (text.length <= max) return text;
+  const over = text.length - max;
+  let cut = max;
+  const last = text.charCodeAt(cut - 1);
+  if (last >= 0xd800 && last <= 0xdbff) cut--;
+  return `${text.slice(0, cut)}\n\n[… message truncated: ${over} characters over the limit]`;
+}

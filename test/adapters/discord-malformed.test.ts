@@ -46,3 +46,14 @@ describe("Discord: malformed gateway dispatches", () => {
     expect(dropped.map((w) => w.fields.dispatch)).toContain("MESSAGE_UPDATE");
   });
 });
+
+describe("Discord: inbound size cap", () => {
+  it("cuts text over maxInboundChars with a visible notice", async () => {
+    h = await createDiscordHarness({ adapter: { maxInboundChars: 40 } });
+    await h.groupMessage({ text: "b".repeat(100), mention: true });
+    await until(() => h?.received.messages.length === 1, 5000, "the long mention");
+    const text = h.received.messages[0]?.text ?? "";
+    expect(text.startsWith("b".repeat(40))).toBe(true);
+    expect(text).toMatch(/\n\n\[… message truncated: \d+ characters over the limit\]$/);
+  });
+});

@@ -71,3 +71,14 @@ describe("Slack over HTTP: malformed signed bodies", () => {
     await until(() => h?.received.messages.length === 1, 5000, "the next direct message");
   });
 });
+
+describe("Slack: inbound size cap", () => {
+  it("cuts text over maxInboundChars with a visible notice", async () => {
+    h = await createSlackHarness({ mode: "http", adapter: { maxInboundChars: 50 } });
+    await h.directMessage(`${"a".repeat(80)}`);
+    await until(() => h?.received.messages.length === 1, 5000, "the long message");
+    expect(h.received.messages[0]?.text).toBe(
+      `${"a".repeat(50)}\n\n[… message truncated: 30 characters over the limit]`,
+    );
+  });
+});

@@ -140,6 +140,10 @@ describe("fault: hostile inbound input", () => {
     expect(fuzzStatuses.every((s) => s === 200 || s === 400)).toBe(true);
     expect(oversized).toBe(413);
     expect(garbage).toEqual([]);
+    // The 1 MB message is delivered capped at 20,000 characters with a visible notice.
+    const tgBig = received.messages.find((m) => m.text.startsWith("xxxx"));
+    expect(tgBig?.text.length).toBeLessThan(20_100);
+    expect(tgBig?.text).toContain("[… message truncated: 980000 characters over the limit]");
   });
 
   it("Slack Events API: forged and stale signatures refused; fuzzed signed events and 1 MB handled; next message delivered", async () => {
@@ -255,6 +259,9 @@ describe("fault: hostile inbound input", () => {
     // Every request is answered (no hang) and the process lives on; a malformed but signed body is
     // acknowledged (200), refused (400) or has no listener (404), never 500, which Slack would retry.
     expect(hung).toEqual([]);
+    const slackBig = h.received.messages.find((m) => m.text.startsWith("xxxx"));
+    expect(slackBig?.text).toContain("[… message truncated: 1028576 characters over the limit]");
+    expect(slackBig?.text.length).toBeLessThan(20_100);
     expect(fuzzStatuses.filter((s) => s >= 500)).toEqual([]);
   });
 
@@ -331,6 +338,8 @@ describe("fault: hostile inbound input", () => {
       delivered: h.received.messages.length,
       oneMBDeliveredChars: big?.text.length ?? 0,
     });
+    expect(big?.text).toContain("characters over the limit]");
+    expect(big?.text.length).toBeLessThan(20_100);
   });
 
   it("Web chat: wrong or missing token refused; 1 MB message answered clearly", async () => {

@@ -73,6 +73,12 @@ export interface DiscordAdapterConfig {
   rateRule?: RateRule;
   clock?: Clock;
   logger?: AdapterLogger;
+  /**
+   * Longest inbound message text in characters (default 20,000, as the web chat). Longer text is
+   * cut and ends with a visible "[… message truncated: N characters over the limit]"; attachments
+   * are kept.
+   */
+  maxInboundChars?: number;
 }
 
 const silent: AdapterLogger = { debug() {}, info() {}, warn() {}, error() {} };
@@ -106,6 +112,7 @@ export class DiscordAdapter implements ChannelAdapter {
       clock: this.clock,
       log: this.log,
       ephemeralCommands: config.ephemeralCommands ?? false,
+      ...(config.maxInboundChars !== undefined ? { maxInboundChars: config.maxInboundChars } : {}),
       postToChannel: async (threadKey, text) => {
         await this.post(threadKey, text, { format: "plain" });
       },

@@ -6,7 +6,7 @@
  */
 import { type Client, Events } from "discord.js";
 import type { Clock } from "../render/clock.js";
-import type { AdapterLogger, EventDeduper, InboundHandlers } from "../types.js";
+import { type AdapterLogger, capInboundText, type EventDeduper, type InboundHandlers } from "../types.js";
 import type { DiscordApi } from "./api.js";
 import { BoundedMap } from "./bounded-map.js";
 import type { Conversations } from "./conversations.js";
@@ -26,6 +26,8 @@ export interface DiscordEventsOptions {
   log: AdapterLogger;
   dedupe?: EventDeduper;
   ephemeralCommands: boolean;
+  /** Longest inbound message text (see `capInboundText`). */
+  maxInboundChars?: number;
   /** Post plain text into a conversation (command answers after the interaction token expired). */
   postToChannel: (threadKey: string, text: string) => Promise<void>;
 }
@@ -78,7 +80,8 @@ export class DiscordEvents {
     client.on(Events.MessageCreate, (message) => {
       this.track(
         async () => {
-          const m = await toInboundMessage(message, client, this.o.conv);
+          const raw = await toInboundMessage(message, client, this.o.conv);
+          const m = raw && { ...raw, text: capInboundText(raw.text, this.o.maxInboundChars) };
           if (m) await this.deliver(m.eventId, "message", (h) => h.onMessage(m));
         },
         "message",

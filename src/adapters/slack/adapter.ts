@@ -61,6 +61,12 @@ export interface SlackAdapterConfig {
   apiUrl?: string;
   logger?: AdapterLogger;
   /**
+   * Longest inbound message text in characters (default 20,000, as the web chat). Longer text is
+   * cut and ends with a visible "[… message truncated: N characters over the limit]"; attachments
+   * are kept.
+   */
+  maxInboundChars?: number;
+  /**
    * Longest source text per message (default 8,000). Slack accepts 40,000 characters, but escaping
    * `&<>` can make the sent text up to five times longer than the source.
    */
@@ -192,6 +198,7 @@ export class SlackAdapter implements ChannelAdapter {
       log: this.log,
       ...(this.config.dedupe ? { dedupe: this.config.dedupe } : {}),
       ...(this.config.resolveUserNames === false ? { resolveUserNames: false } : {}),
+      ...(this.config.maxInboundChars !== undefined ? { maxInboundChars: this.config.maxInboundChars } : {}),
     });
     this.events.register(app, me, handlers);
     this.app = app;

@@ -5,7 +5,13 @@
  */
 import type { App } from "@slack/bolt";
 import { toSlackMrkdwn } from "../render/markdown.js";
-import { type AdapterLogger, ChannelError, type EventDeduper, type InboundHandlers } from "../types.js";
+import {
+  type AdapterLogger,
+  ChannelError,
+  capInboundText,
+  type EventDeduper,
+  type InboundHandlers,
+} from "../types.js";
 import { BoundedMap } from "./bounded-map.js";
 import { encodeMessageRef, encodeThreadKey } from "./ids.js";
 import {
@@ -29,6 +35,8 @@ export interface SlackEventsOptions {
   log: AdapterLogger;
   dedupe?: EventDeduper;
   resolveUserNames?: boolean;
+  /** Longest inbound message text (see `capInboundText`). */
+  maxInboundChars?: number;
 }
 
 export class SlackEvents {
@@ -152,7 +160,8 @@ export class SlackEvents {
       this.o.resolveUserNames === false
         ? { id: e.user ?? "", isBot: false }
         : await this.o.web.user(e.user ?? "");
-    const message = toInboundMessage(e, { team, eventId, botUserId: me.userId, mentioned, user });
+    const normalised = toInboundMessage(e, { team, eventId, botUserId: me.userId, mentioned, user });
+    const message = { ...normalised, text: capInboundText(normalised.text, this.o.maxInboundChars) };
     await this.deliver(eventId, kind, (h) => h.onMessage(message));
   }
 

@@ -10,7 +10,15 @@
  * adapter logs before skipping the update; update kinds Switchboard does not use yield no event.
  */
 import type { Message, MessageEntity, ReactionType, Update, User } from "grammy/types";
-import type { AttachmentRef, ChatUser, InboundCommand, InboundMessage, InboundReaction } from "../types.js";
+import {
+  type AttachmentRef,
+  type ChatUser,
+  capInboundText,
+  DEFAULT_MAX_INBOUND_CHARS,
+  type InboundCommand,
+  type InboundMessage,
+  type InboundReaction,
+} from "../types.js";
 import { fromTelegramReaction } from "./emoji.js";
 import { eventIdOf, messageRefOf, threadKeyOf } from "./ids.js";
 import type { RecentMessages } from "./recent-messages.js";
@@ -131,17 +139,20 @@ function commandOf(
 
 /**
  * Normalise one update. Remembers every message in `recent` (for thread context and reply chains)
- * and returns the events to deliver (usually zero or one).
+ * and returns the events to deliver (usually zero or one). Message text longer than
+ * `maxInboundChars` (default 20,000) is cut with a visible marker (`capInboundText`).
  */
 export async function normalizeUpdate(
   raw: unknown,
   bot: BotIdentity,
   recent: RecentMessages,
+  maxInboundChars: number = DEFAULT_MAX_INBOUND_CHARS,
 ): Promise<InboundEvent[]> {
   if (!isObject(raw) || typeof raw.update_id !== "number")
     throw new MalformedUpdateError("update without update_id");
   const update = raw as unknown as Update;
-  if ("message" in update) return normalizeMessage(update.update_id, update.message as Message, bot, recent);
+  if ("message" in update)
+    return normalizeMessage(update.update_id, update.message as Message, bot, recent, maxInboundChars);
   if ("message_reaction" in update) {
     return normalizeReaction(
       update.update_id,
@@ -158,6 +169,7 @@ async function normalizeMessage(
   m: Message,
   bot: BotIdentity,
   recent: RecentMessages,
+  maxInboundChars: number,
 ): Promise<InboundEvent[]> {
   if (!isWellFormedMessage(m) || !m.from || typeof m.from.id !== "number") {
     throw new MalformedUpdateError("message without message_id, date, chat or sender");
@@ -218,7 +230,7 @@ async function normalizeMessage(
       event: {
         ...base,
         messageId: messageRefOf(chatId, m.message_id),
-        text,
+        text: capInboundText(text, maxInboundChars),
         attachments,
         mentioned,
         isDirect,
