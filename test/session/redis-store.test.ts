@@ -47,6 +47,23 @@ describeSessionStoreContract("redis", async () => {
 });
 
 describe("RedisSessionStore", () => {
+  it("stores a batch once when the same append arrives again (ioredis resends after Redis died before replying)", async () => {
+    const store = new RedisSessionStore({ redis, prefix: uniquePrefix("sbt-sess") });
+    const thread = "telegram:resend:0";
+    const header = await store.createSession(thread);
+    const chain = new EntryChain(null);
+    chain.add({ type: "message", message: user("hello") });
+    chain.add({ type: "message", message: assistant("hi", { usage: { input: 10, output: 5, cost: 0.5 } }) });
+    const first = await store.append(thread, header.id, chain.entries);
+    const again = await store.append(thread, header.id, chain.entries);
+    expect(again.leafId).toBe(first.leafId);
+    expect(again.entries.map((e) => e.id)).toEqual(first.entries.map((e) => e.id));
+    const all = await store.readAll(thread, header.id);
+    expect(all.entries).toHaveLength(2);
+    const meta = await store.getThreadMeta(thread);
+    expect(meta?.usage.input).toBe(10);
+  });
+
   it("reads a branch of a 10,000-entry session by fetching only the entries after its compaction", async () => {
     const store = new RedisSessionStore({ redis, prefix: uniquePrefix("sbt-sess") });
     const thread = "web:big";

@@ -221,9 +221,16 @@ export class RedisSessionStore implements SessionStore {
       if (code === -2) throw new SessionNotFoundError(threadKey, sessionId);
       if (code === -4) throw new EntryNotFoundError(threadKey, sessionId, str(reply[2]));
       if (code === -3 && attempt < 5) {
-        // An id is taken: ask which ones, rename them, try again (rare: 8 hex ids rarely collide).
         const ids = batch.map((e) => e.id);
         const found = await this.redis.hmget(k.index(threadKey, sessionId), ...ids);
+        // The script is atomic, so a batch is stored whole or not at all. When Redis dies after
+        // running it but before replying, ioredis resends the command on reconnect: every id is
+        // then taken by the very same line, and the append already happened.
+        if (await this.alreadyStored(threadKey, sessionId, batch, found)) {
+          await this.redis.zadd(k.threads(), this.now(), threadKey);
+          return { entries: batch, leafId: batch[batch.length - 1]?.id ?? "" };
+        }
+        // Otherwise an id collides with another entry: rename, try again (8 hex ids rarely collide).
         const taken = new Set(ids.filter((_, i) => found[i] !== null));
         batch = renameTakenIds(batch, (id) => taken.has(id));
         continue;
@@ -232,6 +239,21 @@ export class RedisSessionStore implements SessionStore {
         `Could not append to session ${sessionId}: entry id ${str(reply[1])} stays taken.`,
       );
     }
+  }
+
+  /** True when every entry of `batch` is stored under its id with exactly the same JSON line. */
+  private async alreadyStored(
+    threadKey: string,
+    sessionId: string,
+    batch: SessionEntry[],
+    indexValues: (string | null)[],
+  ): Promise<boolean> {
+    if (indexValues.some((v) => v === null)) return false;
+    const list = this.keys.session(threadKey, sessionId);
+    const lines = await Promise.all(
+      indexValues.map((v) => this.redis.lindex(list, Number((v as string).split("\t")[0]))),
+    );
+    return batch.every((e, i) => lines[i] === JSON.stringify(e));
   }
 
   async readBranch(threadKey: string, sessionId?: string, leafId?: string): Promise<BranchRead | undefined> {
