@@ -8,9 +8,10 @@
  * with a `KeyValueStore`, across processes. Replies and reactions in a channel find their
  * conversation by walking `message_reference` links to the root (remembered the same way).
  */
+
+import { BoundedMap } from "../bounded-map.js";
 import { type AdapterLogger, isChannelError, type KeyValueStore } from "../types.js";
 import type { DiscordApi, RawMessage } from "./api.js";
-import { BoundedMap } from "./bounded-map.js";
 import { decodeThreadKey, encodeThreadKey } from "./ids.js";
 
 /** Where to post into a conversation. */

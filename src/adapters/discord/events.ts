@@ -5,10 +5,10 @@
  * discord.js's emitter.
  */
 import { type Client, Events } from "discord.js";
+import { BoundedMap } from "../bounded-map.js";
 import type { Clock } from "../render/clock.js";
 import { type AdapterLogger, capInboundText, type EventDeduper, type InboundHandlers } from "../types.js";
 import type { DiscordApi } from "./api.js";
-import { BoundedMap } from "./bounded-map.js";
 import type { Conversations } from "./conversations.js";
 import {
   type RawReaction,

@@ -4,6 +4,7 @@
  * Slash commands are acked before their handler runs. Nothing here throws into Bolt.
  */
 import type { App } from "@slack/bolt";
+import { BoundedMap } from "../bounded-map.js";
 import { toSlackMrkdwn } from "../render/markdown.js";
 import {
   type AdapterLogger,
@@ -12,7 +13,6 @@ import {
   type EventDeduper,
   type InboundHandlers,
 } from "../types.js";
-import { BoundedMap } from "./bounded-map.js";
 import { encodeMessageRef, encodeThreadKey } from "./ids.js";
 import {
   isFromPerson,

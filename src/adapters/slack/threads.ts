@@ -4,8 +4,9 @@
  * even when their events arrive late. Remembered in process and, with a `KeyValueStore`, across
  * processes (the process that posts is often not the one that receives).
  */
+
+import { BoundedMap } from "../bounded-map.js";
 import type { AdapterLogger, KeyValueStore } from "../types.js";
-import { BoundedMap } from "./bounded-map.js";
 import { compareTs } from "./ids.js";
 import type { SlackWeb } from "./web.js";
 

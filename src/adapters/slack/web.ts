@@ -5,8 +5,8 @@
  * connection, so worker processes post and edit through it.
  */
 import { webApi } from "@slack/bolt";
+import { BoundedMap } from "../bounded-map.js";
 import { type AdapterLogger, type ChatUser, type HistoryMessage, isChannelError } from "../types.js";
-import { BoundedMap } from "./bounded-map.js";
 import { slackErrorCode, toChannelError } from "./errors.js";
 import { encodeMessageRef, isDmChannel, tsToMs } from "./ids.js";
 import { slackTextToPlain } from "./inbound.js";
