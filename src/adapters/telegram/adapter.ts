@@ -45,6 +45,11 @@ export interface TelegramAdapterConfig {
   apiRoot?: string;
   /** Inbound mode (default `polling`). */
   mode?: "polling" | "webhook";
+  /**
+   * Longest inbound message text in characters (default 20,000, as the web chat). Longer text is
+   * cut and ends with a visible "[… message truncated: N characters over the limit]".
+   */
+  maxInboundChars?: number;
   /** Webhook mode: the public URL Telegram posts to and the secret it must send back. */
   webhook?: { url: string; secretToken: string };
   /** Polling: makes the poller unique across gateway processes. Without it, poll unconditionally. */
@@ -246,7 +251,7 @@ export class TelegramAdapter implements ChannelAdapter {
     }
     let events: InboundEvent[];
     try {
-      events = await normalizeUpdate(raw, bot, this.recent);
+      events = await normalizeUpdate(raw, bot, this.recent, this.config.maxInboundChars);
     } catch (err) {
       this.log.warn(
         { updateId: id, err: err instanceof Error ? err.message : String(err) },

@@ -98,6 +98,16 @@ describe("Telegram webhook", () => {
 });
 
 describe("Telegram inbound", () => {
+  it("cuts a message longer than maxInboundChars and says how much was cut", async () => {
+    const fake = await fakeTelegram();
+    const { received } = await polling(fake, { maxInboundChars: 50 });
+    fake.userMessage({ chat: dmWith(alice), from: alice, text: "a".repeat(80) });
+    await until(() => received.messages.length === 1);
+    expect(received.messages[0]?.text).toBe(
+      `${"a".repeat(50)}\n\n[… message truncated: 30 characters over the limit]`,
+    );
+  });
+
   it("asks getUpdates for message_reaction and confirms handled updates on stop", async () => {
     const fake = await fakeTelegram();
     const { adapter, received } = await polling(fake);
