@@ -81,6 +81,11 @@ export interface ThreadStatusView {
 /** What a compaction did. */
 export interface CompactOutcome {
   compacted: boolean;
+  /**
+   * The compaction was handed to the thread's runtime, which runs it in order with the thread's
+   * messages and posts the result as a notice; nothing is compacted yet when this is true.
+   */
+  queued?: boolean;
   /** Why nothing was compacted (too little history, a run holds the thread, …). */
   reason?: string;
   tokensBefore?: number;

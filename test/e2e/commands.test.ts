@@ -140,7 +140,7 @@ describe.each(platforms)("commands on %s", (platform) => {
     await c.start(`a long story ${tag}`);
     await waitForBot(c, (m) => m.text === `alpha answers: a long story ${tag}`, "the first answer");
     await c.command("compact", "keep the names");
-    await waitForBot(c, (m) => m.text.includes("it is queued"), "the /compact reply");
+    await waitForBot(c, (m) => m.text.includes("Compacting the conversation"), "the /compact reply");
     await waitForBot(
       c,
       (m) => /Compacted the conversation|Nothing compacted: there is not enough history/.test(m.text),

@@ -239,6 +239,10 @@ describe("run and session commands", () => {
     g.host.compactOutcome = { compacted: false, reason: "a run is active" };
     expect((await g.run("/compact")).reply).toBe("Nothing compacted: a run is active.");
     expect(g.host.compactions).toEqual(["keep the decisions", undefined]);
+    g.host.compactOutcome = { compacted: false, queued: true };
+    expect((await g.run("/compact")).reply).toBe(
+      "Compacting the conversation; a note here will say how much context it freed.",
+    );
   });
 
   it("/steer and /followup deliver with their mode; without text they explain and send nothing", async () => {

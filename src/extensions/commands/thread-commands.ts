@@ -43,6 +43,10 @@ export function registerThreadCommands(api: ExtensionAPI, guard: CommandGuard): 
     usage: "[instructions]",
     handler: guard("compact the session", async (args, ctx) => {
       const outcome = await ctx.host.compact(args === "" ? undefined : args);
+      if (outcome.queued) {
+        await ctx.reply("Compacting the conversation; a note here will say how much context it freed.");
+        return;
+      }
       if (!outcome.compacted) {
         await ctx.reply(`Nothing compacted: ${outcome.reason ?? "there is not enough history yet"}.`);
         return;

@@ -170,7 +170,7 @@ export class ThreadHost implements ExtensionHost {
       type: "compact",
       ...(instructions ? { instructions } : {}),
     });
-    return { compacted: false, reason: "not yet; it is queued, and a notice here will give the result" };
+    return { compacted: false, queued: true };
   }
 
   async status(): Promise<ThreadStatusView> {
