@@ -5,7 +5,7 @@
  * Redis store and the file store; `register-commands` puts the commands into Telegram's and
  * Discord's menus.
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -138,5 +138,18 @@ describe("switchboard register-commands", () => {
       expect.arrayContaining(["model", "thinking", "new", "stop", "status", "approve", "deny"]),
     );
     expect(world.discord.rest.commands.length).toBeGreaterThan(0);
+  });
+
+  it("registers Discord's commands in the configured guild", async () => {
+    const config = world.writeConfig("guild-commands.yaml", { channels: ["discord"] });
+    const yaml = readFileSync(config, "utf8").replace(
+      `    apiUrl: ${world.discord.apiUrl}`,
+      `    apiUrl: ${world.discord.apiUrl}\n    guildId: "424242"`,
+    );
+    writeFileSync(config, yaml);
+    const before = world.discord.rest.commands.length;
+    const r = await cli(["register-commands", "--config", config]);
+    expect(r.code).toBe(0);
+    expect(world.discord.rest.commands.slice(before).map((c) => c.scope)).toEqual(["guild"]);
   });
 });

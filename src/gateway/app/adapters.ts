@@ -140,6 +140,15 @@ export async function buildAdapters(o: BuildAdaptersOptions): Promise<BuiltAdapt
         token,
         ...(dc.apiUrl ? { apiUrl: dc.apiUrl } : {}),
         ...(dc.applicationId ? { applicationId: dc.applicationId } : {}),
+        ...(dc.guildId ? { guildId: dc.guildId } : {}),
+        ...(dc.shardCount || dc.shardIds
+          ? {
+              shards: {
+                ...(dc.shardCount ? { count: dc.shardCount } : {}),
+                ...(dc.shardIds ? { ids: dc.shardIds } : {}),
+              },
+            }
+          : {}),
         ...(o.redis && o.inbound
           ? {
               lease: (shard: number) => {

@@ -138,6 +138,24 @@ export const DiscordChannelSchema = Obj(
     botToken: Secret("Bot token. Default: $DISCORD_BOT_TOKEN."),
     botTokenFile: SecretFile("the bot token"),
     applicationId: Type.Optional(Type.String({ description: "Application id (for registering commands)." })),
+    guildId: Type.Optional(
+      Type.String({
+        pattern: "^[0-9]+$",
+        description: "Register slash commands in this guild (instant) instead of globally (up to an hour).",
+      }),
+    ),
+    shardCount: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        description: "Total gateway shards (default 1; Discord asks for more at 2,500 guilds).",
+      }),
+    ),
+    shardIds: Type.Optional(
+      Type.Array(Type.Integer({ minimum: 0 }), {
+        description:
+          "Shards this deployment connects (default all of 0..shardCount-1); each is held by one gateway process through a Redis lease.",
+      }),
+    ),
     apiUrl: Type.Optional(Type.String({ description: "Discord REST base URL (tests and proxies)." })),
   },
   "Discord.",
