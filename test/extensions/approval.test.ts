@@ -154,6 +154,30 @@ describe("approval by reaction", () => {
     ]);
   });
 
+  it("an admin's ✅ that arrives before the request's message id is stored still decides", async () => {
+    let releaseAttach: () => void = () => {};
+    const attached = new Promise<void>((r) => {
+      releaseAttach = r;
+    });
+    const store = new MemoryApprovalStore();
+    const attach = store.attachMessage.bind(store);
+    store.attachMessage = async (id, ref) => {
+      await attached;
+      await attach(id, ref);
+    };
+    const s = await setup({ store });
+    const running = s.worker.run("clean up");
+    await waitUntil(() => s.worker.host.messages.length === 1, "the request message");
+    const ref = s.worker.host.messages[0]?.ref ?? "";
+    const reacted = s.react(ref, "✅", ADMIN);
+    await waitUntil(() => s.clock.pending > 0, "the reaction to wait for the message id");
+    releaseAttach();
+    await s.clock.advance(100);
+    expect(await reacted).toBe(true);
+    await running;
+    expect(s.tool.ran).toEqual(["rm -rf build"]);
+  });
+
   it("an admin's ❌ gives the model an error result saying so", async () => {
     const s = await setup();
     const running = s.worker.run("clean up");

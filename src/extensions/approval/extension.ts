@@ -84,7 +84,7 @@ export function createApprovalExtension(options: ApprovalExtensionOptions): Exte
       const outcome = EMOJI_OUTCOMES[event.emoji];
       if (!outcome || !event.added) return undefined;
       try {
-        const record = await store.findByMessage(event.messageRef);
+        const record = await findRequest(event.messageRef, ctx.thread.threadKey);
         if (!record) return undefined;
         // The bot's own ✅ ❌ ♾️ and anyone who is not an admin of this platform decide nothing.
         if (event.user.isBot || !isAdminOf(record, ctx, event.user.id)) return { handled: true };
@@ -227,6 +227,21 @@ export function createApprovalExtension(options: ApprovalExtensionOptions): Exte
       );
     await audit(ctx, auditData(settled));
     return isApproval(settled.status) ? undefined : { block: true, reason: denialReason(settled) };
+  }
+
+  /**
+   * The request whose message is `messageRef`. A request is posted before its message id is
+   * stored, so a quick reaction can arrive first: while the thread has a request without a message,
+   * look again every 100 ms for up to a second instead of dropping the decision.
+   */
+  async function findRequest(messageRef: string, threadKey: string): Promise<ApprovalRecord | undefined> {
+    for (let attempt = 0; ; attempt++) {
+      const record = await store.findByMessage(messageRef);
+      if (record || attempt >= 10) return record;
+      const pending = await store.pendingIn(threadKey);
+      if (!pending.some((r) => r.messageRef === undefined)) return undefined;
+      await clock.sleep(100);
+    }
   }
 
   /** Waits for a decision, the timeout (→ expired) or the run's abort (→ cancelled); resolves with the settled record. */
