@@ -4,40 +4,9 @@
  * real sleeps.
  */
 
-/** Reads the time and waits. `sleep` rejects with the signal's reason when `signal` aborts. */
-export interface Clock {
-  now(): number;
-  sleep(ms: number, signal?: AbortSignal): Promise<void>;
-}
+import { abortReason, type Clock } from "../../agent/clock.js";
 
-function abortReason(signal: AbortSignal): unknown {
-  return signal.reason ?? new Error("aborted");
-}
-
-/** The real clock: `Date.now()` and `setTimeout`. */
-export const systemClock: Clock = {
-  now: () => Date.now(),
-  sleep(ms, signal) {
-    return new Promise((resolve, reject) => {
-      if (signal?.aborted) {
-        reject(abortReason(signal));
-        return;
-      }
-      const onAbort = () => {
-        clearTimeout(timer);
-        reject(signal ? abortReason(signal) : new Error("aborted"));
-      };
-      const timer = setTimeout(
-        () => {
-          signal?.removeEventListener("abort", onAbort);
-          resolve();
-        },
-        Math.max(0, ms),
-      );
-      signal?.addEventListener("abort", onAbort, { once: true });
-    });
-  },
-};
+export { type Clock, systemClock } from "../../agent/clock.js";
 
 interface Timer {
   at: number;
