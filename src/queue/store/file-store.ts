@@ -11,8 +11,7 @@
  * to one thread run one at a time; loaded sessions stay indexed in memory (least recently used
  * dropped beyond `maxOpenSessions`), so reads after the first cost no file I/O.
  */
-import { randomBytes } from "node:crypto";
-import { mkdir, open, readdir, readFile, rename } from "node:fs/promises";
+import { mkdir, readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { buildSessionContext } from "../../agent/session/context.js";
 import { createSessionHeader } from "../../agent/session/entries.js";
@@ -20,16 +19,15 @@ import { consoleWarnLogger, serializeSession, type WarnLogger } from "../../agen
 import type { SessionEntry, SessionHeader } from "../../agent/session/types.js";
 import { EntryNotFoundError, InvalidEntryError, LeaseLostError, SessionNotFoundError } from "./errors.js";
 import { KeyedQueue } from "./keyed-queue.js";
+import { emptyMetaFile, type MetaFile, parseMetaFile, writeMetaFile } from "./meta-file.js";
 import { appendDurably, createDurably, loadSessionFile, SessionIndex, syncDir } from "./session-file.js";
 import {
   assertEntries,
-  emptyTotals,
   initialEntries,
   isSafeSessionId,
   prepareImport,
   renameTakenIds,
   settingsOf,
-  totalsFrom,
   usageOf,
   walkBranch,
 } from "./shared.js";
@@ -65,20 +63,6 @@ export interface FileSessionStoreOptions {
   maxOpenSessions?: number;
   /** Clock for activity times, in ms. Default `Date.now`. */
   now?: () => number;
-}
-
-/** What meta.json holds. */
-interface MetaFile {
-  version: 1;
-  threadKey: string;
-  sessions: string[];
-  currentSessionId?: string;
-  /** Leaves moved by `setLeaf`; a session without an override has its last entry as leaf. */
-  leafOverrides: Record<string, string | null>;
-  model?: string;
-  thinkingLevel?: string;
-  usage: UsageTotals;
-  updatedAt: number;
 }
 
 export class FileSessionStore implements SessionStore {
@@ -119,7 +103,7 @@ export class FileSessionStore implements SessionStore {
     const path = join(this.threadDir(threadKey), "meta.json");
     let meta: MetaFile | undefined;
     try {
-      meta = this.parseMeta(threadKey, JSON.parse(await readFile(path, "utf8")));
+      meta = parseMetaFile(threadKey, JSON.parse(await readFile(path, "utf8")));
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== "ENOENT") {
         this.logger.warn(
@@ -132,25 +116,6 @@ export class FileSessionStore implements SessionStore {
       }
     }
     if (meta) this.metas.set(threadKey, meta);
-    return meta;
-  }
-
-  private parseMeta(threadKey: string, v: unknown): MetaFile {
-    if (typeof v !== "object" || v === null || !Array.isArray((v as MetaFile).sessions))
-      throw new Error("meta.json has no sessions list");
-    const raw = v as Partial<MetaFile>;
-    const meta: MetaFile = {
-      version: 1,
-      threadKey,
-      sessions: (raw.sessions ?? []).filter((s): s is string => typeof s === "string" && isSafeSessionId(s)),
-      leafOverrides:
-        typeof raw.leafOverrides === "object" && raw.leafOverrides !== null ? raw.leafOverrides : {},
-      usage: totalsFrom((raw.usage ?? {}) as Record<string, unknown>),
-      updatedAt: typeof raw.updatedAt === "number" ? raw.updatedAt : 0,
-    };
-    if (typeof raw.currentSessionId === "string") meta.currentSessionId = raw.currentSessionId;
-    if (typeof raw.model === "string") meta.model = raw.model;
-    if (typeof raw.thinkingLevel === "string") meta.thinkingLevel = raw.thinkingLevel;
     return meta;
   }
 
@@ -173,43 +138,19 @@ export class FileSessionStore implements SessionStore {
       if (index) sessions.push({ id, time: Date.parse(index.header.timestamp) || 0 });
     }
     sessions.sort((a, b) => a.time - b.time);
-    const meta: MetaFile = {
-      version: 1,
-      threadKey,
-      sessions: sessions.map((s) => s.id),
-      leafOverrides: {},
-      usage: emptyTotals(),
-      updatedAt: this.now(),
-    };
+    const meta: MetaFile = { ...emptyMetaFile(threadKey, this.now()), sessions: sessions.map((s) => s.id) };
     const current = sessions[sessions.length - 1];
     if (current) meta.currentSessionId = current.id;
     return meta;
   }
 
   private async writeMeta(meta: MetaFile): Promise<void> {
-    const dir = this.threadDir(meta.threadKey);
-    const path = join(dir, "meta.json");
-    const tmp = join(dir, `.meta.json.${randomBytes(4).toString("hex")}.tmp`);
-    const handle = await open(tmp, "w");
-    try {
-      await handle.writeFile(`${JSON.stringify(meta)}\n`, "utf8");
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    await rename(tmp, path);
+    await writeMetaFile(this.threadDir(meta.threadKey), meta);
     this.metas.set(meta.threadKey, meta);
   }
 
   private emptyMeta(threadKey: string): MetaFile {
-    return {
-      version: 1,
-      threadKey,
-      sessions: [],
-      leafOverrides: {},
-      usage: emptyTotals(),
-      updatedAt: this.now(),
-    };
+    return emptyMetaFile(threadKey, this.now());
   }
 
   // ---- session indexes ----------------------------------------------------------------------
