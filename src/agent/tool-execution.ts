@@ -9,6 +9,7 @@ import type {
   AgentEvent,
   AgentLoopConfig,
   AgentMessage,
+  AgentTool,
   AgentToolResult,
   BeforeToolCallContext,
 } from "./types.js";
@@ -66,18 +67,30 @@ function startEvent(toolCall: ToolCall): AgentEvent {
   };
 }
 
-async function runToolCall(batch: ToolBatch, toolCall: ToolCall): Promise<ToolOutcome> {
-  const { context, config, signal, emit } = batch;
+/** A call ready to run: its tool exists, its arguments are valid and `beforeToolCall` let it through. */
+interface PreparedCall {
+  toolCall: ToolCall;
+  tool: AgentTool;
+  args: Record<string, unknown>;
+  hookContext: BeforeToolCallContext;
+}
+
+/** Finds the tool, validates the arguments and asks `beforeToolCall`; an outcome means the call ends here. */
+async function prepareToolCall(
+  batch: ToolBatch,
+  toolCall: ToolCall,
+): Promise<{ prepared: PreparedCall } | { outcome: ToolOutcome }> {
+  const { context, config, signal } = batch;
   const tool = context.tools?.find((t) => t.name === toolCall.name);
   if (!tool) {
     const names = context.tools?.map((t) => t.name).join(", ") || "none";
-    return errorOutcome(`Tool "${toolCall.name}" not found. Available tools: ${names}.`);
+    return { outcome: errorOutcome(`Tool "${toolCall.name}" not found. Available tools: ${names}.`) };
   }
   let args: Record<string, unknown>;
   try {
     args = validateToolArguments(tool, toolCall);
   } catch (e) {
-    return errorOutcome(errorText(e));
+    return { outcome: errorOutcome(errorText(e)) };
   }
   const hookContext: BeforeToolCallContext = {
     assistantMessage: batch.assistantMessage,
@@ -90,12 +103,18 @@ async function runToolCall(batch: ToolBatch, toolCall: ToolCall): Promise<ToolOu
     try {
       const decision = await config.beforeToolCall(hookContext, signal);
       if (decision?.block)
-        return errorOutcome(decision.reason ?? `Tool call "${toolCall.name}" was blocked.`);
+        return { outcome: errorOutcome(decision.reason ?? `Tool call "${toolCall.name}" was blocked.`) };
     } catch (e) {
-      return errorOutcome(`Tool call "${toolCall.name}" was blocked: ${errorText(e)}`);
+      return { outcome: errorOutcome(`Tool call "${toolCall.name}" was blocked: ${errorText(e)}`) };
     }
   }
+  return { prepared: { toolCall, tool, args, hookContext } };
+}
 
+/** Runs a prepared call's `execute`, then `afterToolCall`. */
+async function executePreparedCall(batch: ToolBatch, call: PreparedCall): Promise<ToolOutcome> {
+  const { config, signal, emit } = batch;
+  const { toolCall, tool, args, hookContext } = call;
   let outcome: ToolOutcome;
   let finished = false;
   try {
@@ -136,6 +155,11 @@ async function runToolCall(batch: ToolBatch, toolCall: ToolCall): Promise<ToolOu
     }
   }
   return outcome;
+}
+
+async function runToolCall(batch: ToolBatch, toolCall: ToolCall): Promise<ToolOutcome> {
+  const step = await prepareToolCall(batch, toolCall);
+  return "outcome" in step ? step.outcome : executePreparedCall(batch, step.prepared);
 }
 
 async function emitEnd(emit: Emit, toolCall: ToolCall, outcome: ToolOutcome): Promise<void> {
@@ -218,13 +242,42 @@ async function executeSequentially(batch: ToolBatch, toolCalls: ToolCall[]): Pro
   return { toolResults };
 }
 
+/**
+ * Parallel mode. Every start event goes first; then every call is prepared (tool lookup,
+ * validation, `beforeToolCall`, so approvals are asked at once); then, before any `execute`
+ * starts, the steering queue is read: a message that arrived after the assistant message skips
+ * every prepared call with the steering text (as pi's engine does), and calls that already ended
+ * in preparation keep their error. Otherwise the prepared calls run concurrently and steering is
+ * read again after the batch.
+ */
 async function executeInParallel(batch: ToolBatch, toolCalls: ToolCall[]): Promise<ToolBatchResult> {
   const { emit, signal } = batch;
   if (signal?.aborted) return { toolResults: await skipAll(emit, toolCalls, SKIPPED_FOR_ABORT_TEXT) };
   for (const toolCall of toolCalls) await emit(startEvent(toolCall));
-  const outcomes = await Promise.all(
+  const steps = await Promise.all(
     toolCalls.map(async (toolCall) => {
-      const outcome = await runToolCall(batch, toolCall);
+      const step = await prepareToolCall(batch, toolCall);
+      if ("outcome" in step) await emitEnd(emit, toolCall, step.outcome);
+      return step;
+    }),
+  );
+  const prepared = steps.filter((s): s is { prepared: PreparedCall } => "prepared" in s).length;
+
+  let skipText: string | undefined;
+  let early: SteeringPoll | undefined;
+  if (prepared > 0 && signal?.aborted) skipText = SKIPPED_FOR_ABORT_TEXT;
+  else if (prepared > 0) {
+    early = await pollSteering(batch);
+    if ("error" in early) skipText = SKIPPED_FOR_QUEUE_FAILURE_TEXT;
+    else if (early.messages.length > 0) skipText = SKIPPED_FOR_STEERING_TEXT;
+  }
+
+  const outcomes = await Promise.all(
+    steps.map(async (step, i) => {
+      if ("outcome" in step) return step.outcome;
+      const toolCall = toolCalls[i] as ToolCall;
+      const outcome =
+        skipText !== undefined ? errorOutcome(skipText) : await executePreparedCall(batch, step.prepared);
       await emitEnd(emit, toolCall, outcome);
       return outcome;
     }),
@@ -234,6 +287,9 @@ async function executeInParallel(batch: ToolBatch, toolCalls: ToolCall[]): Promi
   for (const [i, toolCall] of toolCalls.entries()) {
     toolResults.push(await emitResultMessage(emit, toolCall, outcomes[i] as ToolOutcome));
   }
+  if (early && "error" in early) return { toolResults, queueError: { error: early.error } };
+  if (early && early.messages.length > 0) return { toolResults, steeringMessages: early.messages };
+  if (skipText !== undefined) return { toolResults };
   const poll = await pollSteering(batch);
   if ("error" in poll) return { toolResults, queueError: { error: poll.error } };
   return poll.messages.length > 0 ? { toolResults, steeringMessages: poll.messages } : { toolResults };
@@ -242,9 +298,10 @@ async function executeInParallel(batch: ToolBatch, toolCalls: ToolCall[]): Promi
 /**
  * Runs every tool call of `batch.assistantMessage` in the configured mode and returns one result
  * per call in the assistant's order. Sequential mode reads steering after each call and skips the
- * remaining calls when it is non-empty; parallel mode emits every start event first, runs the
- * calls concurrently and reads steering after the batch. Calls not started before an abort get an
- * error result. Never throws.
+ * remaining calls when it is non-empty; parallel mode emits every start event first, prepares
+ * every call, reads steering before any call runs (a queued message skips them all), runs them
+ * concurrently and reads steering again after the batch. Calls not started before an abort get
+ * an error result. Never throws.
  */
 export async function executeToolCalls(batch: ToolBatch): Promise<ToolBatchResult> {
   const toolCalls = batch.assistantMessage.content.filter((c): c is ToolCall => c.type === "toolCall");

@@ -228,6 +228,92 @@ describe("Agent: sequential and parallel tool execution", () => {
     expect(llm.calls[1]?.context.messages.slice(2).map((m) => m.role)).toEqual(["toolResult", "toolResult"]);
   });
 
+  it("parallel: a steering message that arrives after the assistant message skips every call of the batch", async () => {
+    const ran: string[] = [];
+    const llm = new ScriptedStream([twoWaits, "switched to plan B"]);
+    const agent = agentWith(llm, [waitTool({}, ran)], { toolExecution: "parallel" });
+    // Arrives once the assistant message with the calls is complete, before any call runs.
+    agent.subscribe((e) => {
+      if (e.type === "message_end" && e.message.role === "assistant" && e.message.stopReason === "toolUse")
+        agent.steer({ role: "user", content: "stop, do plan B", timestamp: Date.now() });
+    });
+    const events = record(agent);
+    await agent.prompt("go");
+
+    expect(ran).toEqual([]);
+    const lines = summarize(events);
+    expect(lines.slice(lines.indexOf("tool_start A"), lines.indexOf("turn_end"))).toEqual([
+      "tool_start A",
+      "tool_start B",
+      "tool_end A error",
+      "tool_end B error",
+      "message_start toolResult",
+      "message_end toolResult(A, error)",
+      "message_start toolResult",
+      "message_end toolResult(B, error)",
+    ]);
+    expect(resultText(agent.state.messages[2])).toBe("Skipped due to queued user message.");
+    expect(resultText(agent.state.messages[3])).toBe("Skipped due to queued user message.");
+    // The steering message goes before the next call, right after the skipped results.
+    expect(llm.calls[1]?.context.messages.map((m) => m.role)).toEqual([
+      "user",
+      "assistant",
+      "toolResult",
+      "toolResult",
+      "user",
+    ]);
+    expect(llm.calls[1]?.context.messages[4]).toMatchObject({ content: "stop, do plan B" });
+  });
+
+  it("parallel: a steering message during preparation (an approval) skips every call; a call that failed preparation keeps its error", async () => {
+    const ran: string[] = [];
+    const llm = new ScriptedStream([
+      {
+        toolCalls: [
+          { id: "A", name: "wait", args: { label: "A" } },
+          { id: "X", name: "nope", args: {} },
+          { id: "B", name: "wait", args: { label: "B" } },
+        ],
+      },
+      "ok",
+    ]);
+    let agent: Agent | undefined;
+    agent = agentWith(llm, [waitTool({}, ran)], {
+      toolExecution: "parallel",
+      beforeToolCall: async ({ toolCall }) => {
+        // The user writes while the approval of B is pending.
+        if (toolCall.id === "B") agent?.steer({ role: "user", content: "never mind", timestamp: Date.now() });
+        return undefined;
+      },
+    });
+    await agent.prompt("go");
+
+    expect(ran).toEqual([]);
+    expect(agent.state.messages.slice(2, 5).map((m) => (m as { toolCallId: string }).toolCallId)).toEqual([
+      "A",
+      "X",
+      "B",
+    ]);
+    expect(resultText(agent.state.messages[2])).toBe("Skipped due to queued user message.");
+    expect(resultText(agent.state.messages[3])).toBe('Tool "nope" not found. Available tools: wait.');
+    expect(resultText(agent.state.messages[4])).toBe("Skipped due to queued user message.");
+    expect(agent.state.messages[5]).toMatchObject({ role: "user", content: "never mind" });
+  });
+
+  it("sequential: a steering message that arrives after the assistant message still lets the first call run", async () => {
+    const ran: string[] = [];
+    const llm = new ScriptedStream([twoWaits, "ok"]);
+    const agent = agentWith(llm, [waitTool({}, ran)]);
+    agent.subscribe((e) => {
+      if (e.type === "message_end" && e.message.role === "assistant" && e.message.stopReason === "toolUse")
+        agent.steer({ role: "user", content: "stop", timestamp: Date.now() });
+    });
+    await agent.prompt("go");
+    expect(ran).toEqual(["A"]);
+    expect(resultText(agent.state.messages[2])).toBe("waited A");
+    expect(resultText(agent.state.messages[3])).toBe("Skipped due to queued user message.");
+  });
+
   it("parallel: steering is read after the batch, so no call is skipped", async () => {
     const gateA = createGate();
     const llm = new ScriptedStream([twoWaits, "noted"]);
