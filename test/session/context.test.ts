@@ -50,6 +50,7 @@ describe("buildSessionContext", () => {
 
   it("shows a compaction as its summary, then the kept entries, then what follows", () => {
     const chain = new EntryChain(null);
+    chain.add({ type: "thinking_level_change", thinkingLevel: "medium" });
     chain.add({ type: "message", message: user("old question") });
     chain.add({ type: "message", message: assistant("old answer") });
     const kept = chain.add({ type: "message", message: user("recent question") });
@@ -59,11 +60,12 @@ describe("buildSessionContext", () => {
       summary: "## Goal\nanswer questions",
       firstKeptEntryId: kept.id,
       tokensBefore: 5000,
+      // Settings an older compaction recorded are ignored, as pi ignores them.
       details: {
         readFiles: [],
         modifiedFiles: [],
         model: { provider: "openai", modelId: "m1" },
-        thinkingLevel: "medium",
+        thinkingLevel: "high",
       },
     });
     chain.add({ type: "message", message: user("new question") });
@@ -74,9 +76,18 @@ describe("buildSessionContext", () => {
       "assistant:recent answer",
       "user:new question",
     ]);
-    expect(context.thinkingLevel).toBe("medium");
-    // The compaction's recorded settings stand in for changes before the kept range.
-    expect(buildSessionContext(chain.entries.slice(2))).toMatchObject({ thinkingLevel: "medium" });
+    // A change before the kept range still counts: settings are resolved over the whole path.
+    expect(context).toMatchObject({
+      thinkingLevel: "medium",
+      model: { provider: "anthropic", modelId: "claude-test" },
+    });
+    // A tail of the path (a store's branch read) gets them as `inherited`.
+    const tail = chain.entries.slice(3);
+    expect(buildSessionContext(tail)).toMatchObject({ thinkingLevel: "off" });
+    expect(buildSessionContext(tail, undefined, { thinkingLevel: "medium", model: null })).toMatchObject({
+      thinkingLevel: "medium",
+      model: { provider: "anthropic", modelId: "claude-test" },
+    });
 
     const llm = convertToLlm(context.messages);
     expect(llm[0]).toMatchObject({ role: "user" });

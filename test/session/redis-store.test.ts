@@ -82,9 +82,14 @@ describe("RedisSessionStore", () => {
 
     store.stats.elementsFetched = 0;
     const branch = await store.readBranch(thread);
-    // 30 kept + the compaction + 19 after it + the header: 51 list elements, not 10,001.
+    // 30 kept + the compaction + 19 after it + the header + the answer before the kept range (the
+    // model it names is still in force): 52 list elements, not 10,001.
     expect(branch?.entries).toHaveLength(50);
-    expect(store.stats.elementsFetched).toBe(51);
+    expect(store.stats.elementsFetched).toBe(52);
+    expect(branch?.inherited).toEqual({
+      model: { provider: "anthropic", modelId: "claude-test" },
+      thinkingLevel: "off",
+    });
     const messages = buildSessionContext(branch?.entries ?? []).messages;
     expect(messages[0]).toMatchObject({ role: "compactionSummary", summary: "all of it" });
     expect(messages).toHaveLength(1 + 30 + 19);

@@ -8,7 +8,7 @@ import {
   createCompactionSummaryMessage,
   createCustomMessage,
 } from "./messages.js";
-import type { CompactionDetails, CompactionEntry, SessionContext, SessionEntry } from "./types.js";
+import type { SessionContext, SessionEntry, SessionSettings } from "./types.js";
 
 /**
  * The entries from the root to `leafId` (inclusive), in order. Without `leafId` the last entry of
@@ -64,10 +64,67 @@ export function latestCompactionIndex(path: readonly SessionEntry[]): number {
   return -1;
 }
 
-function compactionSettings(entry: CompactionEntry): Partial<CompactionDetails> {
-  const d = entry.details;
-  if (typeof d !== "object" || d === null) return {};
-  return d as Partial<CompactionDetails>;
+/** The settings before any entry: no model, thinking `off` (what pi assumes too). */
+export const NO_SETTINGS: SessionSettings = { model: null, thinkingLevel: "off" };
+
+/**
+ * The settings in force after `path` (root→leaf order), starting from `inherited`: the latest
+ * `thinking_level_change` sets the thinking level; the latest `model_change` or assistant message
+ * sets the model. Compactions carry no settings (pi's never do), so the whole path counts.
+ */
+export function resolveSettings(
+  path: readonly SessionEntry[],
+  inherited: SessionSettings = NO_SETTINGS,
+): SessionSettings {
+  let { model, thinkingLevel } = inherited;
+  for (const entry of path) {
+    if (entry.type === "thinking_level_change") thinkingLevel = entry.thinkingLevel;
+    else if (entry.type === "model_change") model = { provider: entry.provider, modelId: entry.modelId };
+    else if (entry.type === "message" && entry.message.role === "assistant")
+      model = { provider: entry.message.provider, modelId: entry.message.model };
+  }
+  return { model, thinkingLevel };
+}
+
+/** Whether an entry sets the thinking level (`"thinking"`), the model (`"model"`), or neither. */
+export function settingKind(entry: SessionEntry): "thinking" | "model" | undefined {
+  if (entry.type === "thinking_level_change") return "thinking";
+  if (entry.type === "model_change") return "model";
+  if (entry.type === "message" && entry.message.role === "assistant") return "model";
+  return undefined;
+}
+
+/**
+ * The ids of the entries whose settings are in force at an entry: the latest thinking level
+ * change and the latest model carrier on its path, itself included (null: none). Stores keep
+ * them per entry, so the settings at any point cost two lookups instead of a walk to the root.
+ */
+export interface SettingCarriers {
+  thinking: string | null;
+  model: string | null;
+}
+
+export const NO_CARRIERS: SettingCarriers = { thinking: null, model: null };
+
+/** The settings the carriers name; a carrier `lookup` cannot find counts as none. */
+export function settingsOfCarriers(
+  carriers: SettingCarriers,
+  lookup: (id: string) => SessionEntry | undefined,
+): SessionSettings {
+  const found: SessionEntry[] = [];
+  for (const id of [carriers.model, carriers.thinking]) {
+    const entry = id === null ? undefined : lookup(id);
+    if (entry) found.push(entry);
+  }
+  return resolveSettings(found);
+}
+
+/** The carriers at `entry`, given those at its parent. */
+export function nextCarriers(entry: SessionEntry, parent: SettingCarriers): SettingCarriers {
+  const kind = settingKind(entry);
+  if (kind === "thinking") return { thinking: entry.id, model: parent.model };
+  if (kind === "model") return { thinking: parent.thinking, model: entry.id };
+  return parent;
 }
 
 /**
@@ -89,33 +146,26 @@ function dropOrphanToolResults(messages: AgentMessage[]): AgentMessage[] {
 }
 
 /**
- * Builds what the model sees for the branch ending at `leafId` (default: the last entry).
+ * Builds what the model sees for the branch ending at `leafId` (default: the last entry), the way
+ * pi's `buildSessionContext` does.
  *
- * Walks from the leaf to the root. The latest model and thinking level on the path win (model
- * changes, assistant messages, and the settings a compaction recorded). With a compaction on the
- * path, the messages are its summary (a `compactionSummary` message, shown to the model in
- * `<summary>` tags by `convertToLlm`), then the kept entries from its `firstKeptEntryId`, then
- * everything after it. `custom` entries, labels and settings never become messages;
- * `custom_message` entries do. Pure: `entries` is not modified.
+ * Walks from the leaf to the root. The settings are resolved over the whole path (see
+ * `resolveSettings`); when `entries` is only the tail of the path (a store's `readBranch`, which
+ * starts at the latest compaction's kept range), pass its `inherited` settings: those set before
+ * the first entry. With a compaction on the path, the messages are its summary (a
+ * `compactionSummary` message, shown to the model in `<summary>` tags by `convertToLlm`), then the
+ * kept entries from its `firstKeptEntryId`, then everything after it. `custom` entries, labels and
+ * settings never become messages; `custom_message` entries do. Pure: `entries` is not modified.
  */
 export function buildSessionContext(
   entries: readonly SessionEntry[],
   leafId?: string | null,
+  inherited: SessionSettings = NO_SETTINGS,
 ): SessionContext {
+  if (leafId === null) return { messages: [], ...NO_SETTINGS };
   const path = pathToLeaf(entries, leafId);
-  let thinkingLevel = "off";
-  let model: SessionContext["model"] = null;
-  for (const entry of path) {
-    if (entry.type === "thinking_level_change") thinkingLevel = entry.thinkingLevel;
-    else if (entry.type === "model_change") model = { provider: entry.provider, modelId: entry.modelId };
-    else if (entry.type === "message" && entry.message.role === "assistant")
-      model = { provider: entry.message.provider, modelId: entry.message.model };
-    else if (entry.type === "compaction") {
-      const recorded = compactionSettings(entry);
-      if (recorded.model) model = { provider: recorded.model.provider, modelId: recorded.model.modelId };
-      if (typeof recorded.thinkingLevel === "string") thinkingLevel = recorded.thinkingLevel;
-    }
-  }
+  if (path.length === 0) return { messages: [], ...NO_SETTINGS };
+  const { model, thinkingLevel } = resolveSettings(path, inherited);
 
   const messages: AgentMessage[] = [];
   const push = (entry: SessionEntry) => {
@@ -135,4 +185,16 @@ export function buildSessionContext(
     for (const entry of path) push(entry);
   }
   return { messages: dropOrphanToolResults(messages), thinkingLevel, model };
+}
+
+/**
+ * What the model sees at a store's branch read, with the settings set before its first entry.
+ * The one call for a `BranchRead` (or anything with `entries`, `leafId` and `inherited`).
+ */
+export function branchContext(branch: {
+  entries: readonly SessionEntry[];
+  leafId: string | null;
+  inherited?: SessionSettings;
+}): SessionContext {
+  return buildSessionContext(branch.entries, branch.leafId, branch.inherited);
 }

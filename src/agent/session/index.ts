@@ -3,7 +3,20 @@
  * import/export. Pure: storage lives in src/queue/store.
  */
 export * from "./compaction/index.js";
-export { buildSessionContext, entryToMessage, latestCompactionIndex, pathToLeaf } from "./context.js";
+export {
+  branchContext,
+  buildSessionContext,
+  entryToMessage,
+  latestCompactionIndex,
+  NO_CARRIERS,
+  NO_SETTINGS,
+  nextCarriers,
+  pathToLeaf,
+  resolveSettings,
+  type SettingCarriers,
+  settingKind,
+  settingsOfCarriers,
+} from "./context.js";
 export {
   type CreateHeaderOptions,
   createSessionHeader,
@@ -27,9 +40,11 @@ export {
   type WarnLogger,
 } from "./jsonl.js";
 export {
+  type BashExecutionMessage,
   BRANCH_SUMMARY_PREFIX,
   BRANCH_SUMMARY_SUFFIX,
   type BranchSummaryMessage,
+  bashExecutionToText,
   COMPACTION_SUMMARY_PREFIX,
   COMPACTION_SUMMARY_SUFFIX,
   type CompactionSummaryMessage,
@@ -40,5 +55,6 @@ export {
   createCustomMessage,
   sessionMessageToLlm,
 } from "./messages.js";
+export { type RecordedSettings, recordSettings, type SettingsRecord } from "./settings.js";
 export type * from "./types.js";
 export { CURRENT_SESSION_VERSION } from "./types.js";

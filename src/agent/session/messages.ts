@@ -21,6 +21,24 @@ export interface BranchSummaryMessage {
   timestamp: number;
 }
 
+/**
+ * A shell command a user ran in pi (`!cmd`, or `!!cmd` for one kept out of the model's context).
+ * Switchboard never writes these; it reads them from imported pi sessions and shows them to the
+ * model as pi does.
+ */
+export interface BashExecutionMessage {
+  role: "bashExecution";
+  command: string;
+  output: string;
+  exitCode: number | undefined;
+  cancelled: boolean;
+  truncated: boolean;
+  fullOutputPath?: string;
+  timestamp: number;
+  /** True for `!!` commands: kept in the session, never sent to the model. */
+  excludeFromContext?: boolean;
+}
+
 /** A message injected by an extension (`custom_message` entries); `details` never reaches the model. */
 export interface CustomMessage<T = unknown> {
   role: "custom";
@@ -36,15 +54,35 @@ declare module "../types.js" {
     compactionSummary: CompactionSummaryMessage;
     branchSummary: BranchSummaryMessage;
     custom: CustomMessage;
+    bashExecution: BashExecutionMessage;
   }
 }
 
+// The wrappers are pi's, word for word, so a session reads the same to the model in both.
 export const COMPACTION_SUMMARY_PREFIX =
-  "Earlier parts of this conversation were compacted. This summary replaces them:\n\n<summary>\n";
+  "The conversation history before this point was compacted into the following summary:\n\n<summary>\n";
 export const COMPACTION_SUMMARY_SUFFIX = "\n</summary>";
 export const BRANCH_SUMMARY_PREFIX =
-  "The conversation came back from another branch. What happened there:\n\n<summary>\n";
-export const BRANCH_SUMMARY_SUFFIX = "\n</summary>";
+  "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n";
+export const BRANCH_SUMMARY_SUFFIX = "</summary>";
+
+/**
+ * What the model reads for a user-run shell command, as pi writes it: "Ran `cmd`", the output in
+ * a fence (or "(no output)"), then whether it was cancelled or failed, and where a truncated
+ * output was saved.
+ */
+export function bashExecutionToText(message: BashExecutionMessage): string {
+  const parts = [`Ran \`${message.command}\`\n`];
+  parts.push(message.output ? `\`\`\`\n${message.output}\n\`\`\`` : "(no output)");
+  // A file may hold null for a command that never exited; only a real non-zero code is reported.
+  const code: unknown = message.exitCode;
+  if (message.cancelled) parts.push("\n\n(command cancelled)");
+  else if (code !== null && code !== undefined && code !== 0)
+    parts.push(`\n\nCommand exited with code ${String(code)}`);
+  if (message.truncated && message.fullOutputPath)
+    parts.push(`\n\n[Output truncated. Full output: ${message.fullOutputPath}]`);
+  return parts.join("");
+}
 
 function toMillis(isoTimestamp: string): number {
   const t = Date.parse(isoTimestamp);
@@ -90,9 +128,11 @@ function userText(text: string, timestamp: number): UserMessage {
 }
 
 /**
- * Converts one agent message to what the LLM understands: LLM messages pass through, session
- * kinds become user messages (summaries wrapped in `<summary>` tags), and kinds this module does
- * not know are dropped (returns undefined), since a provider could not send them anyway.
+ * Converts one agent message to what the LLM understands, exactly as pi's `convertToLlm` does: LLM
+ * messages pass through, session kinds become user messages (summaries wrapped in `<summary>`
+ * tags, a user-run shell command as "Ran `cmd`" with its output), and `bashExecution` messages
+ * marked `excludeFromContext` and kinds this module does not know are dropped (returns
+ * undefined), since a provider could not send them anyway.
  */
 export function sessionMessageToLlm(message: AgentMessage): Message | undefined {
   switch (message.role) {
@@ -107,6 +147,10 @@ export function sessionMessageToLlm(message: AgentMessage): Message | undefined 
       );
     case "branchSummary":
       return userText(BRANCH_SUMMARY_PREFIX + message.summary + BRANCH_SUMMARY_SUFFIX, message.timestamp);
+    case "bashExecution":
+      return message.excludeFromContext
+        ? undefined
+        : userText(bashExecutionToText(message), message.timestamp);
     case "custom": {
       const content =
         typeof message.content === "string"

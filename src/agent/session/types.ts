@@ -33,10 +33,22 @@ export interface SessionEntryBase {
   timestamp: string;
 }
 
+/**
+ * Which of a thread's inbox items a user message was made of: the first and last seq and the
+ * last item's queue time (ms). Switchboard's own field; pi ignores it.
+ */
+export interface InboxMark {
+  first: number;
+  last: number;
+  at: number;
+}
+
 /** A conversation message (user, assistant, tool result, or a custom agent message kind). */
 export interface MessageEntry extends SessionEntryBase {
   type: "message";
   message: AgentMessage;
+  /** On user messages made from inbox items: which ones (crash recovery delivers each once). */
+  inbox?: InboxMark;
 }
 
 export interface ModelChangeEntry extends SessionEntryBase {
@@ -50,16 +62,16 @@ export interface ThinkingLevelChangeEntry extends SessionEntryBase {
   thinkingLevel: string;
 }
 
-/** What Switchboard's own compactions store in `CompactionEntry.details`. */
+/**
+ * What compactions store in `CompactionEntry.details`, the same fields as pi's. (Compactions
+ * written before settings were resolved over the whole path also hold `model` and
+ * `thinkingLevel`; they are ignored, as pi ignores them.)
+ */
 export interface CompactionDetails {
   /** Files only read by `read` tool calls in the summarised history (and earlier summaries). */
   readFiles: string[];
   /** Files written or edited by `write`/`edit` tool calls. */
   modifiedFiles: string[];
-  /** Model on the path when the compaction was made, so a branch read that starts after it still knows it. */
-  model?: { provider: string; modelId: string };
-  /** Thinking level on the path when the compaction was made. */
-  thinkingLevel?: string;
 }
 
 /**
@@ -135,11 +147,15 @@ type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K>
 /** An entry before it gets its place in the tree: everything but `id`, `parentId` and `timestamp`. */
 export type SessionEntryInput = DistributiveOmit<SessionEntry, "id" | "parentId" | "timestamp">;
 
-/** What the model sees for one branch, plus the settings in force at its leaf. */
-export interface SessionContext {
-  messages: AgentMessage[];
+/** The model and thinking level in force at a point of a branch. */
+export interface SessionSettings {
   /** Latest thinking level on the path; `off` when none was recorded. */
   thinkingLevel: string;
   /** Latest model on the path (from a model change or an assistant message); null when none. */
   model: { provider: string; modelId: string } | null;
+}
+
+/** What the model sees for one branch, plus the settings in force at its leaf. */
+export interface SessionContext extends SessionSettings {
+  messages: AgentMessage[];
 }

@@ -62,7 +62,7 @@ export function createCliHandlers(): CliHandlers {
     },
 
     async importSession(ctx) {
-      const text = ctx.entries.map((e) => JSON.stringify(e)).join("\n");
+      const text = ctx.text ?? ctx.entries.map((e) => JSON.stringify(e)).join("\n");
       const threadKey = ctx.threadKey ?? `web:imported-${randomUUID().slice(0, 8)}`;
       return withStore(ctx, async (store) => {
         const r = await store.importJsonl(text, threadKey);

@@ -216,7 +216,7 @@ async function importSession(
     for (const p of problems.slice(0, 20)) ctx.io.stderr(`  ${p}\n`);
     return EXIT.usage;
   }
-  const where = await handlers.importSession({ ...ctx, file, entries, threadKey: parsed.threadKey });
+  const where = await handlers.importSession({ ...ctx, file, entries, text, threadKey: parsed.threadKey });
   ctx.io.stdout(
     `imported ${entries.length} lines into thread ${where.threadKey}` +
       (where.sessionId ? ` (session ${where.sessionId})` : "") +

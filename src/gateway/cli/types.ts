@@ -54,6 +54,8 @@ export interface ImportContext extends CommandContext {
   file: string;
   /** Parsed JSONL lines; the first is the session header (`type: "session"`). */
   entries: readonly Record<string, unknown>[];
+  /** The file's text as read, so the stored lines (the header first) are the file's own bytes. */
+  text?: string;
   /** Thread to import into; absent means the handler picks a new web chat thread. */
   threadKey: string | undefined;
 }

@@ -13,7 +13,7 @@
  */
 import { mkdir, readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { buildSessionContext } from "../../agent/session/context.js";
+import { settingsOfCarriers } from "../../agent/session/context.js";
 import { createSessionHeader } from "../../agent/session/entries.js";
 import { consoleWarnLogger, serializeSession, type WarnLogger } from "../../agent/session/jsonl.js";
 import type { SessionEntry, SessionHeader } from "../../agent/session/types.js";
@@ -25,6 +25,7 @@ import {
   assertEntries,
   initialEntries,
   isSafeSessionId,
+  leafSettingsOf,
   prepareImport,
   renameTakenIds,
   settingsOf,
@@ -233,15 +234,14 @@ export class FileSessionStore implements SessionStore {
     await createDurably(this.sessionPath(threadKey, header.id), serializeSession(header, entries));
     await syncDir(dir);
     this.remember(this.cacheKey(threadKey, header.id), new SessionIndex(header, [...entries], false));
-    const context = buildSessionContext(entries);
-    const settings = settingsOf(entries);
+    const settings = leafSettingsOf(entries);
     const next: MetaFile = {
       ...meta,
       sessions: [...meta.sessions, header.id],
       currentSessionId: header.id,
       updatedAt: this.now(),
     };
-    if (context.model) next.model = `${context.model.provider}/${context.model.modelId}`;
+    if (settings.model) next.model = settings.model;
     if (settings.thinkingLevel) next.thinkingLevel = settings.thinkingLevel;
     await this.writeMeta(next);
   }
@@ -321,7 +321,9 @@ export class FileSessionStore implements SessionStore {
       leaf = index.lastId;
     }
     const entries = leaf === null ? [] : walkBranch((id) => index.byId.get(id), leaf);
-    return { header: index.header, entries, leafId: leaf };
+    const before = entries[0]?.parentId ?? null;
+    const inherited = settingsOfCarriers(index.carriersAt(before), (id) => index.byId.get(id));
+    return { header: index.header, entries, leafId: leaf, inherited };
   }
 
   async readAll(threadKey: string, sessionId: string): Promise<SessionRead> {

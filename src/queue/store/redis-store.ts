@@ -11,7 +11,15 @@
  * Appends and leaf moves run as Lua scripts, fenced on `{t}:lease` when the caller passes a fence.
  */
 import type { Redis } from "ioredis";
-import { buildSessionContext } from "../../agent/session/context.js";
+import {
+  NO_CARRIERS,
+  NO_SETTINGS,
+  nextCarriers,
+  pathToLeaf,
+  resolveSettings,
+  type SettingCarriers,
+  settingKind,
+} from "../../agent/session/context.js";
 import { createSessionHeader } from "../../agent/session/entries.js";
 import {
   consoleWarnLogger,
@@ -21,13 +29,14 @@ import {
   serializeSession,
   type WarnLogger,
 } from "../../agent/session/jsonl.js";
-import type { SessionEntry, SessionHeader } from "../../agent/session/types.js";
+import type { SessionEntry, SessionHeader, SessionSettings } from "../../agent/session/types.js";
 import { EntryNotFoundError, InvalidEntryError, LeaseLostError, SessionNotFoundError } from "./errors.js";
 import { SessionKeys } from "./keys.js";
 import { type LuaReply, scripts } from "./lua.js";
 import {
   assertEntries,
   initialEntries,
+  leafSettingsOf,
   prepareImport,
   renameTakenIds,
   settingsOf,
@@ -64,9 +73,26 @@ export interface RedisSessionStoreOptions {
 /** Entries per RPUSH/HSET command when importing, to keep single commands small. */
 const IMPORT_CHUNK = 1000;
 
-function indexValue(entry: SessionEntry, position: number): string {
-  const kept = entry.type === "compaction" ? entry.firstKeptEntryId : "";
-  return `${position}\t${entry.parentId ?? ""}\t${kept}`;
+/**
+ * The index values of entries written together with the session (a new or imported session):
+ * `<list index>\t<parentId>\t<firstKeptEntryId>\t<thinking carrier>\t<model carrier>`, the
+ * carriers computed as append.lua does. `first` is the list index of `entries[0]`.
+ */
+function indexValues(entries: readonly SessionEntry[], first: number): string[] {
+  const carriers = new Map<string, SettingCarriers>();
+  return entries.map((entry, i) => {
+    const parent = entry.parentId === null ? NO_CARRIERS : (carriers.get(entry.parentId) ?? NO_CARRIERS);
+    const c = nextCarriers(entry, parent);
+    carriers.set(entry.id, c);
+    const kept = entry.type === "compaction" ? entry.firstKeptEntryId : "";
+    return `${first + i}\t${entry.parentId ?? ""}\t${kept}\t${c.thinking ?? ""}\t${c.model ?? ""}`;
+  });
+}
+
+/** The kind append.lua needs to carry settings forward: "t", "m" or "". */
+function kindOf(entry: SessionEntry): string {
+  const kind = settingKind(entry);
+  return kind === "thinking" ? "t" : kind === "model" ? "m" : "";
 }
 
 function str(v: LuaReply | undefined): string {
@@ -101,20 +127,21 @@ export class RedisSessionStore implements SessionStore {
       k.sessions(threadKey),
     ];
     if (options.fence) keys.push(options.fence.key);
-    const context = buildSessionContext(entries);
-    const settings = settingsOf(entries);
+    const settings = leafSettingsOf(entries);
     const now = this.now();
     const args: (string | number)[] = [
       header.id,
       options.fence?.token ?? "",
       JSON.stringify(header),
       now,
-      context.model ? `${context.model.provider}/${context.model.modelId}` : "",
+      settings.model ?? "",
       settings.thinkingLevel ?? "",
+      threadKey,
       entries.length,
     ];
+    const values = indexValues(entries, 1);
     entries.forEach((e, i) => {
-      args.push(JSON.stringify(e), `${e.id}\t${indexValue(e, i + 1)}`);
+      args.push(JSON.stringify(e), `${e.id}\t${values[i]}`);
     });
     const reply = await scripts.createSession.run(this.redis, keys, args);
     const code = Number(reply[0]);
@@ -149,20 +176,29 @@ export class RedisSessionStore implements SessionStore {
     const idxKey = k.index(threadKey, header.id);
     const now = this.now();
     const leaf = entries[entries.length - 1]?.id ?? "";
-    const context = buildSessionContext(entries);
+    const settings = leafSettingsOf(entries);
+    const values = indexValues(entries, 1);
     const multi = this.redis.multi();
     multi.rpush(listKey, JSON.stringify(header));
     for (let i = 0; i < entries.length; i += IMPORT_CHUNK) {
       const chunk = entries.slice(i, i + IMPORT_CHUNK);
       multi.rpush(listKey, ...chunk.map((e) => JSON.stringify(e)));
-      const fields = chunk.flatMap((e, j) => [e.id, indexValue(e, i + j + 1)]);
+      const fields = chunk.flatMap((e, j) => [e.id, values[i + j] as string]);
       multi.hset(idxKey, ...fields);
     }
     multi.hset(k.leaves(threadKey), header.id, leaf);
-    multi.hset(k.meta(threadKey), "currentSessionId", header.id, "leafId", leaf, "updatedAt", String(now));
-    if (context.model)
-      multi.hset(k.meta(threadKey), "model", `${context.model.provider}/${context.model.modelId}`);
-    const settings = settingsOf(entries);
+    multi.hset(
+      k.meta(threadKey),
+      "threadKey",
+      threadKey,
+      "currentSessionId",
+      header.id,
+      "leafId",
+      leaf,
+      "updatedAt",
+      String(now),
+    );
+    if (settings.model) multi.hset(k.meta(threadKey), "model", settings.model);
     if (settings.thinkingLevel) multi.hset(k.meta(threadKey), "thinkingLevel", settings.thinkingLevel);
     multi.rpush(k.sessions(threadKey), header.id);
     multi.zadd(k.threads(), now, threadKey);
@@ -209,6 +245,7 @@ export class RedisSessionStore implements SessionStore {
           e.id,
           e.parentId ?? "",
           e.type === "compaction" ? e.firstKeptEntryId : "",
+          kindOf(e),
         );
       }
       const reply = await scripts.append.run(this.redis, keys, args);
@@ -270,9 +307,33 @@ export class RedisSessionStore implements SessionStore {
     if (code === -5) throw new EntryNotFoundError(threadKey, sid, str(reply[1]));
     this.stats.elementsFetched += Number(reply[2]);
     const header = this.parseHeader(str(reply[3]), threadKey, sid);
-    const entries = this.parseEntries(reply.slice(4).map(str), threadKey, sid);
+    const entries = this.parseEntries(reply.slice(6).map(str), threadKey, sid);
     const leaf = str(reply[1]);
-    return { header, entries, leafId: leaf === "" ? null : leaf };
+    const carried = [str(reply[4]), str(reply[5])];
+    const inherited = carried.includes("?")
+      ? await this.inheritedFromAll(threadKey, sid, entries[0])
+      : resolveSettings(
+          this.parseEntries(
+            carried.filter((l) => l !== ""),
+            threadKey,
+            sid,
+          ),
+        );
+    return { header, entries, leafId: leaf === "" ? null : leaf, inherited };
+  }
+
+  /**
+   * The settings set before `first` on its path, from the whole session: for sessions whose index
+   * predates the settings carriers (written by an older version), so their reads stay correct.
+   */
+  private async inheritedFromAll(
+    threadKey: string,
+    sessionId: string,
+    first: SessionEntry | undefined,
+  ): Promise<SessionSettings> {
+    if (!first?.parentId) return NO_SETTINGS;
+    const all = await this.readAll(threadKey, sessionId);
+    return resolveSettings(pathToLeaf(all.entries, first.parentId));
   }
 
   async readAll(threadKey: string, sessionId: string): Promise<SessionRead> {

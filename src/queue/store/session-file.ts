@@ -3,13 +3,19 @@
  * warning), and appending lines with an fsync.
  */
 import { open, readFile } from "node:fs/promises";
+import { NO_CARRIERS, nextCarriers, type SettingCarriers } from "../../agent/session/context.js";
 import { createSessionHeader } from "../../agent/session/entries.js";
 import { parseSessionJsonl, type WarnLogger } from "../../agent/session/jsonl.js";
 import type { SessionEntry, SessionHeader } from "../../agent/session/types.js";
 
-/** A loaded session: every entry in file order, by id, and whether the file lacks a final newline. */
+/**
+ * A loaded session: every entry in file order, by id, the settings carriers at each entry, and
+ * whether the file lacks a final newline.
+ */
 export class SessionIndex {
   readonly byId = new Map<string, SessionEntry>();
+  /** Entry id → the entries that set the settings in force there (see `SettingCarriers`). */
+  readonly carriers = new Map<string, SettingCarriers>();
 
   constructor(
     readonly header: SessionHeader,
@@ -17,7 +23,7 @@ export class SessionIndex {
     /** The file ends inside a line (a truncated write): the next append starts a new line first. */
     public needsNewline: boolean,
   ) {
-    for (const e of entries) this.byId.set(e.id, e);
+    for (const e of entries) this.index(e);
   }
 
   get lastId(): string | null {
@@ -27,8 +33,18 @@ export class SessionIndex {
   add(entries: readonly SessionEntry[]): void {
     for (const e of entries) {
       this.entries.push(e);
-      this.byId.set(e.id, e);
+      this.index(e);
     }
+  }
+
+  /** The settings carriers at `id` (`NO_CARRIERS` for null or an unknown id). */
+  carriersAt(id: string | null): SettingCarriers {
+    return (id === null ? undefined : this.carriers.get(id)) ?? NO_CARRIERS;
+  }
+
+  private index(e: SessionEntry): void {
+    this.byId.set(e.id, e);
+    this.carriers.set(e.id, nextCarriers(e, this.carriersAt(e.parentId)));
   }
 }
 

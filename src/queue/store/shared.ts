@@ -2,9 +2,15 @@
  * Logic both stores share: checking and renaming a batch, the usage and settings it carries, and
  * the first entries of a new session.
  */
+import { pathToLeaf, resolveSettings } from "../../agent/session/context.js";
 import { EntryChain, headerThreadKey, newEntryId, newSessionId } from "../../agent/session/entries.js";
 import { isSessionEntry, parseSessionJsonl, type WarnLogger } from "../../agent/session/jsonl.js";
-import { CURRENT_SESSION_VERSION, type SessionEntry, type SessionHeader } from "../../agent/session/types.js";
+import {
+  CURRENT_SESSION_VERSION,
+  type MessageEntry,
+  type SessionEntry,
+  type SessionHeader,
+} from "../../agent/session/types.js";
 import { InvalidEntryError, InvalidImportError } from "./errors.js";
 import type { UsageTotals } from "./types.js";
 
@@ -80,6 +86,20 @@ export function settingsOf(entries: readonly SessionEntry[]): { model?: string; 
   return out;
 }
 
+/**
+ * The model (`provider/modelId`) and thinking level at the last entry of a session written whole
+ * (created or imported), resolved over its path as pi does; a setting nothing on the path sets is
+ * left out, so the thread's own stays.
+ */
+export function leafSettingsOf(entries: readonly SessionEntry[]): { model?: string; thinkingLevel?: string } {
+  const path = pathToLeaf(entries);
+  const settings = resolveSettings(path);
+  const out: { model?: string; thinkingLevel?: string } = {};
+  if (settings.model) out.model = `${settings.model.provider}/${settings.model.modelId}`;
+  if (path.some((e) => e.type === "thinking_level_change")) out.thinkingLevel = settings.thinkingLevel;
+  return out;
+}
+
 /** Splits `provider/modelId` at the first slash (model ids may contain slashes, providers do not). */
 export function parseModelRef(ref: string): { provider: string; modelId: string } {
   const slash = ref.indexOf("/");
@@ -138,14 +158,26 @@ export interface PreparedImport {
 }
 
 /**
- * Parses an import and points its header at `threadKey` (default: the file's own thread key).
- * Throws `InvalidImportError` when the text has no session header.
+ * Parses an import for `threadKey` (default: the file's own thread key, `threadKey` or pi's `cwd`).
+ * The header is kept exactly as the file has it, so the export gives the same line back; the
+ * thread a session belongs to is recorded by the store beside it, never written into the header.
+ * Exceptions, where pi would change the file too: a session id that cannot be a file name gets a
+ * fresh one, and a version 2 file is migrated to version 3 as pi migrates it (`hookMessage`
+ * messages become `custom`). Throws `InvalidImportError` when the text has no session header or
+ * is a version 1 file (no entry ids).
  */
 export function prepareImport(
   text: string,
   threadKey: string | undefined,
   logger: WarnLogger,
 ): PreparedImport {
+  const newline = text.indexOf("\n");
+  const firstLine = newline < 0 ? text : text.slice(0, newline);
+  const declared = declaredVersion(firstLine);
+  if (declared !== undefined && declared < 2)
+    throw new InvalidImportError(
+      `The file is a version ${declared} pi session (entries without ids). Open it once in pi, which migrates it to version 3, and import that file.`,
+    );
   const parsed = parseSessionJsonl(text, { logger, source: "import" });
   if (!parsed)
     throw new InvalidImportError(
@@ -154,14 +186,35 @@ export function prepareImport(
   const target = threadKey ?? headerThreadKey(parsed.header);
   if (!target)
     throw new InvalidImportError("The session header names no thread key (cwd); pass one to importJsonl.");
-  const header: SessionHeader = {
-    ...parsed.header,
-    id: isSafeSessionId(parsed.header.id) ? parsed.header.id : newSessionId(),
-    version: CURRENT_SESSION_VERSION,
-    cwd: target,
-    threadKey: target,
-  };
-  return { threadKey: target, header, entries: parsed.entries };
+  let header = parsed.header;
+  let entries = parsed.entries;
+  if (header.version !== CURRENT_SESSION_VERSION) {
+    header = { ...header, version: CURRENT_SESSION_VERSION };
+    entries = entries.map(migrateV2Entry);
+  }
+  if (!isSafeSessionId(header.id)) header = { ...header, id: newSessionId() };
+  return { threadKey: target, header, entries };
+}
+
+function declaredVersion(headerLine: string): number | undefined {
+  try {
+    const v: unknown = JSON.parse(headerLine);
+    if (typeof v === "object" && v !== null && (v as { type?: unknown }).type === "session") {
+      const version = (v as { version?: unknown }).version;
+      return typeof version === "number" ? version : 1;
+    }
+  } catch {
+    // Not a header line: parseSessionJsonl decides.
+  }
+  return undefined;
+}
+
+/** pi's v2 → v3 step: the `hookMessage` role was renamed `custom`. */
+function migrateV2Entry(entry: SessionEntry): SessionEntry {
+  if (entry.type !== "message") return entry;
+  const message = entry.message as unknown as { role: string };
+  if (message.role !== "hookMessage") return entry;
+  return { ...entry, message: { ...message, role: "custom" } as unknown as MessageEntry["message"] };
 }
 
 /** Session ids usable as file names (UUIDs and the like): letters, digits, `_`, `-`, `.` not first. */

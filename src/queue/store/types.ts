@@ -3,7 +3,7 @@
  * (`RedisSessionStore`) and JSONL files (`FileSessionStore`) implement it; one contract test
  * suite runs against both.
  */
-import type { SessionEntry, SessionHeader } from "../../agent/session/types.js";
+import type { SessionEntry, SessionHeader, SessionSettings } from "../../agent/session/types.js";
 
 /**
  * Proof that the caller still holds the thread's lease: an append with a fence is written only
@@ -81,10 +81,16 @@ export interface BranchRead {
   /**
    * Root→leaf entries of the branch, starting at the first entry the model still sees: the
    * latest compaction's `firstKeptEntryId`, or the root when the branch has no compaction.
-   * `buildSessionContext(entries, leafId)` turns it into the model's context.
+   * `branchContext(read)` turns it into the model's context.
    */
   entries: SessionEntry[];
   leafId: string | null;
+  /**
+   * The model and thinking level set on the path before `entries[0]` (a thinking level change
+   * made before the compaction's kept range still counts, as in pi). `NO_SETTINGS` when nothing
+   * before it set them.
+   */
+  inherited: SessionSettings;
 }
 
 export interface SessionRead {

@@ -1,15 +1,19 @@
 /**
- * From inbox items to the user messages an agent sees, and the session entry ids that record which
- * items a session already holds.
+ * From inbox items to the user messages an agent sees, and the marks that record which items a
+ * session already holds.
  *
- * Every user message made from inbox items is stored with the entry id `q<first>-<last>-<at>`
- * (first and last seq of its items, the last item's queue time in base 36). After a crash the new
- * holder compares the inflight items with these ids: an item the session holds is never delivered
- * twice, and one it does not hold is delivered again.
+ * Every user message made from inbox items is stored with an `inbox` field, `{first, last, at}`
+ * (first and last seq of its items, the last item's queue time), and an entry id derived from it
+ * (8 hex characters, pi's shape). After a crash the new holder compares the inflight items with
+ * these marks: an item the session holds is never delivered twice, and one it does not hold is
+ * delivered again. Sessions written before carry the mark in the id itself (`q<first>-<last>-<at
+ * in base 36>`); those are still read.
  */
+
+import { createHash } from "node:crypto";
 import type { InboundMessage } from "../../adapters/types.js";
 import type { TextContent, UserMessage } from "../../agent/llm/types.js";
-import type { SessionEntry } from "../../agent/session/types.js";
+import type { InboxMark, SessionEntry } from "../../agent/session/types.js";
 import type { InboundFormatter, InboxItem } from "../types.js";
 
 /** The default formatter: the texts (joined by blank lines for a merged group), attachments named. */
@@ -26,27 +30,42 @@ export const plainInboundFormatter: InboundFormatter = (messages: InboundMessage
 export interface ItemGroup {
   items: InboxItem[];
   message: UserMessage;
+  /** Stored in the message entry's `inbox` field. */
+  mark: InboxMark;
   entryId: string;
 }
 
-/** The entry id marking a message made of `items` (in seq order, at least one). */
-export function markerId(items: readonly InboxItem[]): string {
+/** The mark of a message made of `items` (in seq order, at least one). */
+export function inboxMark(items: readonly InboxItem[]): InboxMark {
   const first = items[0];
   const last = items[items.length - 1];
-  if (!first || !last) throw new Error("markerId needs at least one inbox item.");
-  return `q${first.seq}-${last.seq}-${last.at.toString(36)}`;
+  if (!first || !last) throw new Error("inboxMark needs at least one inbox item.");
+  return { first: first.seq, last: last.seq, at: last.at };
 }
 
-interface Marker {
-  first: number;
-  last: number;
-  at: number;
+/**
+ * The entry id of the message with `mark`: 8 hex characters like every other entry id, the same
+ * for the same items (the store gives a fresh one on the rare clash; the mark stays in `inbox`).
+ */
+export function markedEntryId(mark: InboxMark): string {
+  return createHash("sha256").update(`q${mark.first}-${mark.last}-${mark.at}`).digest("hex").slice(0, 8);
 }
 
-function parseMarker(id: string): Marker | undefined {
+function parseLegacyMark(id: string): InboxMark | undefined {
   const m = /^q(\d+)-(\d+)-([0-9a-z]+)$/.exec(id);
   if (!m) return undefined;
   return { first: Number(m[1]), last: Number(m[2]), at: Number.parseInt(m[3] ?? "0", 36) };
+}
+
+function isMark(v: unknown): v is InboxMark {
+  if (typeof v !== "object" || v === null) return false;
+  const m = v as InboxMark;
+  return Number.isInteger(m.first) && Number.isInteger(m.last) && typeof m.at === "number";
+}
+
+function markOf(entry: SessionEntry): InboxMark | undefined {
+  if (entry.type === "message" && isMark(entry.inbox)) return entry.inbox;
+  return parseLegacyMark(entry.id);
 }
 
 /**
@@ -55,9 +74,9 @@ function parseMarker(id: string): Marker | undefined {
  * an old entry).
  */
 export function heldSeqs(entries: readonly SessionEntry[], items: readonly InboxItem[]): number[] {
-  const markers: Marker[] = [];
+  const markers: InboxMark[] = [];
   for (const e of entries) {
-    const m = parseMarker(e.id);
+    const m = markOf(e);
     if (m) markers.push(m);
   }
   return items
@@ -78,9 +97,13 @@ export function groupItems(items: readonly InboxItem[], format: InboundFormatter
     if (prev && item.mode === "collect" && prevLast?.mode === "collect") prev.push(item);
     else groups.push([item]);
   }
-  return groups.map((g) => ({
-    items: g,
-    message: format(g.map((i) => i.message as InboundMessage)),
-    entryId: markerId(g),
-  }));
+  return groups.map((g) => {
+    const mark = inboxMark(g);
+    return {
+      items: g,
+      message: format(g.map((i) => i.message as InboundMessage)),
+      mark,
+      entryId: markedEntryId(mark),
+    };
+  });
 }

@@ -92,7 +92,10 @@ export class RunDriver {
     run?.show(event, event.type === "message_end" && this.mayRetryOverflow(run, event.message));
     if (event.type !== "message_end") return;
     const group = run?.groupOf(event.message);
-    this.h.session.persist({ type: "message", message: event.message }, group?.entryId, () => {
+    const input = group
+      ? { type: "message" as const, message: event.message, inbox: group.mark }
+      : { type: "message" as const, message: event.message };
+    this.h.session.persist(input, group?.entryId, () => {
       if (group && run) for (const i of group.items) run.persisted.add(i.seq);
     });
   }

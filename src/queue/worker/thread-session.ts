@@ -5,8 +5,9 @@
  */
 import type { Model, ThinkingLevel } from "../../agent/llm/types.js";
 import { THINKING_LEVELS } from "../../agent/llm/types.js";
-import { buildSessionContext } from "../../agent/session/context.js";
+import { branchContext } from "../../agent/session/context.js";
 import { newEntryId } from "../../agent/session/entries.js";
+import { recordSettings } from "../../agent/session/settings.js";
 import type { SessionEntry, SessionEntryInput } from "../../agent/session/types.js";
 import { LeaseLostError } from "../store/errors.js";
 import type { Fence, SessionStore } from "../store/types.js";
@@ -80,13 +81,19 @@ export class ThreadSession {
    */
   async ensureAgent(o: { switchedFrom?: string } = {}): Promise<CachedAgent> {
     const { store, cache, factory } = this.env;
+    // Queued writes first: one in flight moves the stored leaf before the cached one, and the
+    // agent would be rebuilt (and its settings written a second time, beside the first).
+    await this.flush();
     const meta = await store.getThreadMeta(this.threadKey);
     const cached = cache.get(this.threadKey);
+    // This tenure's own agent is in step with the session whatever the leaf read says: only this
+    // holder writes, and every write moves the agent's leaf with it.
+    const own = cached !== undefined && cached === this.entry;
     if (
       cached &&
       meta &&
       cached.sessionId === meta.currentSessionId &&
-      cached.leafId === meta.leafId &&
+      (own || cached.leafId === meta.leafId) &&
       !cached.agent.state.isStreaming
     ) {
       cached.binding = this.hooks.binding;
@@ -105,7 +112,7 @@ export class ThreadSession {
       if (!branch)
         throw new Error(`The store created a session for ${this.threadKey} but cannot read it back.`);
     }
-    const ctx = buildSessionContext(branch.entries, branch.leafId);
+    const ctx = branchContext(branch);
     const recordedModel = ctx.model ? `${ctx.model.provider}/${ctx.model.modelId}` : undefined;
     const controller = new AbortController();
     let entry: CachedAgent | undefined;
@@ -282,20 +289,23 @@ export class ThreadSession {
     this.recordSettings();
   }
 
-  /** Records the agent's model and thinking level in the session when they differ from the last recorded ones. */
+  /**
+   * Records the agent's model and thinking level in the session when they differ from the last
+   * recorded ones, clamping the level to the model first (`recordSettings`), so a clamp is written
+   * as pi writes it, and each change once.
+   */
   recordSettings(): void {
     const entry = this.entry;
     if (!entry) return;
-    const model = entry.agent.state.model;
-    const ref = modelRef(model);
-    if (ref !== entry.recordedModel) {
-      entry.recordedModel = ref;
-      this.persist({ type: "model_change", provider: model.provider, modelId: model.id });
-    }
-    const level = entry.agent.state.thinkingLevel;
-    if (level !== entry.recordedThinking) {
-      entry.recordedThinking = level;
-      this.persist({ type: "thinking_level_change", thinkingLevel: level });
-    }
+    const { model, thinkingLevel } = entry.agent.state;
+    const r = recordSettings(
+      { model: entry.recordedModel, thinkingLevel: entry.recordedThinking },
+      model,
+      thinkingLevel,
+    );
+    if (r.level !== thinkingLevel) entry.agent.setThinkingLevel(r.level);
+    entry.recordedModel = r.recorded.model;
+    entry.recordedThinking = r.recorded.thinkingLevel;
+    for (const input of r.entries) this.persist(input);
   }
 }

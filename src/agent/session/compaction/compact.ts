@@ -105,9 +105,8 @@ async function summarise(
  * The history goes to the model as a transcript with the structured summary prompt, or, when the
  * branch was compacted before, the update prompt that merges into `previousSummary`. A split turn
  * gets a second request for the turn's beginning; the two summaries are joined. The files read
- * and modified are appended to the summary and kept in `details`, with the leaf's model and
- * thinking level. Requests run one after the other, with `maxTokens` of 80% (history) and 50%
- * (turn prefix) of `reserveTokens`.
+ * and modified are appended to the summary and kept in `details` (pi's fields). Requests run one
+ * after the other, with `maxTokens` of 80% (history) and 50% (turn prefix) of `reserveTokens`.
  *
  * Model failures are data: `{ ok: false, errorMessage }` (nothing should be written then). Throws
  * only what `completeFn` throws (a programmer error such as an unregistered provider).
@@ -157,9 +156,6 @@ export async function compact(
   const { readFiles, modifiedFiles } = fileLists(preparation.fileOps);
   summary += formatFileLists(readFiles, modifiedFiles);
   const details: CompactionDetails = { readFiles, modifiedFiles };
-  const { model: leafModel, thinkingLevel } = preparation.leafSettings;
-  if (leafModel) details.model = leafModel;
-  details.thinkingLevel = thinkingLevel;
   return {
     ok: true,
     compaction: {

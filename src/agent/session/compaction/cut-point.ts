@@ -10,7 +10,13 @@ function startsTurn(entry: SessionEntry): boolean {
   if (entry.type === "custom_message" || entry.type === "branch_summary") return true;
   if (entry.type !== "message") return false;
   const role = entry.message.role;
-  return role === "user" || role === "custom" || role === "branchSummary" || role === "compactionSummary";
+  return (
+    role === "user" ||
+    role === "custom" ||
+    role === "bashExecution" ||
+    role === "branchSummary" ||
+    role === "compactionSummary"
+  );
 }
 
 /** True for an entry that contributes a message to the model's context. */

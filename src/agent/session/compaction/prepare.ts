@@ -3,7 +3,7 @@
  */
 import type { AgentMessage } from "../../types.js";
 import { buildSessionContext, entryToMessage, latestCompactionIndex } from "../context.js";
-import type { SessionContext, SessionEntry } from "../types.js";
+import type { SessionEntry } from "../types.js";
 import { findCutPoint } from "./cut-point.js";
 import { addPreviousDetails, collectFileOps, createFileOps, type FileOperations } from "./file-ops.js";
 import { type CompactionSettings, DEFAULT_COMPACTION_SETTINGS, estimateContextTokens } from "./tokens.js";
@@ -23,8 +23,6 @@ export interface CompactionPreparation {
   /** Files touched by the summarised history and listed by the previous compaction. */
   fileOps: FileOperations;
   settings: CompactionSettings;
-  /** Model and thinking level at the leaf, recorded in the new compaction's details. */
-  leafSettings: Pick<SessionContext, "model" | "thinkingLevel">;
 }
 
 /**
@@ -85,7 +83,6 @@ export function prepareCompaction(
     tokensBefore,
     fileOps,
     settings,
-    leafSettings: { model: context.model, thinkingLevel: context.thinkingLevel },
   };
   if (previous?.type === "compaction") preparation.previousSummary = previous.summary;
   return preparation;

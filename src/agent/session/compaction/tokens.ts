@@ -66,6 +66,8 @@ export function estimateTokens(message: AgentMessage): number {
     case "compactionSummary":
     case "branchSummary":
       return charsToTokens(message.summary.length);
+    case "bashExecution":
+      return message.excludeFromContext ? 0 : charsToTokens(message.command.length + message.output.length);
     default:
       return 0;
   }

@@ -4,7 +4,11 @@
 
   KEYS[1] meta hash      {t}:meta      currentSessionId, leafId, model, thinkingLevel, usage totals
   KEYS[2] session list   {t}:s:<sid>   element 0 = header, then one JSON entry per element
-  KEYS[3] entry index    {t}:s:<sid>:idx   entryId -> "<list index>\t<parentId>\t<firstKeptEntryId>"
+  KEYS[3] entry index    {t}:s:<sid>:idx   entryId ->
+          "<list index>\t<parentId>\t<firstKeptEntryId>\t<thinking carrier>\t<model carrier>"
+          (carriers: ids of the latest thinking_level_change and model_change/assistant message
+          on the entry's path, itself included; "" = none, "?" = unknown: an ancestor was indexed
+          before carriers existed)
   KEYS[4] leaves hash    {t}:leaves    sessionId -> leaf entry id ("" = before the first entry)
   KEYS[5] lease key      {t}:lease     (only read, and only when ARGV[2] is not empty)
 
@@ -16,8 +20,9 @@
   ARGV[8]  model "provider/id" to record for the current session ("" = unchanged)
   ARGV[9]  thinking level to record ("" = unchanged)
   ARGV[10] now, ms since epoch
-  ARGV[11] n, number of entries; then for each entry 4 values:
-           JSON line, id, parentId ("" = null), firstKeptEntryId ("" = not a compaction)
+  ARGV[11] n, number of entries; then for each entry 5 values:
+           JSON line, id, parentId ("" = null), firstKeptEntryId ("" = not a compaction),
+           kind ("t" sets the thinking level, "m" the model, "" neither)
 
   Returns:
     {1, leafId}          appended
@@ -33,10 +38,11 @@ if token ~= "" then
 end
 if redis.call("EXISTS", KEYS[2]) == 0 then return {-2} end
 
+local W = 5
 local n = tonumber(ARGV[11])
 local batch = {}
 for k = 0, n - 1 do
-  local base = 12 + k * 4
+  local base = 12 + k * W
   local id = ARGV[base + 1]
   local parent = ARGV[base + 2]
   if batch[id] or redis.call("HEXISTS", KEYS[3], id) == 1 then return {-3, id} end
@@ -52,17 +58,35 @@ local k = 0
 while k < n do
   local slice = {}
   local upto = math.min(n, k + 500)
-  for j = k, upto - 1 do slice[#slice + 1] = ARGV[12 + j * 4] end
+  for j = k, upto - 1 do slice[#slice + 1] = ARGV[12 + j * W] end
   len = redis.call("RPUSH", KEYS[2], unpack(slice))
   k = upto
+end
+
+-- The carriers at a parent: from the batch, else from its stored index value.
+local carriers = {}
+local function parentCarriers(parent)
+  if parent == "" then return "", "" end
+  local c = carriers[parent]
+  if c then return c[1], c[2] end
+  local v = redis.call("HGET", KEYS[3], parent)
+  local t, m = string.match(v, "^[^\t]*\t[^\t]*\t[^\t]*\t([^\t]*)\t([^\t]*)$")
+  if not t then return "?", "?" end
+  return t, m
 end
 
 local first = len - n
 local leaf = ""
 for j = 0, n - 1 do
-  local base = 12 + j * 4
+  local base = 12 + j * W
   leaf = ARGV[base + 1]
-  redis.call("HSET", KEYS[3], leaf, (first + j) .. "\t" .. ARGV[base + 2] .. "\t" .. ARGV[base + 3])
+  local parent = ARGV[base + 2]
+  local t, m = parentCarriers(parent)
+  local kind = ARGV[base + 4]
+  if kind == "t" then t = leaf elseif kind == "m" then m = leaf end
+  carriers[leaf] = {t, m}
+  redis.call("HSET", KEYS[3], leaf,
+    (first + j) .. "\t" .. parent .. "\t" .. ARGV[base + 3] .. "\t" .. t .. "\t" .. m)
 end
 redis.call("HSET", KEYS[4], sid, leaf)
 

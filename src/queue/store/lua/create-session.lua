@@ -2,9 +2,9 @@
   Writes a new session (header and first entries) and makes it the thread's current session,
   atomically, and only while the caller still holds the thread's lease (when a fence is given).
 
-  KEYS[1] meta hash      {t}:meta      currentSessionId, leafId, model, thinkingLevel, updatedAt
+  KEYS[1] meta hash      {t}:meta      threadKey, currentSessionId, leafId, model, thinkingLevel, updatedAt
   KEYS[2] session list   {t}:s:<sid>   element 0 = header, then one JSON entry per element
-  KEYS[3] entry index    {t}:s:<sid>:idx   entryId -> "<list index>\t<parentId>\t<firstKeptEntryId>"
+  KEYS[3] entry index    {t}:s:<sid>:idx   entryId -> index value (see append.lua)
   KEYS[4] leaves hash    {t}:leaves    sessionId -> leaf entry id ("" = before the first entry)
   KEYS[5] sessions list  {t}:sessions  session ids in creation order
   KEYS[6] lease key      {t}:lease     (only read, and only when ARGV[2] is not empty)
@@ -15,7 +15,8 @@
   ARGV[4] now, ms since epoch
   ARGV[5] model "provider/id" to record ("" = leave the thread's as it is)
   ARGV[6] thinking level to record ("" = leave it)
-  ARGV[7] n, number of entries; then for each entry 2 values: JSON line, index value
+  ARGV[7] thread key (recorded in the meta hash: the session belongs to it, whatever its header says)
+  ARGV[8] n, number of entries; then for each entry 2 values: JSON line, "<id>\t<index value>"
 
   Returns:
     {1, leafId}   created ("" = no entries)
@@ -29,17 +30,17 @@ if redis.call("EXISTS", KEYS[2]) == 1 then return {-3} end
 
 local sid = ARGV[1]
 redis.call("RPUSH", KEYS[2], ARGV[3])
-local n = tonumber(ARGV[7])
+local n = tonumber(ARGV[8])
 local leaf = ""
 for k = 0, n - 1 do
-  local line = ARGV[8 + k * 2]
-  local value = ARGV[9 + k * 2]
+  local line = ARGV[9 + k * 2]
+  local value = ARGV[10 + k * 2]
   redis.call("RPUSH", KEYS[2], line)
   leaf = string.match(value, "^([^\t]*)")
   redis.call("HSET", KEYS[3], leaf, string.sub(value, #leaf + 2))
 end
 redis.call("HSET", KEYS[4], sid, leaf)
-redis.call("HSET", KEYS[1], "currentSessionId", sid, "leafId", leaf, "updatedAt", ARGV[4])
+redis.call("HSET", KEYS[1], "threadKey", ARGV[7], "currentSessionId", sid, "leafId", leaf, "updatedAt", ARGV[4])
 if ARGV[5] ~= "" then redis.call("HSET", KEYS[1], "model", ARGV[5]) end
 if ARGV[6] ~= "" then redis.call("HSET", KEYS[1], "thinkingLevel", ARGV[6]) end
 redis.call("RPUSH", KEYS[5], sid)
