@@ -99,6 +99,37 @@ describe("RedisSessionStore", () => {
     expect(store.stats.elementsFetched).toBe(10_001);
   });
 
+  it("keeps settings set before the kept range of a session indexed by an older version (no carriers)", async () => {
+    const store = new RedisSessionStore({ redis, prefix: uniquePrefix("sbt-sess") });
+    const thread = "web:legacy";
+    const header = await store.createSession(thread, { model: "anthropic/claude-x", thinkingLevel: "high" });
+    const chain = new EntryChain((await store.readBranch(thread))?.leafId ?? null);
+    for (let i = 0; i < 3; i++) {
+      chain.add({ type: "message", message: user(`q${i}`) });
+      chain.add({ type: "message", message: assistant(`a${i}`) });
+    }
+    const kept = chain.entries[4] as SessionEntry;
+    chain.add({ type: "compaction", summary: "s", firstKeptEntryId: kept.id, tokensBefore: 1 });
+    await store.append(thread, header.id, chain.entries);
+    // What an older version stored: `<list index>\t<parentId>\t<firstKeptEntryId>`, no carriers.
+    const idx = store.keys.index(thread, header.id);
+    const values = await redis.hgetall(idx);
+    for (const [id, v] of Object.entries(values))
+      await redis.hset(idx, id, v.split("\t").slice(0, 3).join("\t"));
+    const after = new EntryChain(chain.leafId);
+    after.add({ type: "message", message: user("new") });
+    await store.append(thread, header.id, after.entries);
+
+    const branch = await store.readBranch(thread);
+    expect(branch?.entries[0]?.id).toBe(kept.id);
+    expect(branch?.inherited).toEqual({
+      thinkingLevel: "high",
+      model: { provider: "anthropic", modelId: "claude-test" },
+    });
+    // The new entry's index value says its carriers are unknown, so reads fall back to the whole session.
+    expect((await redis.hget(idx, after.entries[0]?.id as string))?.split("\t").slice(3)).toEqual(["?", "?"]);
+  });
+
   it("keeps the thread's keys under one hash tag and the prefix", async () => {
     const prefix = uniquePrefix("sbt-sess");
     const store = new RedisSessionStore({ redis, prefix });

@@ -7,12 +7,12 @@
  */
 import { randomUUID } from "node:crypto";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { buildSessionContext } from "../../src/agent/session/context.js";
+import { branchContext, buildSessionContext } from "../../src/agent/session/context.js";
 import { EntryChain } from "../../src/agent/session/entries.js";
 import { checkPiV3, parseSessionJsonl } from "../../src/agent/session/jsonl.js";
 import type { SessionEntry } from "../../src/agent/session/types.js";
 import { EntryNotFoundError, LeaseLostError, SessionNotFoundError } from "../../src/queue/store/errors.js";
-import type { Fence, SessionStore } from "../../src/queue/store/types.js";
+import type { BranchRead, Fence, SessionStore } from "../../src/queue/store/types.js";
 import { assistant, conversation, texts, toolResult, user } from "./fixtures.js";
 
 export interface StoreHarness {
@@ -162,13 +162,14 @@ export function describeSessionStoreContract(name: string, makeHarness: () => Pr
       expect(await store.readBranch(thread)).toMatchObject({ entries: [], leafId: null });
     });
 
-    it("reads a branch from the latest compaction's kept range", async () => {
+    it("reads a branch from the latest compaction's kept range, with the settings set before it", async () => {
       const chain = new EntryChain(null);
+      chain.add({ type: "thinking_level_change", thinkingLevel: "medium" });
       for (let i = 0; i < 5; i++) {
         chain.add({ type: "message", message: user(`q${i}`) });
         chain.add({ type: "message", message: assistant(`a${i}`) });
       }
-      const kept = chain.entries[6] as SessionEntry;
+      const kept = chain.entries[7] as SessionEntry;
       chain.add({
         type: "compaction",
         summary: "earlier: q0..q2",
@@ -179,7 +180,13 @@ export function describeSessionStoreContract(name: string, makeHarness: () => Pr
       const sid = await sessionWith(chain.entries);
       const branch = await store.readBranch(thread, sid);
       expect(branch?.entries[0]?.id).toBe(kept.id);
-      expect(branch?.entries).toHaveLength(chain.entries.length - 6);
+      expect(branch?.entries).toHaveLength(chain.entries.length - 7);
+      // The thinking level was set before the kept range and still holds (pi reads it so).
+      expect(branch?.inherited).toEqual({
+        thinkingLevel: "medium",
+        model: { provider: "anthropic", modelId: "claude-test" },
+      });
+      expect(branchContext(branch as BranchRead)).toMatchObject({ thinkingLevel: "medium" });
       expect(texts(buildSessionContext(branch?.entries ?? []).messages)).toEqual([
         "compactionSummary:earlier: q0..q2",
         "user:q3",
