@@ -353,10 +353,21 @@ export class SlackAdapter implements ChannelAdapter {
     return this.config.rateRule ?? { limit: 5, windowMs: 5000 };
   }
 
-  fetchHistory(threadKey: string, limit: number, before?: MessageRef): Promise<HistoryMessage[]> {
+  /** Earlier messages of the thread, with their authors' display names (`users.info`, cached) when allowed. */
+  async fetchHistory(threadKey: string, limit: number, before?: MessageRef): Promise<HistoryMessage[]> {
     const t = decodeThreadKey(threadKey);
     const beforeTs = before ? decodeMessageRef(before).ts : undefined;
-    return this.web.history(t.team, t.channel, t.threadTs, limit, beforeTs);
+    const history = await this.web.history(t.team, t.channel, t.threadTs, limit, beforeTs);
+    if (this.config.resolveUserNames === false) return history;
+    const names = new Map<string, string | undefined>();
+    for (const h of history) {
+      if (h.fromBot || h.user.name || !/^[UW][A-Z0-9]+$/.test(h.user.id) || names.has(h.user.id)) continue;
+      names.set(h.user.id, (await this.web.user(h.user.id)).name);
+    }
+    return history.map((h) => {
+      const name = names.get(h.user.id);
+      return name ? { ...h, user: { ...h.user, name } } : h;
+    });
   }
 }
 
