@@ -200,9 +200,11 @@ export class DiscordAdapter implements ChannelAdapter {
     const k = decodeThreadKey(threadKey);
     const content = this.render(text, opts.format);
     let target = await this.conv.target(threadKey);
+    // A reply refers to the message it answers, inside the conversation's channel (its thread, or
+    // the channel of a reply chain); a message elsewhere is not referenced.
     if (opts.replyTo) {
       const r = decodeMessageRef(opts.replyTo);
-      target = { channel: r.channel, replyTo: r.message };
+      if (r.channel === target.channel) target = { channel: r.channel, replyTo: r.message };
     }
     const m = await this.api.createMessage(target.channel, {
       content,

@@ -25,7 +25,7 @@ import { BoltLogger } from "./bolt-logger.js";
 import { slackNameFromEmoji } from "./emoji.js";
 import { SlackEvents } from "./events.js";
 import { acknowledgeMalformedEvent, guardRequestListener } from "./http-guard.js";
-import { decodeMessageRef, decodeThreadKey, encodeMessageRef, encodeThreadKey } from "./ids.js";
+import { decodeMessageRef, decodeThreadKey, encodeMessageRef, encodeThreadKey, isDmChannel } from "./ids.js";
 import { ThreadMembership } from "./threads.js";
 import { type SlackIdentity, SlackWeb } from "./web.js";
 
@@ -284,7 +284,8 @@ export class SlackAdapter implements ChannelAdapter {
   async post(threadKey: string, text: string, opts: PostOptions = {}): Promise<MessageRef> {
     const t = decodeThreadKey(threadKey);
     let threadTs = t.threadTs;
-    if (opts.replyTo) {
+    // A reply goes into the replied message's thread; a DM's top level stays the top level.
+    if (opts.replyTo && threadTs === undefined && !isDmChannel(t.channel)) {
       const r = decodeMessageRef(opts.replyTo);
       threadTs = (await this.web.threadOf(r.channel, r.ts)) ?? r.ts;
     }
