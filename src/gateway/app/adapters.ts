@@ -93,6 +93,7 @@ export async function buildAdapters(o: BuildAdaptersOptions): Promise<BuiltAdapt
         ? { webhook: { url: tg.webhook.url, secretToken: tg.webhook.secretToken } }
         : {}),
       ...(pollLease ? { lease: pollLease } : {}),
+      pollTimeoutSeconds: tg.pollTimeoutSeconds,
       ...(tg.editIntervalMs
         ? { editIntervalMs: tg.editIntervalMs, groupEditIntervalMs: tg.editIntervalMs }
         : {}),
