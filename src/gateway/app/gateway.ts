@@ -120,6 +120,7 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
       http: config.http,
       inbound: role !== "worker",
       redis: redis ? { redis, prefix } : undefined,
+      dataDir: cfg.dataDir,
       logger,
     });
     const adapters = new Map<Platform, ChannelAdapter>();
