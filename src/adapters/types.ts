@@ -244,6 +244,14 @@ export interface ChannelAdapter {
 
   /** The rate-limit bucket a thread's messages count against (its chat or channel), e.g. `telegram:-1001`. */
   channelOf(threadKey: string): string;
+  /**
+   * Where the thread's channel keeps its settings for new conversations (`/model`, `/thinking`): the
+   * thread key of the channel's top level, which no conversation uses (`slack:T1:C2:0`). Equal to
+   * `threadKey` when the event came from that top level itself (a Slack slash command, a Discord
+   * command outside a thread, a Telegram command in a group that replies to nothing); undefined
+   * where each conversation stands alone (DMs). Absent: no channel defaults on this platform.
+   */
+  channelDefaultsKey?(threadKey: string): string | undefined;
   /** Edit interval for one thread, when it differs from `capabilities.editIntervalMs` (Telegram groups). */
   editIntervalFor?(threadKey: string): number;
   /**

@@ -29,7 +29,7 @@ import { Conversations } from "./conversations.js";
 import { discordReactionPath } from "./emoji.js";
 import { DiscordEvents } from "./events.js";
 import { fetchHistory } from "./history.js";
-import { decodeMessageRef, decodeThreadKey, encodeMessageRef } from "./ids.js";
+import { decodeMessageRef, decodeThreadKey, encodeMessageRef, encodeThreadKey } from "./ids.js";
 import { DISCORD_CONTENT_LIMIT } from "./interactions.js";
 import { ShardConnection } from "./shard.js";
 
@@ -268,6 +268,12 @@ export class DiscordAdapter implements ChannelAdapter {
 
   rateRuleFor(): RateRule {
     return this.config.rateRule ?? { limit: 5, windowMs: 5000 };
+  }
+
+  /** A guild channel's top level (`discord:G:C:0`, threads count under their parent) holds its defaults. */
+  channelDefaultsKey(threadKey: string): string | undefined {
+    const k = decodeThreadKey(threadKey);
+    return k.guild ? encodeThreadKey(k.guild, k.channel, undefined) : undefined;
   }
 
   fetchHistory(threadKey: string, limit: number, before?: MessageRef): Promise<HistoryMessage[]> {

@@ -354,6 +354,12 @@ export class SlackAdapter implements ChannelAdapter {
     return this.config.rateRule ?? { limit: 5, windowMs: 5000 };
   }
 
+  /** A channel's top level (`slack:T:C:0`) holds its defaults; a DM is one conversation. */
+  channelDefaultsKey(threadKey: string): string | undefined {
+    const t = decodeThreadKey(threadKey);
+    return isDmChannel(t.channel) ? undefined : encodeThreadKey(t.team, t.channel, undefined);
+  }
+
   /** Earlier messages of the thread, with their authors' display names (`users.info`, cached) when allowed. */
   async fetchHistory(threadKey: string, limit: number, before?: MessageRef): Promise<HistoryMessage[]> {
     const t = decodeThreadKey(threadKey);

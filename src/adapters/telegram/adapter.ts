@@ -30,7 +30,7 @@ import type {
 import { toTelegramReaction } from "./emoji.js";
 import { isEntityParseError, toChannelError } from "./errors.js";
 import { describingFetch } from "./http.js";
-import { eventIdOf, messageRefOf, parseMessageRef, parseThreadKey } from "./ids.js";
+import { eventIdOf, messageRefOf, parseMessageRef, parseThreadKey, threadKeyOf } from "./ids.js";
 import { type BotIdentity, type InboundEvent, normalizeUpdate } from "./inbound.js";
 import { runPolling } from "./polling.js";
 import { RecentMessages } from "./recent-messages.js";
@@ -310,6 +310,12 @@ export class TelegramAdapter implements ChannelAdapter {
     return this.isGroup(parseThreadKey(threadKey).chatId)
       ? (this.config.groupEditIntervalMs ?? 3000)
       : this.capabilities.editIntervalMs;
+  }
+
+  /** A group's (or forum topic's) top level, root 0, holds its defaults; a private chat is one conversation. */
+  channelDefaultsKey(threadKey: string): string | undefined {
+    const t = parseThreadKey(threadKey);
+    return this.isGroup(t.chatId) ? threadKeyOf({ chatId: t.chatId, topic: t.topic, root: 0 }) : undefined;
   }
 
   rateRuleFor(threadKey: string): RateRule {

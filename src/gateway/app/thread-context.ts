@@ -9,7 +9,7 @@
  * formats it may be another process with no access to the gateway's platform connection.
  */
 import type { ChannelAdapter, InboundMessage } from "../../adapters/types.js";
-import type { SessionStore } from "../../queue/store/types.js";
+import type { SessionStore, ThreadMeta } from "../../queue/store/types.js";
 import type { Logger } from "../log.js";
 import { authorName, type InboundWithContext } from "./inbound-format.js";
 
@@ -20,12 +20,20 @@ import { authorName, type InboundWithContext } from "./inbound-format.js";
  */
 export async function attachThreadContext(
   inbound: InboundMessage,
-  o: { adapter: ChannelAdapter; store: SessionStore; limit: number; logger: Logger },
+  o: {
+    adapter: ChannelAdapter;
+    store: SessionStore;
+    limit: number;
+    logger: Logger;
+    /** The thread's metadata when the caller read it already (null: it has none). */
+    meta?: ThreadMeta | null;
+  },
 ): Promise<InboundMessage> {
   const fetchHistory = o.adapter.fetchHistory?.bind(o.adapter);
   if (o.limit <= 0 || !fetchHistory) return inbound;
   try {
-    if (await o.store.getThreadMeta(inbound.threadKey)) return inbound;
+    const meta = o.meta === undefined ? await o.store.getThreadMeta(inbound.threadKey) : o.meta;
+    if (meta) return inbound;
     const before = inbound.messageId || undefined;
     const history = await fetchHistory(inbound.threadKey, o.limit + 1, before);
     const earlier = history
