@@ -183,10 +183,10 @@ export class LiveMessage {
     }
   }
 
-  private async send(index: number, shown: string): Promise<"ok" | "retry" | "failed"> {
+  private async send(index: number, candidate: string): Promise<"ok" | "retry" | "failed"> {
     const { adapter, threadKey, clock } = this.o;
     const ref = this.refList[index];
-    let text = shown;
+    let text = candidate;
     this.lastStart[index] = clock.now();
     try {
       if (ref === undefined) {
