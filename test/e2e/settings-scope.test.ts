@@ -57,6 +57,18 @@ describe("a settings command at a channel's top level", () => {
       () => replies(after.ts).some((r) => r.text === "beta answers: after the switch"),
       "a new thread on the channel's model",
     );
+    // `/model` alone in a new thread lists the models and marks the one the thread will use.
+    const { message: ask } = await slack.userMessage({
+      channel: "CSCOPE",
+      user: SLACK_ADMIN,
+      text: "/model",
+      mention: true,
+    });
+    const list = await until(
+      () => replies(ask.ts).find((r) => r.text.startsWith("Models you can use")),
+      "the model list",
+    );
+    expect(list.text).toContain("▶ beta/two");
     await slack.userMessage({
       channel: "CSCOPE",
       user: SLACK_ADMIN,

@@ -134,15 +134,20 @@ export class ThreadHost implements ExtensionHost {
     await store.append(this.o.threadKey, meta.currentSessionId, [entry]);
   }
 
-  /** The thread's settings; what it has not set comes from its channel's defaults, then the deployment's. */
+  /**
+   * The thread's settings. A thread without a session yet takes what it has not set from its
+   * channel's defaults (as its first message will), then from the deployment's.
+   */
   async getSettings(): Promise<ThreadSettings> {
     const { store } = this.deps;
     const meta = await store.getThreadMeta(this.o.threadKey);
     const defaultsKey = this.deps.adapterOf(this.o.platform)?.channelDefaultsKey?.(this.o.threadKey);
-    const channel =
-      defaultsKey && defaultsKey !== this.o.threadKey && (!meta?.model || !meta.thinkingLevel)
-        ? await store.getThreadMeta(defaultsKey)
-        : undefined;
+    const inherits =
+      defaultsKey !== undefined &&
+      defaultsKey !== this.o.threadKey &&
+      !meta?.currentSessionId &&
+      (!meta?.model || !meta.thinkingLevel);
+    const channel = inherits ? await store.getThreadMeta(defaultsKey) : undefined;
     return {
       model: meta?.model ?? channel?.model ?? this.deps.defaultModel(),
       thinkingLevel: (meta?.thinkingLevel ?? channel?.thinkingLevel) as ThinkingLevel | undefined,
