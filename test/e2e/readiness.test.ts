@@ -37,4 +37,18 @@ describe("readiness", () => {
     // The poll is still open: nothing came back yet.
     expect(world.telegram.calls.filter((c) => c.method === "getUpdates")).toHaveLength(1);
   });
+
+  it("polls with channels.telegram.pollTimeoutSeconds from the config", async () => {
+    const other = await World.create({ redis: false });
+    try {
+      await other.start("all", { channels: ["telegram"], telegramPollTimeoutSeconds: 7 });
+      const poll = await until(
+        () => other.telegram.calls.find((c) => c.method === "getUpdates" && c.params.timeout !== 0),
+        "the first long poll",
+      );
+      expect(poll.params.timeout).toBe(7);
+    } finally {
+      await other.close();
+    }
+  });
 });

@@ -133,6 +133,8 @@ export interface YamlOptions {
   concurrency?: number;
   /** Run the web chat (default off). */
   web?: boolean;
+  /** `channels.telegram.pollTimeoutSeconds` (default: the config's default). */
+  telegramPollTimeoutSeconds?: number;
 }
 
 export class World {
@@ -190,6 +192,9 @@ export class World {
       `    admins: ["${TG_USERS.alice.id}"]`,
       `    allowedUsers: ["${TG_USERS.alice.id}", "${TG_USERS.bob.id}"]`,
       "    editIntervalMs: 100",
+      ...(o.telegramPollTimeoutSeconds !== undefined
+        ? [`    pollTimeoutSeconds: ${o.telegramPollTimeoutSeconds}`]
+        : []),
       "  slack:",
       `    enabled: ${ch("slack")}`,
       `    mode: ${o.slackMode ?? "http"}`,
