@@ -12,6 +12,9 @@
 import type { AdapterLogger, ChannelAdapter } from "../types.js";
 import type { Clock } from "./clock.js";
 
+/** Longest wait for a typing call in flight before the answer is posted anyway. */
+const MAX_CALL_WAIT_MS = 2000;
+
 export class TypingIndicator {
   private stopper: AbortController | undefined;
   private loop: Promise<void> | undefined;
@@ -73,7 +76,7 @@ export class TypingIndicator {
     this.stopper = undefined;
     this.loop = undefined;
     const stopping = (async () => {
-      await loop;
+      if (loop) await this.settled(loop);
       if (!this.shown) return;
       this.shown = false;
       try {
@@ -87,6 +90,17 @@ export class TypingIndicator {
     })();
     this.stopping = stopping;
     return stopping;
+  }
+
+  /**
+   * Waits for the loop's call in flight, but not for long: a typing call that hangs must not hold
+   * back the answer (it would then land after the post, which only costs a lingering indicator).
+   */
+  private async settled(loop: Promise<void>): Promise<void> {
+    const done = new AbortController();
+    const waited = this.clock.sleep(MAX_CALL_WAIT_MS, done.signal).catch(() => {});
+    await Promise.race([loop, waited]);
+    done.abort();
   }
 
   /** Stops for good: later `start` calls do nothing. */

@@ -179,6 +179,22 @@ describe("RunRenderer: typing", () => {
     expect(ops.indexOf("stop_typing")).toBeLessThan(ops.indexOf("post"));
   });
 
+  it("does not hold the answer back for a typing call that hangs", async () => {
+    const { clock, adapter, renderer } = setup();
+    let release: (() => void) | undefined;
+    adapter.typing = () => new Promise<void>((r) => (release = r));
+    renderer.onEvent({ type: "agent_start" });
+    for (const e of streamedText(["answer"])) renderer.onEvent(e);
+    await settle(() => renderer.busy);
+    expect(posts(adapter)).toEqual([]);
+    const start = clock.now();
+    renderer.onEvent({ type: "agent_end", messages: [] });
+    await driveUntil(clock, renderer.close(), { busy: () => renderer.busy });
+    expect(adapter.messages()).toEqual(["answer"]);
+    expect((posts(adapter)[0]?.at ?? 0) - start).toBeLessThanOrEqual(2000);
+    release?.();
+  });
+
   it("ends the indicator when a run shows nothing at all", async () => {
     const { clock, adapter, renderer } = setup({ stopTyping: true });
     renderer.onEvent({ type: "agent_start" });
