@@ -164,7 +164,12 @@ export interface AdapterCapabilities {
 export interface PostOptions {
   /** `markdown` (default): CommonMark converted to the platform dialect; `plain`: sent as is. */
   format?: "markdown" | "plain";
-  /** Reply to this message instead of the thread's default anchor. */
+  /**
+   * The message (of the same thread) this one answers, instead of the thread's default anchor. Shown
+   * as a reply where the platform threads replies (Telegram quote, Discord message reference); on
+   * Slack the post goes into that message's thread (a DM's top level stays the top level). The
+   * post always stays in `threadKey`'s conversation.
+   */
   replyTo?: MessageRef;
   /** Ask the platform not to notify (Telegram `disable_notification`). */
   silent?: boolean;
@@ -226,11 +231,27 @@ export interface ChannelAdapter {
   delete(ref: MessageRef): Promise<void>;
   react(ref: MessageRef, emoji: string): Promise<void>;
   unreact(ref: MessageRef, emoji: string): Promise<void>;
-  /** Show a typing indicator in the thread for about `capabilities.typingDurationMs`. */
+  /**
+   * Show a typing indicator in the thread for about `capabilities.typingDurationMs`. Where the
+   * platform ends the indicator when the bot posts a message (Telegram, Discord), a post ends it.
+   */
   typing(threadKey: string): Promise<void>;
+  /**
+   * End the typing indicator now, on platforms that can (the web chat). Absent where only a new
+   * message from the bot ends it; the renderer ends it before posting either way.
+   */
+  stopTyping?(threadKey: string): Promise<void>;
 
   /** The rate-limit bucket a thread's messages count against (its chat or channel), e.g. `telegram:-1001`. */
   channelOf(threadKey: string): string;
+  /**
+   * Where the thread's channel keeps its settings for new conversations (`/model`, `/thinking`): the
+   * thread key of the channel's top level, which no conversation uses (`slack:T1:C2:0`). Equal to
+   * `threadKey` when the event came from that top level itself (a Slack slash command, a Discord
+   * command outside a thread, a Telegram command in a group that replies to nothing); undefined
+   * where each conversation stands alone (DMs). Absent: no channel defaults on this platform.
+   */
+  channelDefaultsKey?(threadKey: string): string | undefined;
   /** Edit interval for one thread, when it differs from `capabilities.editIntervalMs` (Telegram groups). */
   editIntervalFor?(threadKey: string): number;
   /**

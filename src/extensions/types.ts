@@ -40,6 +40,12 @@ export interface ThreadView {
   readonly channelId?: string;
   readonly user?: ThreadUser;
   readonly isDirect?: boolean;
+  /**
+   * Where settings (`setModel`, `setThinkingLevel`) made here apply, in a channel or group:
+   * `thread` (the conversation it was typed in) or `channel` (the channel's default for new
+   * threads: a command typed at the channel's top level). Undefined in DMs (one conversation).
+   */
+  readonly settingsScope?: "thread" | "channel";
 }
 
 /** A message an extension injects into the conversation. The model sees `content`; `details` never. */

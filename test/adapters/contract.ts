@@ -154,6 +154,34 @@ export function runAdapterContract(name: string, make: () => Promise<ContractHar
       expect(h.thread(m.threadKey).at(-1)).toEqual({ text: "Hello, human.", fromBot: true });
     });
 
+    it("posts an answer that replies to a later user message into the same thread, after that message", async () => {
+      const first = await h.groupMessage({ text: "first question", mention: true });
+      await waitFor("the mention", () => h.received.messages.length === 1);
+      const m1 = h.received.messages[0] as InboundMessage;
+      await h.adapter.post(m1.threadKey, "first answer");
+      await h.groupMessage({ text: "second question", mention: true, replyTo: first });
+      await waitFor("the second message", () => h.received.messages.length === 2);
+      const m2 = h.received.messages[1] as InboundMessage;
+      expect(m2.threadKey).toBe(m1.threadKey);
+      await h.adapter.post(m1.threadKey, "second answer", { replyTo: m2.messageId });
+      expect(h.thread(m1.threadKey).slice(-3)).toEqual([
+        { text: "first answer", fromBot: true },
+        { text: expect.stringContaining("second question"), fromBot: false },
+        { text: "second answer", fromBot: true },
+      ]);
+    });
+
+    it("keeps a reply in a direct conversation where the conversation is", async () => {
+      await h.directMessage("one");
+      await waitFor("the DM", () => h.received.messages.length === 1);
+      await h.directMessage("two");
+      await waitFor("the second DM", () => h.received.messages.length === 2);
+      const [a, b] = h.received.messages as [InboundMessage, InboundMessage];
+      expect(b.threadKey).toBe(a.threadKey);
+      await h.adapter.post(a.threadKey, "answer to two", { replyTo: b.messageId });
+      expect(h.thread(a.threadKey).at(-1)).toEqual({ text: "answer to two", fromBot: true });
+    });
+
     it("ignores a group message that does not address the bot", async () => {
       await h.groupMessage({ text: "just chatting among ourselves" });
       await h.groupMessage({ text: "now for the bot", mention: true });

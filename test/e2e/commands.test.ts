@@ -70,11 +70,18 @@ describe.each(platforms)("commands on %s", (platform) => {
     await waitForBot(c, (m) => m.text === `alpha answers: first question ${tag}`, "alpha's answer");
 
     await c.command("model", "beta/two");
-    await waitForBot(c, (m) => m.text.includes("Model set to beta/two (Beta Two)."), "the /model reply");
+    await waitForBot(
+      c,
+      (m) => m.text.includes("Model set to beta/two (Beta Two) for this thread."),
+      "the /model reply",
+    );
     await c.command("thinking", "xhigh");
     await waitForBot(
       c,
-      (m) => m.text.includes("Beta Two does not support thinking level xhigh; set to high instead."),
+      (m) =>
+        m.text.includes(
+          "Beta Two does not support thinking level xhigh; set to high instead for this thread.",
+        ),
       "the /thinking reply",
     );
 

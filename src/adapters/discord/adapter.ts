@@ -29,7 +29,7 @@ import { Conversations } from "./conversations.js";
 import { discordReactionPath } from "./emoji.js";
 import { DiscordEvents } from "./events.js";
 import { fetchHistory } from "./history.js";
-import { decodeMessageRef, decodeThreadKey, encodeMessageRef } from "./ids.js";
+import { decodeMessageRef, decodeThreadKey, encodeMessageRef, encodeThreadKey } from "./ids.js";
 import { DISCORD_CONTENT_LIMIT } from "./interactions.js";
 import { ShardConnection } from "./shard.js";
 
@@ -200,9 +200,11 @@ export class DiscordAdapter implements ChannelAdapter {
     const k = decodeThreadKey(threadKey);
     const content = this.render(text, opts.format);
     let target = await this.conv.target(threadKey);
+    // A reply refers to the message it answers, inside the conversation's channel (its thread, or
+    // the channel of a reply chain); a message elsewhere is not referenced.
     if (opts.replyTo) {
       const r = decodeMessageRef(opts.replyTo);
-      target = { channel: r.channel, replyTo: r.message };
+      if (r.channel === target.channel) target = { channel: r.channel, replyTo: r.message };
     }
     const m = await this.api.createMessage(target.channel, {
       content,
@@ -266,6 +268,12 @@ export class DiscordAdapter implements ChannelAdapter {
 
   rateRuleFor(): RateRule {
     return this.config.rateRule ?? { limit: 5, windowMs: 5000 };
+  }
+
+  /** A guild channel's top level (`discord:G:C:0`, threads count under their parent) holds its defaults. */
+  channelDefaultsKey(threadKey: string): string | undefined {
+    const k = decodeThreadKey(threadKey);
+    return k.guild ? encodeThreadKey(k.guild, k.channel, undefined) : undefined;
   }
 
   fetchHistory(threadKey: string, limit: number, before?: MessageRef): Promise<HistoryMessage[]> {

@@ -32,6 +32,13 @@ export interface LiveMessageOptions {
   logger?: AdapterLogger;
   /** Attempts for the final text on failures other than rate limits (default 5, with backoff). */
   maxFinalAttempts?: number;
+  /** The message the first part answers: posted as a reply to it where the platform shows replies. */
+  replyTo?: MessageRef;
+  /**
+   * Awaited before every new platform message (never before an edit): the renderer uses it to keep
+   * answers in order and to end the typing indicator before text appears. Must not reject.
+   */
+  beforePost?: () => Promise<void>;
 }
 
 /** What happened to the final text. */
@@ -176,13 +183,27 @@ export class LiveMessage {
     }
   }
 
-  private async send(index: number, text: string): Promise<"ok" | "retry" | "failed"> {
+  private async send(index: number, candidate: string): Promise<"ok" | "retry" | "failed"> {
     const { adapter, threadKey, clock } = this.o;
     const ref = this.refList[index];
+    let text = candidate;
     this.lastStart[index] = clock.now();
     try {
       if (ref === undefined) {
-        this.refList[index] = await adapter.post(threadKey, text, { format: this.o.format ?? "markdown" });
+        if (this.o.beforePost) {
+          // Waiting on others (an earlier answer still being delivered) is not work of this message.
+          this.working = false;
+          await this.o.beforePost();
+          this.working = true;
+          if (this.abort.signal.aborted) return "ok";
+          text = this.target()[index] ?? text;
+          this.lastStart[index] = clock.now();
+        }
+        const replyTo = index === 0 ? this.o.replyTo : undefined;
+        this.refList[index] = await adapter.post(threadKey, text, {
+          format: this.o.format ?? "markdown",
+          ...(replyTo ? { replyTo } : {}),
+        });
       } else {
         await adapter.edit(ref, text, { format: this.o.format ?? "markdown" });
       }

@@ -1,18 +1,22 @@
 /**
- * Shows one agent run in a chat thread: a status message with a line per tool call, the reply text
- * streamed into its own message(s) by throttled edits, a typing indicator while the agent works, and
- * a failure shown once, briefly. Platform-neutral: everything it knows about the platform comes
- * from the adapter's capabilities.
+ * Shows one agent run in a chat thread, one answer at a time: each answer is a status message with
+ * a line per tool call and its text streamed into its own message(s) by throttled edits. When the
+ * run takes a new user message (a steer or a follow-up) after an answer has shown something, that
+ * answer is finished as it stands and the next output starts a new answer, posted after the earlier
+ * one is complete and as a reply to the user's message where the platform shows replies. A typing
+ * indicator shows while an answer has nothing on screen yet; a failure is shown once, briefly.
+ * Platform-neutral: everything it knows about the platform comes from the adapter's capabilities.
  *
  * It fits the queue worker's `RunSink` shape (`onEvent`, `onNotice`, `close`). `onEvent` never
  * throws and never blocks; platform failures are logged, never thrown into the agent.
  */
 import type { AgentEvent, AgentMessage } from "../../agent/types.js";
-import type { AdapterLogger, ChannelAdapter, RateLimiter } from "../types.js";
+import type { AdapterLogger, ChannelAdapter, MessageRef, RateLimiter } from "../types.js";
+import { Answer, type AnswerState } from "./answer.js";
 import { type Clock, systemClock } from "./clock.js";
-import { LiveMessage, type LiveMessageOutcome } from "./live-message.js";
+import { LiveMessage } from "./live-message.js";
 import { unlimited } from "./rate-limiter.js";
-import { formatToolStatus, type ToolLine } from "./tool-status.js";
+import { TypingIndicator } from "./typing.js";
 
 export interface RunRendererOptions {
   adapter: ChannelAdapter;
@@ -25,6 +29,12 @@ export interface RunRendererOptions {
   showTools?: boolean;
   /** Override the edit interval (default: from the adapter). */
   editIntervalMs?: number;
+  /**
+   * The chat message a user message of the run came from (the one to reply to), when known. The
+   * agent events carry the very message objects the runtime's formatter built, so a map kept by the
+   * formatter answers this.
+   */
+  replyTargetOf?: (message: AgentMessage) => MessageRef | undefined;
 }
 
 /** How a run ended, as far as the caller knows (the events usually say it already). */
@@ -43,15 +53,10 @@ export class RunRenderer {
   private readonly clock: Clock;
   private readonly limiter: RateLimiter;
   private readonly log: AdapterLogger;
-  private readonly reply: LiveMessage;
-  private status: LiveMessage | undefined;
-  private readonly tools: ToolLine[] = [];
-  private readonly doneTexts: string[] = [];
-  private currentText = "";
+  private readonly typing: TypingIndicator;
+  private readonly answers: Answer[] = [];
   private error: string | undefined;
   private aborted = false;
-  private typingStop: AbortController | undefined;
-  private typingLoop: Promise<void> | undefined;
   private finishing: Promise<void> | undefined;
   private notices = 0;
 
@@ -59,7 +64,8 @@ export class RunRenderer {
     this.clock = o.clock ?? systemClock;
     this.limiter = o.limiter ?? unlimited;
     this.log = o.logger ?? silent;
-    this.reply = this.live();
+    this.typing = new TypingIndicator(o.adapter, o.threadKey, this.clock, this.log);
+    this.answers.push(this.newAnswer(undefined));
   }
 
   /** Feed one agent event. Never throws. */
@@ -77,7 +83,7 @@ export class RunRenderer {
   /** Post a short separate message into the thread (e.g. "inbox full"). Resolves when it is sent or failed. */
   async onNotice(text: string): Promise<void> {
     this.notices++;
-    const note = this.live();
+    const note = this.live(undefined);
     note.set(text);
     await note.finish(text);
     this.notices--;
@@ -96,20 +102,37 @@ export class RunRenderer {
 
   /** True while a platform request is being made (tests wait for this to go false). */
   get busy(): boolean {
-    return this.reply.busy || (this.status?.busy ?? false) || this.notices > 0;
+    return this.answers.some((a) => a.busy) || this.notices > 0;
   }
 
-  /** Platform references of the reply's messages. */
+  /** What each answer of the run has shown and ends with, oldest first. */
+  state(): AnswerState[] {
+    return this.answers.map((a) => a.state());
+  }
+
+  /** Platform references of the reply messages of every answer, in order. */
   get replyRefs(): string[] {
-    return this.reply.refs;
+    return this.answers.flatMap((a) => a.state().replyRefs);
   }
 
-  /** Platform reference of the status message, once posted. */
+  /** Platform reference of the first answer's status message, once posted. */
   get statusRef(): string | undefined {
-    return this.status?.refs[0];
+    return this.answers.map((a) => a.state().statusRef).find((r) => r !== undefined);
   }
 
-  private live(): LiveMessage {
+  private get current(): Answer {
+    return this.answers[this.answers.length - 1] as Answer;
+  }
+
+  /**
+   * A live message of the run. `owner` is the answer it belongs to (none for notices): its first
+   * post waits for `after` (the earlier answer, complete) and ends the typing indicator.
+   */
+  private live(
+    replyTo: MessageRef | undefined,
+    owner?: () => Answer | undefined,
+    after?: Promise<unknown>,
+  ): LiveMessage {
     return new LiveMessage({
       adapter: this.o.adapter,
       threadKey: this.o.threadKey,
@@ -117,47 +140,66 @@ export class RunRenderer {
       limiter: this.limiter,
       logger: this.log,
       ...(this.o.editIntervalMs !== undefined ? { editIntervalMs: this.o.editIntervalMs } : {}),
+      ...(replyTo ? { replyTo } : {}),
+      ...(owner
+        ? {
+            beforePost: async () => {
+              await after?.catch(() => {});
+              const answer = owner();
+              if (!answer) return;
+              answer.posted = true;
+              if (answer === this.current) await this.typing.stop();
+            },
+          }
+        : {}),
     });
+  }
+
+  private newAnswer(replyTo: MessageRef | undefined): Answer {
+    const previous = this.answers.at(-1);
+    const after = previous ? previous.finish(this.clock.now(), this.aborted) : undefined;
+    let self: Answer | undefined;
+    const answer = new Answer(replyTo, (to) => this.live(to, () => self, after), this.o.showTools !== false);
+    self = answer;
+    return answer;
+  }
+
+  /** A user message the run took: a new answer starts once the current one has shown something. */
+  private userMessage(message: AgentMessage): void {
+    if (!this.current.shown) return;
+    const replyTo = this.o.replyTargetOf?.(message);
+    this.answers.push(this.newAnswer(replyTo));
   }
 
   private handle(event: AgentEvent): void {
     if (this.finishing) return;
-    if (event.type !== "agent_end") this.startTyping();
+    if (event.type === "message_start" && event.message.role === "user") this.userMessage(event.message);
+    const answer = this.current;
+    if (event.type !== "agent_end" && !answer.posted) this.typing.start();
     switch (event.type) {
       case "message_update":
-        this.currentText = textOf(event.message);
-        this.reply.set(this.replyText());
+        answer.streaming(textOf(event.message));
         return;
       case "message_end": {
         const m = event.message;
         if (!isAssistant(m)) return;
-        const text = textOf(m);
-        if (text) this.doneTexts.push(text);
-        this.currentText = "";
+        answer.messageEnded(textOf(m));
         if (m.stopReason === "error" && m.errorMessage) this.error ??= m.errorMessage;
         if (m.stopReason === "error" && !m.errorMessage) this.error ??= "The model request failed.";
         if (m.stopReason === "aborted") this.aborted = true;
-        this.reply.set(this.replyText());
         return;
       }
       case "tool_execution_start":
-        this.tools.push({
+        answer.toolStarted({
           toolCallId: event.toolCallId,
           name: event.toolName,
           args: event.args,
           startedAt: this.clock.now(),
         });
-        this.showStatus();
         return;
-      case "tool_execution_end": {
-        const line = this.tools.find((t) => t.toolCallId === event.toolCallId && t.endedAt === undefined);
-        if (line) {
-          line.endedAt = this.clock.now();
-          line.isError = event.isError;
-        }
-        this.showStatus();
+      case "tool_execution_end":
+        answer.toolEnded(event.toolCallId, this.clock.now(), event.isError);
         return;
-      }
       case "agent_end":
         void this.finish();
         return;
@@ -166,67 +208,19 @@ export class RunRenderer {
     }
   }
 
-  private replyText(): string {
-    return [...this.doneTexts, this.currentText].filter((t) => t.trim() !== "").join("\n\n");
-  }
-
-  private showStatus(): void {
-    if (this.o.showTools === false) return;
-    this.status ??= this.live();
-    this.status.set(formatToolStatus(this.tools));
-  }
-
-  private startTyping(): void {
-    if (this.typingLoop || this.o.adapter.capabilities.typingDurationMs <= 0) return;
-    const stop = new AbortController();
-    this.typingStop = stop;
-    const every = Math.max(1000, this.o.adapter.capabilities.typingDurationMs - 1000);
-    this.typingLoop = (async () => {
-      while (!stop.signal.aborted) {
-        try {
-          await this.o.adapter.typing(this.o.threadKey);
-        } catch (err) {
-          this.log.debug(
-            { err: err instanceof Error ? err.message : String(err) },
-            "typing indicator failed",
-          );
-        }
-        try {
-          await this.clock.sleep(every, stop.signal);
-        } catch {
-          return;
-        }
-      }
-    })();
-  }
-
   private finish(): Promise<void> {
     this.finishing ??= this.doFinish();
     return this.finishing;
   }
 
   private async doFinish(): Promise<void> {
-    this.typingStop?.abort();
-    await this.typingLoop;
-    if (this.currentText) {
-      this.doneTexts.push(this.currentText);
-      this.currentText = "";
-    }
-    for (const t of this.tools) {
-      if (t.endedAt === undefined) {
-        t.endedAt = this.clock.now();
-        if (this.aborted) t.cancelled = true;
-        else t.isError = true;
-      }
-    }
-    const outcomes: Promise<LiveMessageOutcome>[] = [];
-    if (this.status) outcomes.push(this.status.finish(formatToolStatus(this.tools)));
-    outcomes.push(this.reply.finish(this.replyText()));
-    const results = await Promise.all(outcomes);
-    if (results.includes("failed"))
+    await this.typing.close();
+    const now = this.clock.now();
+    const results = await Promise.all(this.answers.map((a) => a.finish(now, this.aborted)));
+    if (results.flat().includes("failed"))
       this.log.warn({ threadKey: this.o.threadKey }, "final reply not fully delivered");
     if (this.error) {
-      const note = this.live();
+      const note = this.live(undefined);
       await note.finish(`⚠️ ${briefError(this.error)}`);
     }
   }
@@ -242,6 +236,7 @@ export function createRendererFactory(opts: {
   clock?: Clock;
   logger?: AdapterLogger;
   showTools?: boolean;
+  replyTargetOf?: (message: AgentMessage) => MessageRef | undefined;
 }): (threadKey: string, runId: string) => RunRenderer {
   return (threadKey) =>
     new RunRenderer({
@@ -251,6 +246,7 @@ export function createRendererFactory(opts: {
       ...(opts.clock ? { clock: opts.clock } : {}),
       ...(opts.logger ? { logger: opts.logger } : {}),
       ...(opts.showTools !== undefined ? { showTools: opts.showTools } : {}),
+      ...(opts.replyTargetOf ? { replyTargetOf: opts.replyTargetOf } : {}),
     });
 }
 

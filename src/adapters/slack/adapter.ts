@@ -25,7 +25,7 @@ import { BoltLogger } from "./bolt-logger.js";
 import { slackNameFromEmoji } from "./emoji.js";
 import { SlackEvents } from "./events.js";
 import { acknowledgeMalformedEvent, guardRequestListener } from "./http-guard.js";
-import { decodeMessageRef, decodeThreadKey, encodeMessageRef, encodeThreadKey } from "./ids.js";
+import { decodeMessageRef, decodeThreadKey, encodeMessageRef, encodeThreadKey, isDmChannel } from "./ids.js";
 import { ThreadMembership } from "./threads.js";
 import { type SlackIdentity, SlackWeb } from "./web.js";
 
@@ -284,7 +284,8 @@ export class SlackAdapter implements ChannelAdapter {
   async post(threadKey: string, text: string, opts: PostOptions = {}): Promise<MessageRef> {
     const t = decodeThreadKey(threadKey);
     let threadTs = t.threadTs;
-    if (opts.replyTo) {
+    // A reply goes into the replied message's thread; a DM's top level stays the top level.
+    if (opts.replyTo && threadTs === undefined && !isDmChannel(t.channel)) {
       const r = decodeMessageRef(opts.replyTo);
       threadTs = (await this.web.threadOf(r.channel, r.ts)) ?? r.ts;
     }
@@ -353,10 +354,27 @@ export class SlackAdapter implements ChannelAdapter {
     return this.config.rateRule ?? { limit: 5, windowMs: 5000 };
   }
 
-  fetchHistory(threadKey: string, limit: number, before?: MessageRef): Promise<HistoryMessage[]> {
+  /** A channel's top level (`slack:T:C:0`) holds its defaults; a DM is one conversation. */
+  channelDefaultsKey(threadKey: string): string | undefined {
+    const t = decodeThreadKey(threadKey);
+    return isDmChannel(t.channel) ? undefined : encodeThreadKey(t.team, t.channel, undefined);
+  }
+
+  /** Earlier messages of the thread, with their authors' display names (`users.info`, cached) when allowed. */
+  async fetchHistory(threadKey: string, limit: number, before?: MessageRef): Promise<HistoryMessage[]> {
     const t = decodeThreadKey(threadKey);
     const beforeTs = before ? decodeMessageRef(before).ts : undefined;
-    return this.web.history(t.team, t.channel, t.threadTs, limit, beforeTs);
+    const history = await this.web.history(t.team, t.channel, t.threadTs, limit, beforeTs);
+    if (this.config.resolveUserNames === false) return history;
+    const names = new Map<string, string | undefined>();
+    for (const h of history) {
+      if (h.fromBot || h.user.name || !/^[UW][A-Z0-9]+$/.test(h.user.id) || names.has(h.user.id)) continue;
+      names.set(h.user.id, (await this.web.user(h.user.id)).name);
+    }
+    return history.map((h) => {
+      const name = names.get(h.user.id);
+      return name ? { ...h, user: { ...h.user, name } } : h;
+    });
   }
 }
 

@@ -29,7 +29,8 @@ import type {
 } from "../types.js";
 import { toTelegramReaction } from "./emoji.js";
 import { isEntityParseError, toChannelError } from "./errors.js";
-import { eventIdOf, messageRefOf, parseMessageRef, parseThreadKey } from "./ids.js";
+import { describingFetch } from "./http.js";
+import { eventIdOf, messageRefOf, parseMessageRef, parseThreadKey, threadKeyOf } from "./ids.js";
 import { type BotIdentity, type InboundEvent, normalizeUpdate } from "./inbound.js";
 import { runPolling } from "./polling.js";
 import { RecentMessages } from "./recent-messages.js";
@@ -62,7 +63,7 @@ export interface TelegramAdapterConfig {
   keyPrefix?: string;
   clock?: Clock;
   logger?: AdapterLogger;
-  /** Long-poll timeout in seconds (default 25). */
+  /** Long-poll timeout in seconds (default 25; 0 answers at once, and empty answers are then spaced out). */
   pollTimeoutSeconds?: number;
   /** Messages remembered per chat for thread context (default 200). */
   historyPerChat?: number;
@@ -104,7 +105,11 @@ export class TelegramAdapter implements ChannelAdapter {
       throw new Error("Telegram webhook mode needs webhook.url and webhook.secretToken in the config.");
     }
     this.botId = id;
-    this.api = new Api(config.token, config.apiRoot ? { apiRoot: config.apiRoot } : undefined);
+    this.api = new Api(config.token, {
+      ...(config.apiRoot ? { apiRoot: config.apiRoot } : {}),
+      // biome-ignore lint/suspicious/noExplicitAny: grammY types `fetch` as the DOM fetch; it only calls `.json()`.
+      fetch: describingFetch(config.token) as any,
+    });
     this.log = config.logger ?? silent;
     this.clock = config.clock ?? systemClock;
     this.recent = new RecentMessages({
@@ -165,8 +170,10 @@ export class TelegramAdapter implements ChannelAdapter {
     }
     const signal = this.stopper.signal;
     this.polling = (async () => {
+      let reachable = false;
       try {
         await this.api.deleteWebhook();
+        reachable = true;
       } catch (err) {
         this.log.warn({ err: toChannelError(err, "deleteWebhook").message }, "could not remove a webhook");
       }
@@ -175,6 +182,7 @@ export class TelegramAdapter implements ChannelAdapter {
           api: this.api,
           allowedUpdates: TELEGRAM_ALLOWED_UPDATES,
           timeoutSeconds: this.config.pollTimeoutSeconds ?? 25,
+          reachable,
           clock: this.clock,
           log: this.log,
           onUpdate: async (u) => {
@@ -302,6 +310,12 @@ export class TelegramAdapter implements ChannelAdapter {
     return this.isGroup(parseThreadKey(threadKey).chatId)
       ? (this.config.groupEditIntervalMs ?? 3000)
       : this.capabilities.editIntervalMs;
+  }
+
+  /** A group's (or forum topic's) top level, root 0, holds its defaults; a private chat is one conversation. */
+  channelDefaultsKey(threadKey: string): string | undefined {
+    const t = parseThreadKey(threadKey);
+    return this.isGroup(t.chatId) ? threadKeyOf({ chatId: t.chatId, topic: t.topic, root: 0 }) : undefined;
   }
 
   rateRuleFor(threadKey: string): RateRule {

@@ -1,6 +1,7 @@
 /** Telegram failures (grammY's `GrammyError` / `HttpError`) as the seam's `ChannelError`. */
 import { GrammyError, HttpError } from "grammy";
 import { ChannelError } from "../types.js";
+import { BotApiHttpError } from "./http.js";
 
 /** True when Telegram rejected the HTML formatting; the caller retries as plain text. */
 export function isEntityParseError(err: unknown): boolean {
@@ -18,7 +19,11 @@ export function isPollingConflict(err: unknown): boolean {
 export function toChannelError(err: unknown, method: string): ChannelError {
   if (err instanceof ChannelError) return err;
   if (err instanceof GrammyError) {
-    const d = err.description;
+    // Bodies without a description get one from `describingFetch`; this covers any other client.
+    const d =
+      typeof err.description === "string" && err.description !== ""
+        ? err.description
+        : `error ${err.error_code ?? "without a code"} (no description)`;
     const msg = `Telegram ${method} failed: ${d}`;
     if (err.error_code === 429) {
       const s = err.parameters.retry_after ?? 1;
@@ -34,8 +39,19 @@ export function toChannelError(err: unknown, method: string): ChannelError {
     if (err.error_code === 400) return new ChannelError("bad_request", msg, "telegram");
     return new ChannelError("other", msg, "telegram");
   }
-  if (err instanceof HttpError)
-    return new ChannelError("network", `Telegram ${method} failed: network error`, "telegram");
+  if (err instanceof HttpError) {
+    const cause = err.error;
+    if (cause instanceof BotApiHttpError) {
+      const msg = `Telegram ${method} failed: ${cause.message}`;
+      if (cause.status === 401) return new ChannelError("unauthorized", msg, "telegram");
+      if (cause.status === 429) return new ChannelError("rate_limited", msg, "telegram", 1000);
+      return new ChannelError("network", msg, "telegram");
+    }
+    // grammY keeps the cause's text out of its message (it may hold the URL, with the token).
+    const code = (cause as { code?: unknown; cause?: { code?: unknown } } | undefined)?.cause?.code;
+    const detail = typeof code === "string" ? ` (${code})` : "";
+    return new ChannelError("network", `Telegram ${method} failed: network error${detail}`, "telegram");
+  }
   return new ChannelError(
     "other",
     `Telegram ${method} failed: ${err instanceof Error ? err.message : String(err)}`,

@@ -6,7 +6,8 @@
  * (Telegram's privacy mode delivers roughly that set; with privacy off, the rest is only remembered
  * for thread context). Threads: the whole private chat is one thread; in groups a top-level message
  * starts a reply chain rooted at itself and replies join their parent's chain; forum topics keep
- * their chains apart. Input is untrusted: malformed updates throw `MalformedUpdateError`, which the
+ * their chains apart. A native command in a group that replies to nothing addresses the group's
+ * top level (root 0, where its defaults for new chains live). Input is untrusted: malformed updates throw `MalformedUpdateError`, which the
  * adapter logs before skipping the update; update kinds Switchboard does not use yield no event.
  */
 import type { Message, MessageEntity, ReactionType, Update, User } from "grammy/types";
@@ -186,8 +187,9 @@ async function normalizeMessage(
   const repliedToBot = reply?.from?.id === bot.id;
   let root = 0;
   if (!isDirect) {
+    // A parent at the group's top level (root 0: the answer to a group-wide command) starts a chain.
     const parent = reply ? await recent.threadOf(chatId, reply.message_id) : undefined;
-    root = parent?.root ?? reply?.message_id ?? m.message_id;
+    root = parent?.root || reply?.message_id || m.message_id;
   }
   const { text, mentioned: mentionedByName } = stripMentions(rawText, entities, bot);
   const command = commandOf(rawText, entities, bot);
@@ -207,11 +209,15 @@ async function normalizeMessage(
     channelId: String(chatId),
   };
   if (command) {
+    // A command in a group that replies to nothing addresses the group (its defaults for new
+    // conversations, root 0); one that replies into a chain addresses that chain.
+    const commandKey = !isDirect && !reply ? threadKeyOf({ chatId, topic, root: 0 }) : threadKey;
     return [
       {
         kind: "command",
         event: {
           ...base,
+          threadKey: commandKey,
           name: command.name,
           args: command.args,
           messageId: messageRefOf(chatId, m.message_id),

@@ -4,6 +4,13 @@
  * graceful stop a last zero-timeout `getUpdates` confirms what was handled so the next holder does
  * not receive it again. Failures never end the loop: network errors and 409 conflicts back off and
  * retry; only an invalid token (401) stops it, reported as the `failed` state.
+ *
+ * The connection counts as `connected` once a poll is running against a Bot API that answered (the
+ * adapter's `getMe`/`deleteWebhook`, or an earlier poll), not only when the first long poll comes
+ * back: on a quiet bot that takes the whole poll timeout. A Bot API that answers `getUpdates` at
+ * once and empty (a proxy or test server ignoring `timeout`, or `timeoutSeconds: 0`) would be polled
+ * as fast as it answers; after a few such answers in a row the loop waits between polls, doubling up
+ * to `MAX_EMPTY_WAIT_MS`, until an update arrives.
  */
 import type { Api } from "grammy";
 import type { Update } from "grammy/types";
@@ -19,10 +26,19 @@ export interface PollingOptions {
   lease?: ConnectionLease;
   clock: Clock;
   log: AdapterLogger;
+  /** The Bot API answered just before polling starts (it counts as connected from the first poll on). */
+  reachable?: boolean;
   /** Handles one update; must not throw (the adapter catches handler errors). */
   onUpdate(update: Update): Promise<void>;
   onState(state: ConnectionStatus["state"], detail?: string): void;
 }
+
+/** An empty `getUpdates` answer faster than this counts as immediate. */
+const IMMEDIATE_MS = 1000;
+/** Immediate empty answers in a row that are polled again at once. */
+const FREE_EMPTY_POLLS = 3;
+const FIRST_EMPTY_WAIT_MS = 100;
+export const MAX_EMPTY_WAIT_MS = 2000;
 
 /** Run until `signal` aborts. Resolves after the last request ended. */
 export async function runPolling(o: PollingOptions, signal: AbortSignal): Promise<void> {
@@ -54,13 +70,21 @@ async function pollWhile(
   let offset: number | undefined;
   let failures = 0;
   let connected = false;
+  let reachable = o.reachable === true;
+  let empties = 0;
+  const timeout = o.timeoutSeconds ?? 25;
   while (!signal.aborted) {
+    if (reachable && !connected) {
+      o.onState("connected");
+      connected = true;
+    }
     let updates: Update[];
+    const started = o.clock.now();
     try {
       updates = await o.api.getUpdates(
         {
           ...(offset !== undefined ? { offset } : {}),
-          timeout: o.timeoutSeconds ?? 25,
+          timeout,
           // biome-ignore lint/suspicious/noExplicitAny: grammY types allowed_updates as a literal union.
           allowed_updates: o.allowedUpdates as any,
         },
@@ -69,6 +93,7 @@ async function pollWhile(
       );
       if (!connected) o.onState("connected");
       connected = true;
+      reachable = true;
       failures = 0;
     } catch (err) {
       if (signal.aborted) break;
@@ -80,6 +105,8 @@ async function pollWhile(
         return;
       }
       connected = false;
+      reachable = false;
+      empties = 0;
       const conflict = isPollingConflict(err);
       o.onState(
         "connecting",
@@ -99,6 +126,23 @@ async function pollWhile(
       if (lost?.aborted && !stop?.aborted) return;
       await o.onUpdate(u);
       offset = u.update_id + 1;
+    }
+    if (updates.length > 0 || o.clock.now() - started >= IMMEDIATE_MS) {
+      empties = 0;
+      continue;
+    }
+    empties++;
+    if (empties <= FREE_EMPTY_POLLS) continue;
+    const wait = Math.min(MAX_EMPTY_WAIT_MS, FIRST_EMPTY_WAIT_MS * 2 ** (empties - FREE_EMPTY_POLLS - 1));
+    if (empties === FREE_EMPTY_POLLS + 1)
+      o.log.warn(
+        { timeoutSeconds: timeout },
+        "Telegram answers getUpdates at once with nothing (a proxy ignoring the timeout?); polling less often until updates arrive",
+      );
+    try {
+      await o.clock.sleep(wait, signal);
+    } catch {
+      break;
     }
   }
   // Confirm handled updates, unless another process already polls (that would end its poll with 409).

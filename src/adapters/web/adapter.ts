@@ -243,6 +243,12 @@ export class WebChatAdapter implements ChannelAdapter {
     if (this.store.get(conversationId)) this.store.typing(conversationId, this.capabilities.typingDurationMs);
   }
 
+  /** Ends the indicator on every open page at once (a typing event of zero duration). */
+  async stopTyping(threadKey: string): Promise<void> {
+    const conversationId = conversationOf(threadKey);
+    if (this.store.get(conversationId)) this.store.typing(conversationId, 0);
+  }
+
   channelOf(threadKey: string): string {
     return threadKeyOf(conversationOf(threadKey));
   }

@@ -26,6 +26,14 @@ function isThinkingLevel(value: string): value is ThinkingLevel {
   return (THINKING_LEVELS as readonly string[]).includes(value);
 }
 
+/** Where a change applies, said in the answer in channels and groups (DMs: nothing to say). */
+function scopeNote(ctx: ExtensionCommandContext): string {
+  const scope = ctx.thread.settingsScope;
+  if (scope === "channel") return " for new threads in this channel (threads already going on keep theirs)";
+  if (scope === "thread") return " for this thread";
+  return "";
+}
+
 /** Registers `/model` and `/thinking` on `api`. */
 export function registerModelCommands(
   api: ExtensionAPI,
@@ -73,7 +81,7 @@ export function registerModelCommands(
       await ctx.reply(`Could not switch to ${ref}. Nothing changed.`);
       return;
     }
-    const lines = [`Model set to ${ref} (${model.name}).`];
+    const lines = [`Model set to ${ref} (${model.name})${scopeNote(ctx)}.`];
     const level = before.thinkingLevel;
     if (level && level !== "off") {
       const clamped = clampThinkingLevel(model, level);
@@ -125,9 +133,11 @@ export function registerModelCommands(
       const effective = await ctx.setThinkingLevel(arg);
       if (effective !== arg) {
         const name = model?.name ?? "this model";
-        await ctx.reply(`${name} does not support thinking level ${arg}; set to ${effective} instead.`);
+        await ctx.reply(
+          `${name} does not support thinking level ${arg}; set to ${effective} instead${scopeNote(ctx)}.`,
+        );
       } else {
-        await ctx.reply(`Thinking level set to ${effective}.`);
+        await ctx.reply(`Thinking level set to ${effective}${scopeNote(ctx)}.`);
       }
     }),
     getArgumentCompletions(prefix: string): CompletionItem[] {

@@ -4,9 +4,11 @@
  *
  * `inbound: false` builds them outbound-only (worker processes render through them and never start
  * them). In Redis mode the adapters get the cross-process helpers: connection leases for unique
- * connections (Telegram polling, Discord shards), event dedupe and a shared key-value store.
+ * connections (Telegram polling, Discord shards), event dedupe and a shared key-value store; in the
+ * embedded mode the key-value store is a file under `dataDir`, so it survives a restart.
  */
 import { createHash } from "node:crypto";
+import { join } from "node:path";
 import type { Redis } from "ioredis";
 import type { SlackAdapter } from "../../adapters/slack/index.js";
 import type { TelegramAdapter } from "../../adapters/telegram/index.js";
@@ -14,6 +16,7 @@ import type { ChannelAdapter, EventDeduper, KeyValueStore, Platform } from "../.
 import type { WebChatAdapter } from "../../adapters/web/index.js";
 import type { ChannelsConfig, HttpConfig } from "../config/types.js";
 import { RedisConnectionLease, RedisEventDeduper } from "../connection-lease.js";
+import { FileKeyValueStore } from "../file-kv.js";
 import type { Logger } from "../log.js";
 import { RedisKeyValueStore } from "../redis-kv.js";
 import { WEB_USER_ID } from "./platforms.js";
@@ -30,6 +33,11 @@ export interface BuildAdaptersOptions {
   /** False in worker processes: outbound only, never started. */
   inbound: boolean;
   redis: AdapterRedis | undefined;
+  /**
+   * Without Redis: the directory of the embedded mode's files, where the adapters keep which thread
+   * a message belongs to (so replies find their thread after a restart).
+   */
+  dataDir?: string;
   logger: Logger;
 }
 
@@ -64,7 +72,9 @@ export async function buildAdapters(o: BuildAdaptersOptions): Promise<BuiltAdapt
         store: new RedisKeyValueStore(o.redis.redis),
         keyPrefix: o.redis.prefix,
       }
-    : {};
+    : o.dataDir
+      ? { store: new FileKeyValueStore(join(o.dataDir, "message-threads.jsonl")) }
+      : {};
   const log = (platform: Platform) => logger.child({ platform });
   const lease = (name: string, platform: Platform) =>
     o.redis
@@ -93,6 +103,7 @@ export async function buildAdapters(o: BuildAdaptersOptions): Promise<BuiltAdapt
         ? { webhook: { url: tg.webhook.url, secretToken: tg.webhook.secretToken } }
         : {}),
       ...(pollLease ? { lease: pollLease } : {}),
+      pollTimeoutSeconds: tg.pollTimeoutSeconds,
       ...(tg.editIntervalMs
         ? { editIntervalMs: tg.editIntervalMs, groupEditIntervalMs: tg.editIntervalMs }
         : {}),

@@ -34,13 +34,13 @@ import { type BuiltAdapters, buildAdapters } from "./adapters.js";
 import { createAgentFactory } from "./agent-factory.js";
 import { loadExtensions, meteredApprovalStore } from "./extensions.js";
 import { InboundPipeline } from "./inbound.js";
+import { ReplyTargets } from "./inbound-format.js";
 import { instrumentAdapter } from "./instrument.js";
 import { modelRefOf, setUpModels } from "./models.js";
 import { platformOf } from "./platforms.js";
 import { adapterProbe, queueDepthSampler } from "./probes.js";
 import { createSinkFactory } from "./sinks.js";
 import { DEFAULT_SYSTEM_PROMPT } from "./system-prompt.js";
-import { threadContextFormatter } from "./thread-context.js";
 import type { ThreadHostDeps } from "./thread-host.js";
 
 export interface GatewayOptions {
@@ -120,6 +120,7 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
       http: config.http,
       inbound: role !== "worker",
       redis: redis ? { redis, prefix } : undefined,
+      dataDir: cfg.dataDir,
       logger,
     });
     const adapters = new Map<Platform, ChannelAdapter>();
@@ -144,12 +145,15 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
     };
     const liveAgents = { count: 0 };
     const enabled = [...adapters.keys()].map((p) => config.channels[p]);
+    // Which chat message each user message came from, so an answer after a steer replies to it.
+    const replyTargets = new ReplyTargets();
     const common: Omit<RuntimeOptions, "store"> = {
       sinks: createSinkFactory({
         adapterOf,
         limiter: redis ? new RedisRateLimiter({ redis, prefix }) : new MemoryRateLimiter(),
         metrics,
         logger,
+        replyTargetOf: replyTargets.replyTargetOf,
       }),
       agentFactory: createAgentFactory({
         runner,
@@ -161,7 +165,7 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
         liveAgents,
         logger,
       }),
-      format: threadContextFormatter,
+      format: replyTargets.format,
       modeOf: (threadKey) => {
         const platform = platformOf(threadKey);
         return platform ? config.channels[platform].deliveryMode : undefined;

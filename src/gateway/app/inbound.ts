@@ -26,7 +26,7 @@ import type { AccessGate } from "../../extensions/access/gate.js";
 import { parseCommandText, parseNativeCommand } from "../../extensions/commands/parser.js";
 import type { ExtensionRunner } from "../../extensions/runner.js";
 import type { ThreadUser } from "../../extensions/types.js";
-import type { SessionStore } from "../../queue/store/types.js";
+import type { SessionStore, ThreadMeta } from "../../queue/store/types.js";
 import type { Runtime } from "../../queue/types.js";
 import type { ChannelsConfig } from "../config/types.js";
 import type { SwitchboardMetrics } from "../http/metrics.js";
@@ -141,12 +141,23 @@ export class InboundPipeline {
   private async deliver(adapter: ChannelAdapter, m: InboundMessage, log: Logger): Promise<void> {
     const { metrics } = this.o;
     const channel = this.o.channels[m.platform];
+    // One read of the thread's metadata serves both: context and defaults are for new threads only.
+    const meta = await this.o.store.getThreadMeta(m.threadKey).then(
+      (v) => v ?? null,
+      (err: unknown) => {
+        log.warn({ err: errorText(err) }, "could not read the thread's metadata");
+        return undefined;
+      },
+    );
     const inbound = await attachThreadContext(m, {
       adapter,
       store: this.o.store,
       limit: channel.historyLimit,
       logger: log,
+      ...(meta !== undefined ? { meta } : {}),
     });
+    if (meta !== undefined && !meta?.currentSessionId)
+      await this.inheritChannelDefaults(adapter, m, meta, log);
     const result = await this.o.runtime.deliver(inbound, channel.deliveryMode);
     switch (result.status) {
       case "queued":
@@ -191,14 +202,61 @@ export class InboundPipeline {
     user: ThreadUser,
     reply?: (text: string) => Promise<void>,
   ): ThreadHost {
+    const scope = this.settingsScope(e);
     return new ThreadHost(this.o.hostDeps, {
       threadKey: e.threadKey,
       platform: e.platform,
       channelId: e.channelId,
       ...(e.isDirect !== undefined ? { isDirect: e.isDirect } : {}),
+      ...(scope ? { settingsScope: scope } : {}),
       user: () => user,
       ...(reply ? { reply } : {}),
     });
+  }
+
+  /**
+   * Where a settings command typed in `e` applies: in a channel, the channel's defaults when it was
+   * typed at the channel's top level (the adapter says which key that is), else the thread.
+   */
+  private settingsScope(e: {
+    platform: Platform;
+    threadKey: string;
+    isDirect?: boolean;
+  }): "thread" | "channel" | undefined {
+    if (e.isDirect) return undefined;
+    const key = this.o.hostDeps.adapterOf(e.platform)?.channelDefaultsKey?.(e.threadKey);
+    return key !== undefined && key === e.threadKey ? "channel" : "thread";
+  }
+
+  /**
+   * A conversation's first message: the settings it has not set itself come from its channel's
+   * defaults (`/model` typed at the channel's top level), so the next mention runs on what the
+   * command's answer said. Later messages find the settings stored with the thread.
+   */
+  private async inheritChannelDefaults(
+    adapter: ChannelAdapter,
+    m: InboundMessage,
+    meta: ThreadMeta | null,
+    log: Logger,
+  ): Promise<void> {
+    const key = adapter.channelDefaultsKey?.(m.threadKey);
+    if (!key || key === m.threadKey) return;
+    try {
+      const { store } = this.o;
+      const defaults = await store.getThreadMeta(key);
+      const patch = {
+        ...(defaults?.model && !meta?.model ? { model: defaults.model } : {}),
+        ...(defaults?.thinkingLevel && !meta?.thinkingLevel ? { thinkingLevel: defaults.thinkingLevel } : {}),
+      };
+      if (Object.keys(patch).length === 0) return;
+      await store.updateThreadMeta(m.threadKey, patch);
+      log.debug({ ...patch }, "new thread takes its channel's defaults");
+    } catch (err) {
+      log.warn(
+        { err: errorText(err) },
+        "could not read the channel's defaults; the thread starts with the deployment's",
+      );
+    }
   }
 
   private async notify(adapter: ChannelAdapter, threadKey: string, text: string, log: Logger): Promise<void> {
@@ -221,7 +279,7 @@ export class InboundPipeline {
           await c.respond(text);
           return;
         }
-        await adapter.post(c.threadKey, text);
+        await adapter.post(c.threadKey, text, c.messageId ? { replyTo: c.messageId } : {});
       } catch (err) {
         log.warn({ err: errorText(err), command: c.name }, "could not answer a command");
       }

@@ -4,6 +4,13 @@
  */
 export { createCliHandlers } from "./cli-handlers.js";
 export { createGateway, type Gateway, type GatewayOptions } from "./gateway.js";
+export {
+  authorName,
+  type ContextMessage,
+  chatFormatter,
+  contextBlock,
+  messageText,
+  ReplyTargets,
+} from "./inbound-format.js";
 export { instrumentAdapter } from "./instrument.js";
 export { platformOf } from "./platforms.js";
-export { type ContextMessage, contextBlock, threadContextFormatter } from "./thread-context.js";

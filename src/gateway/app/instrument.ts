@@ -53,6 +53,14 @@ export function instrumentAdapter(adapter: ChannelAdapter, metrics: SwitchboardM
     const f = adapter.rateRuleFor.bind(adapter);
     wrapped.rateRuleFor = (threadKey) => f(threadKey);
   }
+  if (adapter.channelDefaultsKey) {
+    const f = adapter.channelDefaultsKey.bind(adapter);
+    wrapped.channelDefaultsKey = (threadKey) => f(threadKey);
+  }
+  if (adapter.stopTyping) {
+    const f = adapter.stopTyping.bind(adapter);
+    wrapped.stopTyping = (threadKey) => counted("stop_typing", () => f(threadKey));
+  }
   if (adapter.fetchHistory) {
     const f = adapter.fetchHistory.bind(adapter);
     wrapped.fetchHistory = (threadKey, limit, before) =>

@@ -4,8 +4,8 @@
  * logger and the run, LLM usage and outcome metrics taken from the agent events on the way.
  */
 import { RunRenderer } from "../../adapters/render/run-renderer.js";
-import type { ChannelAdapter, Platform, RateLimiter } from "../../adapters/types.js";
-import type { AgentEvent } from "../../agent/types.js";
+import type { ChannelAdapter, MessageRef, Platform, RateLimiter } from "../../adapters/types.js";
+import type { AgentEvent, AgentMessage } from "../../agent/types.js";
 import type { RunSink, RunSinkFactory } from "../../queue/types.js";
 import type { RunOutcome, SwitchboardMetrics } from "../http/metrics.js";
 import { type Logger, runLogger, threadLogger } from "../log.js";
@@ -16,6 +16,8 @@ export interface SinkFactoryOptions {
   limiter: RateLimiter;
   metrics: SwitchboardMetrics;
   logger: Logger;
+  /** The chat message a user message of a run came from (see `ReplyTargets`). */
+  replyTargetOf?: (message: AgentMessage) => MessageRef | undefined;
 }
 
 /** The runtime's `sinks`: renders each run into its thread and counts it. */
@@ -28,7 +30,13 @@ export function createSinkFactory(o: SinkFactoryOptions): RunSinkFactory {
       log.error({ platform }, "no enabled channel for this thread; its output is dropped");
       return droppingSink();
     }
-    const renderer = new RunRenderer({ adapter, threadKey, limiter: o.limiter, logger: log });
+    const renderer = new RunRenderer({
+      adapter,
+      threadKey,
+      limiter: o.limiter,
+      logger: log,
+      ...(o.replyTargetOf ? { replyTargetOf: o.replyTargetOf } : {}),
+    });
     if (runId.startsWith("notice:")) return renderer;
     return meteredSink(renderer, platform, o.metrics, log);
   };

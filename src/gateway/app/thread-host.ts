@@ -43,6 +43,8 @@ export interface ThreadHostOptions {
   platform: Platform;
   channelId?: string;
   isDirect?: boolean;
+  /** Where settings made here apply in a channel (see `ThreadView.settingsScope`); undefined in DMs. */
+  settingsScope?: "thread" | "channel";
   /** Who issued the command, or who triggered the current run (read at every use). */
   user(): ThreadUser | undefined;
   /** How to answer the invoker of a command; default: a post into the thread. */
@@ -64,6 +66,7 @@ export class ThreadHost implements ExtensionHost {
       platform: this.o.platform,
       ...(this.o.channelId !== undefined ? { channelId: this.o.channelId } : {}),
       ...(this.o.isDirect !== undefined ? { isDirect: this.o.isDirect } : {}),
+      ...(this.o.settingsScope ? { settingsScope: this.o.settingsScope } : {}),
       ...(user ? { user } : {}),
     };
   }
@@ -131,11 +134,23 @@ export class ThreadHost implements ExtensionHost {
     await store.append(this.o.threadKey, meta.currentSessionId, [entry]);
   }
 
+  /**
+   * The thread's settings. A thread without a session yet takes what it has not set from its
+   * channel's defaults (as its first message will), then from the deployment's.
+   */
   async getSettings(): Promise<ThreadSettings> {
-    const meta = await this.deps.store.getThreadMeta(this.o.threadKey);
+    const { store } = this.deps;
+    const meta = await store.getThreadMeta(this.o.threadKey);
+    const defaultsKey = this.deps.adapterOf(this.o.platform)?.channelDefaultsKey?.(this.o.threadKey);
+    const inherits =
+      defaultsKey !== undefined &&
+      defaultsKey !== this.o.threadKey &&
+      !meta?.currentSessionId &&
+      (!meta?.model || !meta.thinkingLevel);
+    const channel = inherits ? await store.getThreadMeta(defaultsKey) : undefined;
     return {
-      model: meta?.model ?? this.deps.defaultModel(),
-      thinkingLevel: meta?.thinkingLevel as ThinkingLevel | undefined,
+      model: meta?.model ?? channel?.model ?? this.deps.defaultModel(),
+      thinkingLevel: (meta?.thinkingLevel ?? channel?.thinkingLevel) as ThinkingLevel | undefined,
     };
   }
 

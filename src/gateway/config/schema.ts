@@ -171,6 +171,13 @@ export const TelegramChannelSchema = Obj(
     botToken: Secret("Bot token from @BotFather (123456:ABC…). Default: $TELEGRAM_BOT_TOKEN."),
     botTokenFile: SecretFile("the bot token"),
     apiRoot: Type.Optional(Type.String({ description: "Bot API base URL (tests, local Bot API servers)." })),
+    pollTimeoutSeconds: Type.Integer({
+      default: 25,
+      minimum: 0,
+      maximum: 50,
+      description:
+        "polling mode: how long one getUpdates waits for news (0: answer at once; polls that come back empty at once are spaced out).",
+    }),
     webhook: Obj(
       {
         url: Type.Optional(

@@ -1,6 +1,6 @@
 /** Builders for the agent events a renderer receives, so tests read like a run. */
 
-import type { AssistantMessage, StopReason } from "../../../src/agent/llm/types.js";
+import type { AssistantMessage, StopReason, UserMessage } from "../../../src/agent/llm/types.js";
 import type { AgentEvent } from "../../../src/agent/types.js";
 
 export function assistant(
@@ -63,4 +63,17 @@ export function toolEnd(id: string, name: string, isError = false): AgentEvent {
     result: { content: [{ type: "text", text: isError ? "failed" : "ok" }], details: {} },
     isError,
   };
+}
+
+/** A user message as the runtime hands it to the agent (a steer or a follow-up taken mid-run). */
+export function userMessage(text: string): UserMessage {
+  return { role: "user", content: [{ type: "text", text }], timestamp: 0 };
+}
+
+/** The events of a user message the run takes. */
+export function userTurn(message: UserMessage): AgentEvent[] {
+  return [
+    { type: "message_start", message },
+    { type: "message_end", message },
+  ];
 }

@@ -9,14 +9,17 @@ import {
   ChannelError,
   type ChannelErrorCode,
   type MessageRef,
+  type PostOptions,
   type RateRule,
 } from "../../../src/adapters/types.js";
 
 export interface RecordedCall {
-  op: "post" | "edit" | "delete" | "react" | "unreact" | "typing";
+  op: "post" | "edit" | "delete" | "react" | "unreact" | "typing" | "stop_typing";
   at: number;
   ref?: string;
   text?: string;
+  /** For posts: the message replied to. */
+  replyTo?: string;
   ok: boolean;
 }
 
@@ -32,11 +35,15 @@ export class RecordingAdapter implements ChannelAdapter {
   /** Largest number of concurrent requests seen. */
   maxInFlight = 0;
   rule: RateRule | undefined;
+  /** Present when built with `{ stopTyping: true }` (a platform that can end the indicator). */
+  stopTyping?: (threadKey: string) => Promise<void>;
 
   constructor(
     private readonly clock: Clock,
     caps: Partial<AdapterCapabilities> = {},
+    opts: { stopTyping?: boolean } = {},
   ) {
+    if (opts.stopTyping) this.stopTyping = () => this.call("stop_typing", undefined, undefined, () => {});
     this.capabilities = {
       maxMessageLength: 4096,
       editIntervalMs: 1000,
@@ -87,6 +94,7 @@ export class RecordingAdapter implements ChannelAdapter {
     ref: string | undefined,
     text: string | undefined,
     fn: () => T,
+    replyTo?: string,
   ): Promise<T> {
     this.inFlight++;
     this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
@@ -106,21 +114,35 @@ export class RecordingAdapter implements ChannelAdapter {
         if (f) throw new ChannelError(f.code, `fake ${f.code}`, "web", f.retryAfterMs);
       }
       const result = fn();
-      this.calls.push({ op, at, ok: true, ...(ref ? { ref } : {}), ...(text !== undefined ? { text } : {}) });
+      this.calls.push({
+        op,
+        at,
+        ok: true,
+        ...(ref ? { ref } : {}),
+        ...(typeof result === "string" && op === "post" ? { ref: result } : {}),
+        ...(text !== undefined ? { text } : {}),
+        ...(replyTo ? { replyTo } : {}),
+      });
       return result;
     } finally {
       this.inFlight--;
     }
   }
 
-  post(_threadKey: string, text: string): Promise<MessageRef> {
-    return this.call("post", undefined, text, () => {
-      if (text.length > this.capabilities.maxMessageLength)
-        throw new ChannelError("too_long", "too long", "web");
-      const ref = `m${++this.seq}`;
-      this.chat.set(ref, text);
-      return ref;
-    });
+  post(_threadKey: string, text: string, opts: PostOptions = {}): Promise<MessageRef> {
+    return this.call(
+      "post",
+      undefined,
+      text,
+      () => {
+        if (text.length > this.capabilities.maxMessageLength)
+          throw new ChannelError("too_long", "too long", "web");
+        const ref = `m${++this.seq}`;
+        this.chat.set(ref, text);
+        return ref;
+      },
+      opts.replyTo,
+    );
   }
   edit(ref: MessageRef, text: string): Promise<void> {
     return this.call("edit", ref, text, () => {

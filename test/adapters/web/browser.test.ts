@@ -82,14 +82,16 @@ describe.skipIf(!haveChromium)(
       await page.locator(".msg.user").getByText("What is in the project folder?").waitFor();
       await page.getByRole("button", { name: "What is in the project folder?" }).waitFor();
 
-      // The agent works: a tool line, the typing indicator, then the reply streams in by edits.
+      // The agent works: the typing indicator until something of the answer shows, a tool line,
+      // then the reply streams in by edits.
       const renderer = new RunRenderer({ adapter, threadKey });
       renderer.onEvent({ type: "agent_start" });
+      await page.getByText("Switchboard is typing…").waitFor();
       renderer.onEvent(toolStart("t1", "bash", { command: "ls -la" }));
       const toolLine = page.locator(".msg.tools");
       await toolLine.getByText("ls -la").waitFor();
       await expect.poll(() => toolLine.textContent()).toContain("⏳");
-      await page.getByText("Switchboard is typing…").waitFor();
+      await page.getByText("Switchboard is typing…").waitFor({ state: "hidden" });
       renderer.onEvent(toolEnd("t1", "bash"));
       await expect.poll(() => toolLine.textContent()).toContain("✅");
 

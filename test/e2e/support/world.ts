@@ -5,8 +5,8 @@
  * tests run the real CLI with the same config).
  *
  * The fake model answers from the conversation: `[rm]` in the latest user text asks for a bash
- * call that needs approval, `[sleep]` for a long-running one, anything else is echoed; after a
- * tool result it reports that result. `alpha/one` speaks OpenAI chat completions, `beta/two` the
+ * call that needs approval, `[sleep]` for a long-running one, anything else is echoed (the last
+ * line, without the author's name in front of it); after a tool result it reports that result. `alpha/one` speaks OpenAI chat completions, `beta/two` the
  * Anthropic Messages API, so `/model` crosses wire formats.
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -83,6 +83,9 @@ function trailingToolResult(request: RecordedRequest): string | undefined {
 
 let callSeq = 0;
 
+/** `alice: ` in front of a message from a shared thread (the display names the fakes use have no spaces). */
+export const AUTHOR_PREFIX = /^[\w.-]{1,64}: /;
+
 /** The fake model's behaviour (see the header). */
 export function scriptedAnswer(
   label: string,
@@ -109,7 +112,8 @@ export function scriptedAnswer(
           },
         ],
       };
-    const tail = text.split("\n").at(-1) ?? "";
+    // The last line, without the author's name that shared threads put in front of each message.
+    const tail = (text.split("\n").at(-1) ?? "").replace(AUTHOR_PREFIX, "");
     return { text: `${label} answers: ${tail}`, usage: { input: 10, output: 5 }, ...pacing };
   };
 }
@@ -129,6 +133,8 @@ export interface YamlOptions {
   concurrency?: number;
   /** Run the web chat (default off). */
   web?: boolean;
+  /** `channels.telegram.pollTimeoutSeconds` (default: the config's default). */
+  telegramPollTimeoutSeconds?: number;
 }
 
 export class World {
@@ -186,6 +192,9 @@ export class World {
       `    admins: ["${TG_USERS.alice.id}"]`,
       `    allowedUsers: ["${TG_USERS.alice.id}", "${TG_USERS.bob.id}"]`,
       "    editIntervalMs: 100",
+      ...(o.telegramPollTimeoutSeconds !== undefined
+        ? [`    pollTimeoutSeconds: ${o.telegramPollTimeoutSeconds}`]
+        : []),
       "  slack:",
       `    enabled: ${ch("slack")}`,
       `    mode: ${o.slackMode ?? "http"}`,

@@ -88,7 +88,12 @@ export interface FakeTelegramOptions {
   /** Per-chat flood limit for sends and edits (default: groups 20/min, private 30 per 30 s; `null`: off). */
   groupRule?: RateRule | null;
   privateRule?: RateRule | null;
+  /** Answer `getUpdates` at once, ignoring its `timeout` (as some proxies and test servers do). */
+  ignorePollTimeout?: boolean;
 }
+
+/** How long one `sendChatAction` keeps "typing…" visible, unless the bot sends a message first. */
+export const TYPING_MS = 5000;
 
 const DEFAULT_ALLOWED = [
   "message",
@@ -132,12 +137,15 @@ export class FakeTelegram {
   private readonly held: ServerResponse[] = [];
   private readonly groupRule: RateRule | null;
   private readonly privateRule: RateRule | null;
+  private readonly ignorePollTimeout: boolean;
+  private readonly rawAnswers: Array<{ method: string; status: number; body: string; type: string }> = [];
 
   constructor(opts: FakeTelegramOptions = {}) {
     this.token = opts.token ?? FAKE_TOKEN;
     this.now = opts.now ?? Date.now;
     this.groupRule = opts.groupRule === undefined ? { limit: 20, windowMs: 60_000 } : opts.groupRule;
     this.privateRule = opts.privateRule === undefined ? { limit: 30, windowMs: 30_000 } : opts.privateRule;
+    this.ignorePollTimeout = opts.ignorePollTimeout ?? false;
   }
 
   async start(): Promise<this> {
@@ -294,6 +302,32 @@ export class FakeTelegram {
   /** The next `count` HTML sends/edits fail entity parsing, as Telegram's stricter parser sometimes does. */
   rejectHtmlNext(count: number): void {
     this.htmlRejections = count;
+  }
+
+  /**
+   * The next call of `method` gets this raw HTTP answer instead of the API's (a proxy's error page,
+   * a body without `description`).
+   */
+  answerNextRaw(method: string, status: number, body: string, type = "application/json"): void {
+    this.rawAnswers.push({ method, status, body, type });
+  }
+
+  /**
+   * When "typing…" showed in a chat, as a user would see it: from each `sendChatAction` until
+   * `TYPING_MS` later or until the bot's next message in the chat (edits do not end it), by the
+   * fake's clock.
+   */
+  typingWindows(chatId: number): Array<{ from: number; until: number }> {
+    const inChat = this.calls.filter((c) => Number(c.params.chat_id) === chatId && c.status === 200);
+    const out: Array<{ from: number; until: number }> = [];
+    for (const c of inChat) {
+      if (c.method !== "sendChatAction") continue;
+      const post = inChat.find(
+        (p) => p.method === "sendMessage" && p.at >= c.at && inChat.indexOf(p) > inChat.indexOf(c),
+      );
+      out.push({ from: c.at, until: Math.min(c.at + TYPING_MS, post?.at ?? Number.POSITIVE_INFINITY) });
+    }
+    return out;
   }
 
   /** Requests under `prefix` are swallowed: never answered, as if that process had died. */
@@ -456,6 +490,16 @@ export class FakeTelegram {
       reply(401, { ok: false, error_code: 401, description: "Unauthorized" });
       return;
     }
+    const raw = this.rawAnswers.findIndex((r) => r.method === method);
+    if (raw >= 0) {
+      const [r] = this.rawAnswers.splice(raw, 1);
+      if (r) {
+        call.status = r.status;
+        res.writeHead(r.status, { "content-type": r.type, "content-length": Buffer.byteLength(r.body) });
+        res.end(r.body);
+        return;
+      }
+    }
     const fail = (code: number, description: string, parameters?: Json): true =>
       reply(code, { ok: false, error_code: code, description, ...(parameters ? { parameters } : {}) });
     const ok = (result: unknown): true => reply(200, { ok: true, result });
@@ -559,7 +603,7 @@ export class FakeTelegram {
       );
     const batch = this.eligible(offset, limit, allowed);
     call.status = 200;
-    if (batch.length || timeout <= 0) {
+    if (batch.length || timeout <= 0 || this.ignorePollTimeout) {
       this.answerUpdates(res, batch);
       return undefined;
     }

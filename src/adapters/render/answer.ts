@@ -1,0 +1,135 @@
+/**
+ * One assistant answer of a run, as chat shows it: the text of the assistant messages that answer
+ * the same user message(s), streamed into its own chat message(s), and the status message with a
+ * line per tool call those messages made. A run that takes a new user message (a steer or a
+ * follow-up) finishes its answer and starts the next one, so two answers never share a message.
+ */
+import type { MessageRef } from "../types.js";
+import type { LiveMessage, LiveMessageOutcome } from "./live-message.js";
+import { formatToolStatus, type ToolLine } from "./tool-status.js";
+
+/**
+ * What an answer has shown and must end with, in plain data: the platform references of its
+ * messages and their final texts. Serializable, so what a run still owes the chat can be recorded.
+ */
+export interface AnswerState {
+  /** The user message this answer replies to (undefined: the thread's default anchor). */
+  replyTo?: MessageRef;
+  /** The answer's text as it stands (final once `finished`). */
+  text: string;
+  /** Platform references of the text's messages, in order. */
+  replyRefs: MessageRef[];
+  /** The tool status lines as they stand (empty: no tool was called). */
+  status: string;
+  statusRef?: MessageRef;
+  finished: boolean;
+}
+
+/** Builds the live messages of an answer (the renderer owns throttling, order and typing). */
+export type LiveMessageMaker = (replyTo: MessageRef | undefined) => LiveMessage;
+
+export class Answer {
+  /** One of its messages was posted (the typing indicator has ended for it). */
+  posted = false;
+  private readonly tools: ToolLine[] = [];
+  private readonly texts: string[] = [];
+  private current = "";
+  private readonly reply: LiveMessage;
+  private status: LiveMessage | undefined;
+  private done: Promise<LiveMessageOutcome[]> | undefined;
+
+  constructor(
+    readonly replyTo: MessageRef | undefined,
+    private readonly make: LiveMessageMaker,
+    private readonly showTools: boolean,
+  ) {
+    this.reply = make(replyTo);
+  }
+
+  /** Something of this answer is (or is about to be) on screen: text or a tool line. */
+  get shown(): boolean {
+    return this.text().trim() !== "" || this.tools.length > 0;
+  }
+
+  get busy(): boolean {
+    return this.reply.busy || (this.status?.busy ?? false);
+  }
+
+  /** Resolves once the final state is on the platform (or failed for good); undefined before `finish`. */
+  get finished(): Promise<LiveMessageOutcome[]> | undefined {
+    return this.done;
+  }
+
+  /** The text of the assistant message being streamed (the whole text so far). */
+  streaming(text: string): void {
+    this.current = text;
+    this.reply.set(this.text());
+  }
+
+  /** An assistant message of this answer ended with `text`. */
+  messageEnded(text: string): void {
+    if (text) this.texts.push(text);
+    this.current = "";
+    this.reply.set(this.text());
+  }
+
+  toolStarted(line: ToolLine): void {
+    this.tools.push(line);
+    this.showStatus();
+  }
+
+  toolEnded(toolCallId: string, at: number, isError: boolean): void {
+    const line = this.tools.find((t) => t.toolCallId === toolCallId && t.endedAt === undefined);
+    if (line) {
+      line.endedAt = at;
+      line.isError = isError;
+    }
+    this.showStatus();
+  }
+
+  /**
+   * The answer is complete as it stands: tools still running are marked (cancelled when the run was
+   * stopped, failed otherwise) and the final texts are sent. Idempotent.
+   */
+  finish(at: number, aborted: boolean): Promise<LiveMessageOutcome[]> {
+    if (this.done) return this.done;
+    if (this.current) {
+      this.texts.push(this.current);
+      this.current = "";
+    }
+    for (const t of this.tools) {
+      if (t.endedAt !== undefined) continue;
+      t.endedAt = at;
+      if (aborted) t.cancelled = true;
+      else t.isError = true;
+    }
+    const outcomes: Promise<LiveMessageOutcome>[] = [];
+    if (this.status) outcomes.push(this.status.finish(formatToolStatus(this.tools)));
+    outcomes.push(this.reply.finish(this.text()));
+    this.done = Promise.all(outcomes);
+    return this.done;
+  }
+
+  state(): AnswerState {
+    const statusRef = this.status?.refs[0];
+    return {
+      ...(this.replyTo ? { replyTo: this.replyTo } : {}),
+      text: this.text(),
+      replyRefs: this.reply.refs,
+      status: formatToolStatus(this.tools),
+      ...(statusRef ? { statusRef } : {}),
+      finished: this.done !== undefined,
+    };
+  }
+
+  private text(): string {
+    return [...this.texts, this.current].filter((t) => t.trim() !== "").join("\n\n");
+  }
+
+  private showStatus(): void {
+    if (!this.showTools) return;
+    // The status message replies to the same user message as the text (it belongs to this answer).
+    this.status ??= this.make(this.replyTo);
+    this.status.set(formatToolStatus(this.tools));
+  }
+}
