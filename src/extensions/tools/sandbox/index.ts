@@ -20,6 +20,7 @@ export {
   signalOfExitCode,
 } from "./limits.js";
 export {
+  bwrapFeatures,
   findExecutable,
   NOBODY,
   type ProbeOptions,

@@ -60,7 +60,7 @@ const OUTPUT_PATTERNS: readonly [RegExp, LimitKind][] = [
   [/fork: (retry: )?Resource temporarily unavailable|Cannot fork|can't fork|fork failed/i, "processes"],
   [/pthread_create|Resource temporarily unavailable.*thread|can't start new thread/i, "processes"],
   [
-    /Cannot allocate memory|MemoryError|memory exhausted|out of memory|bad_alloc|xmalloc: cannot allocate|allocation failed|Fatal process OOM/i,
+    /Cannot allocate memory|MemoryError|memory exhausted|out of memory|bad_alloc|cannot allocate|allocation failed|Fatal process OOM/i,
     "memory",
   ],
 ];

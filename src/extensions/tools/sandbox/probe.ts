@@ -72,7 +72,8 @@ export function findExecutable(name: string, path: string | undefined): string |
   return undefined;
 }
 
-async function features(bwrap: string): Promise<BwrapFeatures> {
+/** What the bwrap at `bwrap` supports, from its `--help`. */
+export async function bwrapFeatures(bwrap: string): Promise<BwrapFeatures> {
   try {
     const { stdout, stderr } = await run(bwrap, ["--help"], { timeout: 5000 });
     const help = stdout + stderr;
@@ -165,7 +166,7 @@ async function probeIn(
   fail: (reason: string) => SandboxStatus,
 ): Promise<SandboxStatus> {
   const s = o.sandbox;
-  const feats = await features(bwrap);
+  const feats = await bwrapFeatures(bwrap);
   const uid = o.uid ?? process.getuid?.() ?? -1;
   const candidates: (Account | undefined)[] = uid === 0 ? [NOBODY, undefined] : [undefined];
   const complaints: string[] = [];
