@@ -16,6 +16,9 @@ import type { Account, CommandRunner, CommandRunResult, SandboxNetwork } from ".
 /** Where the workspace appears inside the sandbox. */
 export const SANDBOX_WORKSPACE = "/workspace";
 
+/** The device nodes a command gets (no terminals: commands run without one). */
+const DEV_NODES = ["null", "zero", "full", "random", "urandom"] as const;
+
 /** What the installed bwrap supports (older releases lack some options). */
 export interface BwrapFeatures {
   /** `--disable-userns` (0.8+): no user namespaces inside the sandbox. */
@@ -80,11 +83,15 @@ export function bwrapBaseArgs(o: BwrapRunnerOptions & { etcDir: string }): strin
     }
   }
   for (const path of o.readOnlyPaths ?? []) args.push("--ro-bind-try", path, path);
-  args.push("--proc", "/proc", "--dev", "/dev");
-  const size = String(o.limits.tmpSizeMb * 1024 * 1024);
-  if (o.features.tmpfsSize) args.push("--size", size);
-  args.push("--tmpfs", "/dev/shm", "--remount-ro", "/dev");
-  if (o.features.tmpfsSize) args.push("--size", size);
+  args.push("--proc", "/proc");
+  // A minimal /dev of bind-mounted nodes in the (later read-only) root: cheaper than bwrap's --dev
+  // (its own tmpfs, a devpts instance and a separate /dev/shm), and /dev/shm shares the bounded /tmp.
+  for (const dev of DEV_NODES) args.push("--dev-bind", `/dev/${dev}`, `/dev/${dev}`);
+  args.push("--symlink", "/proc/self/fd", "/dev/fd");
+  for (const [i, name] of ["stdin", "stdout", "stderr"].entries())
+    args.push("--symlink", `/proc/self/fd/${i}`, `/dev/${name}`);
+  args.push("--symlink", "/tmp", "/dev/shm");
+  if (o.features.tmpfsSize) args.push("--size", String(o.limits.tmpSizeMb * 1024 * 1024));
   args.push("--tmpfs", "/tmp");
   return args;
 }
@@ -98,7 +105,7 @@ export function bwrapCallArgs(base: readonly string[], workspace: string, script
     SANDBOX_WORKSPACE,
     "--chdir",
     SANDBOX_WORKSPACE,
-    // Everything mounted: nothing but the workspace, /tmp and /dev/shm stays writable.
+    // Everything mounted: nothing but the workspace and /tmp (also /dev/shm) stays writable.
     "--remount-ro",
     "/",
     "--",
