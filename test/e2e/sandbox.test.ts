@@ -85,6 +85,7 @@ function launch(configPath: string): CliProcess {
   const p = new CliProcess(["start", "--config", configPath], {
     cwd: world.dir,
     env: { ...world.env(), SB_E2E_CANARY_TOKEN: CANARY },
+    direct: true,
   });
   running.push(p);
   return p;
@@ -356,7 +357,11 @@ describe.skipIf(unavailable)("with the sandbox (tools.sandbox.mode: auto)", () =
       });
     await until(() => world.requests("openai-completions").length > before, "the new runs to start");
     // runtime.shutdownGraceMs is 1 s; stop() SIGKILLs (exit code null) if it is not out in 10 s.
-    expect(await stop(p, 10_000)).toBe(0);
+    const code = await stop(p, 10_000);
+    expect(
+      code,
+      `exit code; the process's last lines:\n${p.lines.slice(-15).join("\n")}\n${p.stderr.slice(-15).join("\n")}`,
+    ).toBe(0);
   });
 });
 

@@ -7,6 +7,7 @@
 import { chmodSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { afterAll } from "vitest";
 import {
   bwrapFeatures,
   type CommandRunner,
@@ -20,6 +21,12 @@ import {
 } from "../../src/extensions/tools/index.js";
 
 let probed: Promise<SandboxStatus> | undefined;
+const opened: CommandRunner[] = [];
+// Runners keep a copy of /etc (under /dev/shm): remove them after the test file that made them.
+afterAll(() => {
+  for (const r of opened.splice(0)) r.close?.();
+  probed = undefined;
+});
 
 /** The sandbox as `auto` finds it here (probed once per test file, in a temporary root). */
 export function bwrapStatus(): Promise<SandboxStatus> {
@@ -30,6 +37,9 @@ export function bwrapStatus(): Promise<SandboxStatus> {
     probed = probeSandbox({
       sandbox: { mode: "auto", network: "none", env: [], readOnlyPaths: [], limits: DEFAULT_LIMITS },
       workspaceRoot: root,
+    }).then((status) => {
+      opened.push(status.runner);
+      return status;
     });
   }
   return probed;
@@ -53,7 +63,7 @@ export async function bwrapRunner(
   const bwrap = findExecutable("bwrap", process.env.PATH);
   if (!bwrap) throw new Error("bwrap is not installed");
   const owner = (await bwrapStatus()).runner.owner;
-  return createBwrapRunner({
+  const runner = createBwrapRunner({
     bwrap,
     network: o.network ?? "none",
     limits: { ...DEFAULT_LIMITS, ...o.limits },
@@ -62,4 +72,6 @@ export async function bwrapRunner(
     ...(o.envNames ? { envNames: o.envNames } : {}),
     ...(o.source ? { source: o.source } : {}),
   });
+  opened.push(runner);
+  return runner;
 }

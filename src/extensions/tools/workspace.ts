@@ -11,7 +11,7 @@
  * final component is opened with `O_NOFOLLOW` and checked again after opening (`safe-fs.ts`).
  */
 import { createHash } from "node:crypto";
-import { chown, lstat, mkdir, realpath } from "node:fs/promises";
+import { chown, lchown, lstat, mkdir, readdir, realpath } from "node:fs/promises";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 
 /** A path the tools refuse; its message says why and what to use instead. */
@@ -85,8 +85,9 @@ export function workspaceDirName(threadKey: string): string {
 
 /**
  * The workspace of `threadKey` under `root`, created when missing; returns its real path. With
- * `owner` (the account sandboxed commands run as, when it is not the gateway's), the directory is
- * given to it so that commands can write there.
+ * `owner` (the account sandboxed commands run as, when it is not the gateway's), the workspace is
+ * given to it so that commands can write there: the directory, and everything in it the first time
+ * it is found belonging to someone else (a workspace from before the sandbox).
  */
 export async function ensureWorkspace(
   root: string,
@@ -98,7 +99,13 @@ export async function ensureWorkspace(
   const real = await realpath(dir);
   if (owner) {
     const st = await lstat(real);
-    if (st.uid !== owner.uid || st.gid !== owner.gid) await chown(real, owner.uid, owner.gid);
+    if (st.uid !== owner.uid || st.gid !== owner.gid) {
+      for (const entry of await readdir(real, { recursive: true })) {
+        // lchown: a symlink is given away itself, never what it points to.
+        await lchown(join(real, entry), owner.uid, owner.gid).catch(() => {});
+      }
+      await chown(real, owner.uid, owner.gid);
+    }
   }
   return real;
 }

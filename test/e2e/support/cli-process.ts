@@ -22,8 +22,15 @@ export class CliProcess {
   private readonly child: ChildProcess;
   readonly exited: Promise<number | null>;
 
-  constructor(args: string[], o: { cwd: string; env: Record<string, string> }) {
-    this.child = spawn(tsx, [MAIN, ...args], {
+  /**
+   * `direct`: run `node --import tsx` instead of the `tsx` wrapper, whose signal relay SIGKILLs the
+   * child when it does not confirm a SIGTERM within 30 ms (which a loaded machine can miss).
+   */
+  constructor(args: string[], o: { cwd: string; env: Record<string, string>; direct?: boolean }) {
+    const [file, argv] = o.direct
+      ? [process.execPath, ["--import", "tsx", MAIN, ...args]]
+      : [tsx, [MAIN, ...args]];
+    this.child = spawn(file, argv, {
       cwd: o.cwd,
       // A clean environment: nothing (REDIS_URL, tokens) leaks in from the test runner.
       env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? o.cwd, ...o.env },

@@ -15,6 +15,7 @@ import { delimiter, join } from "node:path";
 import { promisify } from "node:util";
 import { type BwrapFeatures, createBwrapRunner } from "./bwrap.js";
 import { createDirectRunner } from "./direct.js";
+import { createEtcView } from "./etc-view.js";
 import type { Account, CommandRunner, SandboxOptions } from "./types.js";
 
 const run = promisify(execFile);
@@ -166,11 +167,14 @@ async function probeIn(
   fail: (reason: string) => SandboxStatus,
 ): Promise<SandboxStatus> {
   const s = o.sandbox;
-  const feats = await bwrapFeatures(bwrap);
+  // Every option a current bwrap has; an older one says "Unknown option" and gets what it supports.
+  let feats: BwrapFeatures = { disableUserns: true, tmpfsSize: true };
   const uid = o.uid ?? process.getuid?.() ?? -1;
   const candidates: (Account | undefined)[] = uid === 0 ? [NOBODY, undefined] : [undefined];
   const complaints: string[] = [];
-  for (const account of candidates) {
+  const view = createEtcView();
+  let detected = false;
+  const attempt = async (account: Account | undefined): Promise<CommandRunner | undefined> => {
     const runner = createBwrapRunner({
       bwrap,
       network: s.network,
@@ -178,16 +182,25 @@ async function probeIn(
       envNames: s.env,
       readOnlyPaths: s.readOnlyPaths,
       features: feats,
+      etcDir: view.dir,
       ...(account ? { account } : {}),
       ...(o.extraEnv ? { extraEnv: o.extraEnv } : {}),
       ...(o.source ? { source: o.source } : {}),
     });
-    const complaint = await tryRunner(runner, probeDir);
-    if (complaint !== undefined) {
-      runner.close?.();
-      complaints.push(account ? `as nobody: ${complaint}` : complaint);
-      continue;
+    let complaint = await tryRunner(runner, probeDir);
+    if (complaint?.includes("Unknown option") && !detected) {
+      detected = true;
+      feats = await bwrapFeatures(bwrap);
+      return attempt(account);
     }
+    if (complaint === undefined) return { ...runner, close: () => view.remove() };
+    complaint = account ? `as nobody: ${complaint}` : complaint;
+    complaints.push(complaint);
+    return undefined;
+  };
+  for (const account of candidates) {
+    const runner = await attempt(account);
+    if (!runner) continue;
     const warnings: string[] = [];
     if (uid === 0 && !account) {
       warnings.push(
@@ -206,5 +219,6 @@ async function probeIn(
       warnings,
     };
   }
+  view.remove();
   return fail(`bwrap cannot create its namespaces here (${complaints.join("; ")})`);
 }
