@@ -133,7 +133,7 @@ export async function probeSandbox(o: ProbeOptions): Promise<SandboxStatus> {
       throw new SandboxUnavailableError(
         `tools.sandbox.mode is bwrap, but the sandbox cannot run here: ${reason}. ` +
           "Install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) and allow it to create user " +
-          "namespaces (docs/deploy.md, Sandbox), or set tools.sandbox.mode to auto or none.",
+          "namespaces (docs/deploy.md, 'The tool sandbox'), or set tools.sandbox.mode to auto or none.",
       );
     }
     return unsandboxed(o, reason);
