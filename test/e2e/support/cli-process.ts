@@ -5,10 +5,13 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { until } from "./world.js";
 
 const repo = join(import.meta.dirname, "..", "..", "..");
 const tsx = join(repo, "node_modules", ".bin", "tsx");
+// tsx's loader by absolute URL: a bare `--import tsx` resolves from the child's cwd (a temp dir).
+const tsxLoader = pathToFileURL(join(repo, "node_modules", "tsx", "dist", "loader.mjs")).href;
 export const MAIN = join(repo, "src", "main.ts");
 
 export interface LogLine {
@@ -28,7 +31,7 @@ export class CliProcess {
    */
   constructor(args: string[], o: { cwd: string; env: Record<string, string>; direct?: boolean }) {
     const [file, argv] = o.direct
-      ? [process.execPath, ["--import", "tsx", MAIN, ...args]]
+      ? [process.execPath, ["--import", tsxLoader, MAIN, ...args]]
       : [tsx, [MAIN, ...args]];
     this.child = spawn(file, argv, {
       cwd: o.cwd,
