@@ -11,10 +11,12 @@ RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 # ---- runtime ------------------------------------------------------------------------------
 FROM node:20-slim AS runtime
 # tini runs as PID 1: it forwards `docker stop`'s SIGTERM to Switchboard (which hands its threads
-# over within runtime.shutdownGraceMs) and reaps the processes the bash tool leaves behind when
-# a command tree is killed. git and ca-certificates are for the agent's shell tool.
+# over within runtime.shutdownGraceMs) and reaps what is left when a command tree is killed.
+# bubblewrap is the sandbox every tool command runs in (docs/security.md); the container needs
+# the security options docker-compose.yml sets for it (docs/deploy.md, "The tool sandbox").
+# git and ca-certificates are for the agent's shell tool.
 RUN apt-get update \
-  && apt-get install -y --no-install-recommends tini ca-certificates git \
+  && apt-get install -y --no-install-recommends tini ca-certificates git bubblewrap \
   && rm -rf /var/lib/apt/lists/*
 ENV NODE_ENV=production
 WORKDIR /app

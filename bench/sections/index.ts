@@ -7,6 +7,7 @@ import { summarize } from "../lib/stats.js";
 import { type E2EConfig, type E2ESample, runE2E } from "./e2e.js";
 import { MICRO_SECTIONS } from "./micro.js";
 import { runRouting } from "./routing.js";
+import { sandboxSection } from "./sandbox.js";
 import { runScaleOut } from "./scaleout.js";
 
 export interface SectionContext {
@@ -206,4 +207,5 @@ export const SECTIONS: Section[] = [
     },
   },
   ...MICRO_SECTIONS,
+  sandboxSection,
 ];

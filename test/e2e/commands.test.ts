@@ -44,6 +44,29 @@ function alive(pid: number): boolean {
 
 const seenPidFiles = new Set<string>();
 
+/**
+ * The host pid of the `sleep` whose pid, as its shell saw it, is `pid`. In the tool sandbox that is
+ * a pid of the sandbox's own namespace: find the sleep whose NSpid line ends with it (the newest,
+ * should several sandboxes have one).
+ */
+function hostPid(pid: number): number | undefined {
+  let best: { pid: number; start: number } | undefined;
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const status = readFileSync(`/proc/${entry}/status`, "utf8");
+      if (!/^Name:\s+sleep$/m.test(status)) continue;
+      const ns = /^NSpid:\s+(.+)$/m.exec(status)?.[1]?.trim().split(/\s+/).map(Number) ?? [Number(entry)];
+      if (ns.at(-1) !== pid) continue;
+      const start = Number(readFileSync(`/proc/${entry}/stat`, "utf8").split(") ")[1]?.split(" ")[19]);
+      if (!best || start > best.start) best = { pid: Number(entry), start };
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return best?.pid;
+}
+
 /** The pid a new `[sleep]` run wrote into its thread's workspace (each thread has its own). */
 function sleepPid(): number | undefined {
   const root = join(world.dir, "workspaces");
@@ -53,8 +76,10 @@ function sleepPid(): number | undefined {
     if (!seenPidFiles.has(file) && existsSync(file)) {
       const text = readFileSync(file, "utf8");
       if (!/^\d+\n/.test(text)) continue;
+      const pid = hostPid(Number(text.trim()));
+      if (pid === undefined) continue;
       seenPidFiles.add(file);
-      return Number(text.trim());
+      return pid;
     }
   }
   return undefined;

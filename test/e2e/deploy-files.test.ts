@@ -25,6 +25,7 @@ interface Service {
   depends_on?: Record<string, { condition: string }>;
   container_name?: string;
   configs?: { source: string; target: string }[];
+  security_opt?: string[];
 }
 
 const compose = parse(read("docker-compose.yml"), { merge: true }) as {
@@ -59,6 +60,14 @@ describe("docker-compose.yml", () => {
       expect(s?.healthcheck?.test.join(" ")).toContain("http://127.0.0.1:8787/healthz");
       expect(s?.configs?.[0]?.target).toBe(s?.environment?.SWITCHBOARD_CONFIG);
     }
+  });
+
+  it("lets workers create the tool sandbox's namespaces without privileges or added capabilities", () => {
+    expect(worker?.security_opt).toEqual(
+      expect.arrayContaining(["seccomp=unconfined", "apparmor=unconfined", "systempaths=unconfined"]),
+    );
+    const raw = read("docker-compose.yml");
+    expect(raw).not.toMatch(/privileged:\s*true|cap_add/);
   });
 
   it("gives the services a config that validates: all interfaces with the token, Redis from the environment", () => {
@@ -97,6 +106,10 @@ describe("Dockerfile", () => {
     expect(text).toMatch(/ENTRYPOINT \["\/usr\/bin\/tini", "--", "node", "bin\/switchboard\.js"\]/);
     expect(text).toContain("apt-get install -y --no-install-recommends tini");
     expect(text).toMatch(/HEALTHCHECK[\s\S]*\/healthz/);
+  });
+
+  it("installs bubblewrap for the tool sandbox", () => {
+    expect(text).toMatch(/apt-get install -y --no-install-recommends [^\n]*\bbubblewrap\b/);
   });
 
   it("copies only paths that exist and that .dockerignore keeps", () => {

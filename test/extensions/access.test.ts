@@ -154,6 +154,30 @@ describe("AccessGate", () => {
     });
   });
 
+  it("settings: admins only in channels and groups by default, everyone in DMs; the channel's policy overrides", () => {
+    const gate = new AccessGate({ config, notices: new MemoryNoticeMemory() });
+    expect(gate.mayChangeSettings("slack", "U_ADMIN", false)).toBe(true);
+    expect(gate.mayChangeSettings("slack", "U_ALICE", false)).toBe(false);
+    expect(gate.mayChangeSettings("slack", "U_ALICE", true)).toBe(true);
+    const open = new AccessGate({
+      config: { slack: { ...config.slack, settings: "everyone" } },
+      notices: new MemoryNoticeMemory(),
+    });
+    expect(open.mayChangeSettings("slack", "U_ALICE", false)).toBe(true);
+    const strict = new AccessGate({
+      config: { slack: { ...config.slack, settings: "admins" } },
+      notices: new MemoryNoticeMemory(),
+    });
+    expect(strict.mayChangeSettings("slack", "U_ALICE", true)).toBe(false);
+    expect(strict.mayChangeSettings("slack", "U_ADMIN", true)).toBe(true);
+  });
+
+  it("knows which platforms have an admin at all", () => {
+    const gate = new AccessGate({ config, notices: new MemoryNoticeMemory() });
+    expect(gate.hasAdmins("slack")).toBe(true);
+    expect(gate.hasAdmins("telegram")).toBe(false);
+  });
+
   it("answers isAdmin per platform", () => {
     const gate = new AccessGate({ config, notices: new MemoryNoticeMemory() });
     expect(gate.isAdmin("slack", "U_ADMIN")).toBe(true);

@@ -63,6 +63,8 @@ interface SetupOptions {
   /** Store of the gateway process (default: the worker's). */
   gatewayStore?: ApprovalStore;
   rules?: Record<string, ApprovalRule>;
+  mustAsk?: (toolName: string) => boolean;
+  hasAdmins?: (platform: string) => boolean;
 }
 
 async function setup(options: SetupOptions = {}) {
@@ -76,6 +78,8 @@ async function setup(options: SetupOptions = {}) {
       isAdmin,
       clock,
       ...(options.rules ? { rules: options.rules } : {}),
+      ...(options.mustAsk ? { mustAsk: options.mustAsk } : {}),
+      ...(options.hasAdmins ? { hasAdmins: options.hasAdmins } : {}),
     }),
   });
   const commands: ExtensionEntry = { name: "commands", factory: createCommandsExtension() };
@@ -102,7 +106,7 @@ async function setup(options: SetupOptions = {}) {
   };
   const react = (ref: string, emoji: string, user: { id: string; name: string; isBot: boolean }) =>
     gateway.handleReaction({ messageRef: ref, emoji, user, added: true });
-  return { clock, store, tool, worker, gateway, gatewayHost, gatewayAs, request, react };
+  return { clock, store, tool, worker, gateway, gatewayRunner, gatewayHost, gatewayAs, request, react };
 }
 
 describe("approval by reaction", () => {
@@ -114,7 +118,7 @@ describe("approval by reaction", () => {
     expect(text).toContain('```json\n{\n  "command": "rm -rf build"\n}\n```');
     expect(text).toContain("Run triggered by alice.");
     expect(text).toContain("Expires at 14:10 UTC (10 min); no decision by then is a denial.");
-    expect(text).toContain(`type /approve ${id} or /deny ${id}`);
+    expect(text).toContain(`reply in this thread with /approve ${id} or /deny ${id}`);
     expect(message.reactions).toEqual(["✅", "❌", "♾️"]);
     await s.react(message.ref, "❌", ADMIN);
     await running;
@@ -271,6 +275,68 @@ describe("approval by reaction", () => {
     expect(s.tool.ran).toEqual(["one"]);
     await s.gateway.runCommand("deny", first.id);
     expect(s.gatewayHost.lastReply()).toBe(`Approval request ${first.id} was already settled: approved.`);
+  });
+
+  it("/approve typed in another thread does not approve; the admin is told where to type it", async () => {
+    const s = await setup();
+    const running = s.worker.run("clean up");
+    const { id } = await s.request();
+    const elsewhere = new MemoryHost({
+      threadKey: "slack:T1:C9:1714572999.1",
+      platform: "slack",
+      user: ADMIN,
+    });
+    await s.gatewayRunner.bind(elsewhere).runCommand("approve", id);
+    expect(elsewhere.lastReply()).toBe(
+      `Approval request ${id} was asked in another thread; nothing changed. Type /approve ${id} in that thread (reply to the request).`,
+    );
+    expect((await s.store.get(id))?.status).toBe("pending");
+    expect(s.tool.ran).toEqual([]);
+    await s.gateway.runCommand("approve", id);
+    await running;
+    expect(s.tool.ran).toEqual(["rm -rf build"]);
+  });
+
+  it("the policy makes a call ask whatever its rule says (bash outside a sandbox)", async () => {
+    const bash = dangerTool("never", "bash");
+    const s = await setup({
+      tool: bash,
+      mustAsk: (tool) => tool === "bash",
+      replies: [callTool("ls -la", "bash", "c1"), "done"],
+    });
+    const running = s.worker.run("go");
+    const { text, ref } = await s.request();
+    expect(text).toContain("ls -la");
+    expect(bash.ran).toEqual([]);
+    await s.react(ref, "✅", ADMIN);
+    await running;
+    expect(bash.ran).toEqual(["ls -la"]);
+  });
+
+  it("a policy that throws counts as ask", async () => {
+    const bash = dangerTool("never", "bash");
+    const s = await setup({
+      tool: bash,
+      mustAsk: () => {
+        throw new Error("policy broken");
+      },
+      replies: [callTool("ls", "bash", "c1"), "done"],
+    });
+    const running = s.worker.run("go");
+    const { ref } = await s.request();
+    await s.react(ref, "❌", ADMIN);
+    await running;
+    expect(bash.ran).toEqual([]);
+  });
+
+  it("a call that must ask on a platform without admins is refused at once, saying why", async () => {
+    const s = await setup({ hasAdmins: () => false });
+    await s.worker.run("clean up");
+    expect(s.tool.ran).toEqual([]);
+    expect(s.worker.host.messages).toHaveLength(0);
+    expect(s.worker.resultText(s.worker.toolResults()[0])).toContain(
+      "slack has no admin configured (channels.slack.admins)",
+    );
   });
 
   it("/stop cancels a pending approval", async () => {

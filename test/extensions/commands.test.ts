@@ -178,6 +178,62 @@ describe("/model", () => {
   });
 });
 
+describe("who may change a thread's settings", () => {
+  async function withPolicy(allowed: boolean, isDirect = false) {
+    const runner = new ExtensionRunner({ logger: silentLogger });
+    await runner.load([
+      {
+        name: "commands",
+        factory: createCommandsExtension({
+          models: () => ALL,
+          getApiKey: () => undefined,
+          canChangeSettings: () => allowed,
+        }),
+      },
+    ]);
+    const host = new MemoryHost({
+      threadKey: "telegram:-1:0:5",
+      platform: "telegram",
+      isDirect,
+      user: { id: "9" },
+    });
+    host.settings = { model: "cmdtest/thinker-1", thinkingLevel: "medium" };
+    const thread = runner.bind(host);
+    return { host, thread };
+  }
+
+  it("someone the policy does not allow is told so, and nothing changes", async () => {
+    const { host, thread } = await withPolicy(false);
+    await thread.runCommand("model", "plain-1");
+    expect(host.lastReply()).toBe(
+      "Only admins can change the model in this channel; nothing changed. (An admin can allow everyone with channels.telegram.settings: everyone.)",
+    );
+    await thread.runCommand("thinking", "high");
+    expect(host.lastReply()).toContain("Only admins can change the thinking level in this channel");
+    expect(host.settings).toEqual({ model: "cmdtest/thinker-1", thinkingLevel: "medium" });
+  });
+
+  it("showing stays open to everyone: /model and /thinking without an argument", async () => {
+    const { host, thread } = await withPolicy(false);
+    await thread.runCommand("model", "");
+    expect(host.lastReply()).toContain("Models you can use");
+    await thread.runCommand("thinking", "");
+    expect(host.lastReply()).toContain("Thinking level: medium.");
+  });
+
+  it("in a direct message the refusal names the conversation", async () => {
+    const { host, thread } = await withPolicy(false, true);
+    await thread.runCommand("model", "plain-1");
+    expect(host.lastReply()).toContain("Only admins can change the model in this conversation");
+  });
+
+  it("someone allowed changes the model as before", async () => {
+    const { host, thread } = await withPolicy(true);
+    await thread.runCommand("model", "plain-1");
+    expect(host.lastReply()).toContain("Model set to cmdtest/plain-1");
+  });
+});
+
 describe("/thinking", () => {
   it("xhigh on a model without it is clamped, persisted and said", async () => {
     const g = await gateway();
@@ -291,6 +347,23 @@ describe("run and session commands", () => {
     expect(reply).toContain(
       "/thinking [off|minimal|low|medium|high|xhigh] — Show or set this thread's thinking level (also /think)",
     );
+  });
+
+  it("/status shows how tools run when the process says so", async () => {
+    const runner = new ExtensionRunner({ logger: silentLogger });
+    await runner.load([
+      {
+        name: "commands",
+        factory: createCommandsExtension({
+          models: () => ALL,
+          getApiKey: () => undefined,
+          statusLines: () => ["Tools: sandboxed with bubblewrap (network none)"],
+        }),
+      },
+    ]);
+    const host = new MemoryHost();
+    await runner.bind(host).runCommand("status", "");
+    expect(host.lastReply().split("\n").at(-1)).toBe("Tools: sandboxed with bubblewrap (network none)");
   });
 
   it("a runtime failure is answered and does not disable the commands", async () => {

@@ -1,4 +1,6 @@
-import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
+import { execFileSync } from "node:child_process";
+import { link, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
+import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -159,5 +161,102 @@ describe("tool selection and workspaces", () => {
     expect(a).toMatch(/^slack_T1_C2_1712\.33-[0-9a-f]{8}$/);
     expect(workspaceDirName("../../etc")).not.toContain("/");
     expect(workspaceDirName("a/b")).not.toBe(workspaceDirName("a_b"));
+  });
+});
+
+describe("files that are not regular files", () => {
+  let special: string;
+  let specialTools: ReturnType<typeof createBuiltinTools>;
+  let sock: Server;
+
+  beforeAll(async () => {
+    special = await mkdtemp(join(tmpdir(), "sb-special-"));
+    execFileSync("mkfifo", [join(special, "pipe")]);
+    sock = createServer();
+    await new Promise<void>((r) => sock.listen(join(special, "sock"), r));
+    // A device needs mknod, which needs root; the FIFO and socket cases hold either way.
+    if (process.getuid?.() === 0) execFileSync("mknod", [join(special, "null-dev"), "c", "1", "3"]);
+    await writeFile(join(special, "plain.txt"), "plain\n");
+    specialTools = createBuiltinTools(special);
+  });
+  afterAll(async () => {
+    await new Promise((r) => sock.close(r));
+    await rm(special, { recursive: true, force: true });
+  });
+
+  const kinds = () => [
+    ["pipe", "a FIFO (named pipe)"],
+    ["sock", "a socket"],
+    ...(process.getuid?.() === 0 ? [["null-dev", "a character device"]] : []),
+  ];
+
+  it("read, write and edit refuse a FIFO, a socket and a device without opening them", async () => {
+    for (const [name, kind] of kinds()) {
+      for (const [tool, args] of [
+        ["read", { path: name }],
+        ["write", { path: name, content: "x" }],
+        ["edit", { path: name, oldText: "a", newText: "b" }],
+      ] as const) {
+        await expect(specialTools[tool].execute("t", args), `${tool} ${name}`).rejects.toThrow(
+          `"${name}" is ${kind}; the file tools only open regular files and list directories. Use bash for anything else.`,
+        );
+      }
+      await expect(specialTools.ls.execute("t", { path: name })).rejects.toThrow(
+        `"${name}" is ${kind}; ls lists directories.`,
+      );
+    }
+  });
+
+  it("many such calls at once neither block nor starve Node's thread pool", async () => {
+    const calls = Array.from({ length: 24 }, (_, i) => {
+      const [name] = kinds()[i % kinds().length] ?? ["pipe"];
+      const tool = (["read", "edit", "write"] as const)[i % 3] ?? "read";
+      const args =
+        tool === "read"
+          ? { path: name }
+          : tool === "edit"
+            ? { path: name, oldText: "a", newText: "b" }
+            : { path: name, content: "x" };
+      return specialTools[tool].execute(`t${i}`, args).then(
+        () => "ran",
+        () => "refused",
+      );
+    });
+    expect(await Promise.all(calls)).toEqual(calls.map(() => "refused"));
+    // The pool still works: a regular file reads at once.
+    const plain = await specialTools.read.execute("p", { path: "plain.txt" });
+    expect(plain.content[0]).toMatchObject({ text: "plain" });
+  });
+
+  it("ls marks special files with |", async () => {
+    const out = textOf(await specialTools.ls.execute("t", {}));
+    expect(out.split("\n")).toEqual(expect.arrayContaining(["pipe|", "sock|", "plain.txt"]));
+  });
+
+  it("write refuses a file with other hard links (it could be a file outside under another name)", async () => {
+    await writeFile(join(special, "orig.txt"), "original\n");
+    await link(join(special, "orig.txt"), join(special, "alias.txt"));
+    await expect(specialTools.write.execute("t", { path: "alias.txt", content: "changed" })).rejects.toThrow(
+      '"alias.txt" has 1 other hard link(s); the file tools do not change such files.',
+    );
+    expect(await readFile(join(special, "orig.txt"), "utf8")).toBe("original\n");
+  });
+
+  it("a stopped run stops the call before it touches anything", async () => {
+    const stop = new AbortController();
+    stop.abort();
+    await expect(
+      specialTools.write.execute("t", { path: "never.txt", content: "x" }, stop.signal),
+    ).rejects.toThrow("Stopped: the run was stopped");
+    await expect(readFile(join(special, "never.txt"))).rejects.toThrow();
+  });
+
+  it("paths under the sandbox's /workspace mean the workspace when the tools are told so", async () => {
+    const aliased = createBuiltinTools(special, { files: { workspaceAlias: "/workspace" } });
+    const out = await aliased.read.execute("t", { path: "/workspace/plain.txt" });
+    expect(out.content[0]).toMatchObject({ text: "plain" });
+    await expect(aliased.read.execute("t", { path: "/workspace/../etc/passwd" })).rejects.toThrow(
+      "outside the workspace",
+    );
   });
 });

@@ -13,6 +13,7 @@ import {
   type AccessSubject,
   checkAccess,
   isAdmin,
+  mayChangeSettings,
 } from "./policy.js";
 
 export interface AccessGateOptions {
@@ -58,5 +59,15 @@ export class AccessGate {
   /** Whether `userId` is an admin of `platform` (for the approval extension's `isAdmin`). */
   isAdmin(platform: string, userId: string): boolean {
     return isAdmin(this.options.config, platform, userId);
+  }
+
+  /** Whether `platform` has at least one admin (someone who can approve a tool call). */
+  hasAdmins(platform: string): boolean {
+    return (this.options.config[platform]?.admins?.length ?? 0) > 0;
+  }
+
+  /** Whether `userId` may change a thread's model and thinking level (the channel's `settings` policy). */
+  mayChangeSettings(platform: string, userId: string, isDirect: boolean): boolean {
+    return mayChangeSettings(this.options.config, platform, userId, isDirect);
   }
 }

@@ -9,5 +9,6 @@ export {
   type AccessSubject,
   checkAccess,
   isAdmin,
+  mayChangeSettings,
   type PlatformAccessConfig,
 } from "./policy.js";

@@ -20,6 +20,11 @@ export interface PlatformAccessConfig {
    * `allowedUsers` is undefined), `open` lets anyone in, `disabled` nobody.
    */
   dmPolicy?: "allowlist" | "open" | "disabled";
+  /**
+   * Who may change a thread's model and thinking level: `admins` or `everyone`. Undefined: admins
+   * in channels and groups, everyone in direct messages.
+   */
+  settings?: "admins" | "everyone";
 }
 
 /** Access config by platform name (`slack`, `discord`, `telegram`, `web`). A missing platform gets the defaults. */
@@ -73,6 +78,21 @@ function deny(reason: AccessDenial): AccessDecision {
 /** Whether `userId` is an admin of `platform` under `config`. */
 export function isAdmin(config: AccessConfig, platform: string, userId: string): boolean {
   return config[platform]?.admins?.includes(userId) ?? false;
+}
+
+/**
+ * Whether `userId` may change the settings (model, thinking level) of a thread on `platform`:
+ * always under `everyone`, admins only under `admins`; the default is `admins` in channels and
+ * groups and `everyone` in direct messages.
+ */
+export function mayChangeSettings(
+  config: AccessConfig,
+  platform: string,
+  userId: string,
+  isDirect: boolean,
+): boolean {
+  const policy = config[platform]?.settings ?? (isDirect ? "everyone" : "admins");
+  return policy === "everyone" || isAdmin(config, platform, userId);
 }
 
 /**

@@ -5,8 +5,13 @@
  * entry, and lets the call run or blocks it with a reason for the model. Gateway side: `reaction`
  * handling, `/approve <id>` and `/deny <id>`, and cancelling on `/stop`.
  *
+ * Who decides: only an admin of the request's platform, and only for that request: a reaction on
+ * the request message itself, or `/approve <id>` typed in the request's thread. Nothing else
+ * (other people's reactions, the bot's own, a command from another thread) settles anything.
+ *
  * Fail closed: any failure while asking (the store or the chat is down) blocks the call; the gate
- * never throws, so it is never disabled by a passing outage.
+ * never throws, so it is never disabled by a passing outage. A call that must ask where the
+ * platform has no admin is blocked at once, saying so.
  */
 import { type Clock, systemClock } from "../clock.js";
 import { errorText } from "../logger.js";
@@ -15,6 +20,7 @@ import type {
   ExtensionAPI,
   ExtensionContext,
   ExtensionFactory,
+  ThreadView,
   ToolCallEvent,
   ToolCallResult,
 } from "../types.js";
@@ -57,6 +63,13 @@ export interface ApprovalExtensionOptions {
   clock?: Clock;
   /** Rules by tool name; they override the `approval` the tools declare (e.g. bash patterns from config). */
   rules?: Record<string, ApprovalRule>;
+  /**
+   * The policy above the rules: true when a call must ask whatever its rule says (bash without a
+   * sandbox, a channel whose policy is "always ask"). A policy that throws counts as "ask".
+   */
+  mustAsk?(toolName: string, thread: ThreadView): boolean;
+  /** Whether `platform` has any admin (a request nobody can decide is refused at once). Default: yes. */
+  hasAdmins?(platform: string): boolean;
 }
 
 /** The approval extension; register it under the name `approval`. */
@@ -68,7 +81,15 @@ export function createApprovalExtension(options: ApprovalExtensionOptions): Exte
   return (api: ExtensionAPI) => {
     api.on("tool_call", async (event, ctx) => {
       const rule = options.rules?.[event.toolName] ?? event.tool.approval;
-      if (!needsApproval(rule, event.input)) return undefined;
+      if (!policyAsks(event.toolName, ctx.thread) && !needsApproval(rule, event.input)) return undefined;
+      if (options.hasAdmins && !options.hasAdmins(ctx.thread.platform)) {
+        return {
+          block: true,
+          reason:
+            `This ${event.toolName} call needs an admin's approval, but ${ctx.thread.platform} has no admin configured ` +
+            `(channels.${ctx.thread.platform}.admins), so it was not run. Tell the user an admin must be configured.`,
+        };
+      }
       try {
         return await gate(event, ctx);
       } catch (e) {
@@ -84,6 +105,7 @@ export function createApprovalExtension(options: ApprovalExtensionOptions): Exte
       const outcome = EMOJI_OUTCOMES[event.emoji];
       if (!outcome || !event.added) return undefined;
       try {
+        // The request is found by its own message, so the reaction is on that thread's request.
         const record = await findRequest(event.messageRef, ctx.thread.threadKey);
         if (!record) return undefined;
         // The bot's own ✅ ❌ ♾️ and anyone who is not an admin of this platform decide nothing.
@@ -154,6 +176,12 @@ export function createApprovalExtension(options: ApprovalExtensionOptions): Exte
               await ctx.reply(`Only admins of ${record.platform} can decide approval requests.`);
               return;
             }
+            if (record.threadKey !== ctx.thread.threadKey) {
+              await ctx.reply(
+                `Approval request ${id} was asked in another thread; nothing changed. Type /${name} ${id} in that thread (reply to the request).`,
+              );
+              return;
+            }
             const out = await store.decide(id, { outcome: chosen, by: ctx.user, at: clock.now() });
             const status = out.record?.status ?? "expired";
             if (out.applied) {
@@ -175,6 +203,15 @@ export function createApprovalExtension(options: ApprovalExtensionOptions): Exte
       });
     }
   };
+
+  function policyAsks(toolName: string, thread: ThreadView): boolean {
+    if (!options.mustAsk) return false;
+    try {
+      return options.mustAsk(toolName, thread);
+    } catch {
+      return true;
+    }
+  }
 
   function isAdminOf(record: ApprovalRecord, ctx: ExtensionContext, userId: string): boolean {
     return ctx.thread.platform === record.platform && options.isAdmin(record.platform, userId);

@@ -47,7 +47,7 @@ export function requestText(record: ApprovalRecord): string {
     ...header(record),
     `Expires at ${clockTime(record.expiresAt)} (${ttl}); no decision by then is a denial.`,
     "Admins: react ✅ to approve, ❌ to deny, ♾️ to approve this exact call for the rest of the thread.",
-    `If reactions do not reach the bot here, type /approve ${record.id} or /deny ${record.id}.`,
+    `If reactions do not reach the bot here, reply in this thread with /approve ${record.id} or /deny ${record.id}.`,
   ].join("\n");
 }
 

@@ -12,13 +12,16 @@ import { registerThreadCommands } from "./thread-commands.js";
 
 export { type ParsedCommand, parseCommandText, parseNativeCommand } from "./parser.js";
 
-export type CommandsExtensionOptions = ModelCommandOptions;
+export interface CommandsExtensionOptions extends ModelCommandOptions {
+  /** Extra `/status` lines of this process (how tool commands run). */
+  statusLines?: () => string[];
+}
 
 /** The commands extension; register it under the name `commands`. */
 export function createCommandsExtension(options: CommandsExtensionOptions = {}): ExtensionFactory {
   return (api) => {
     registerModelCommands(api, options, guardCommand);
     registerThreadCommands(api, guardCommand);
-    registerInfoCommands(api, guardCommand);
+    registerInfoCommands(api, guardCommand, options.statusLines);
   };
 }

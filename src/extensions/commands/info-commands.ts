@@ -8,8 +8,12 @@ function money(cost: number): string {
   return cost < 0.01 && cost > 0 ? `$${cost.toFixed(4)}` : `$${cost.toFixed(2)}`;
 }
 
-/** Registers `/status` and `/help` on `api`. */
-export function registerInfoCommands(api: ExtensionAPI, guard: CommandGuard): void {
+/** Registers `/status` and `/help` on `api`; `statusLines` adds lines to `/status` (the tool sandbox). */
+export function registerInfoCommands(
+  api: ExtensionAPI,
+  guard: CommandGuard,
+  statusLines: () => string[] = () => [],
+): void {
   api.registerCommand("status", {
     description: "Show model, thinking level, context use, tokens and cost of this thread",
     handler: guard("read the status", async (_args, ctx) => {
@@ -41,6 +45,7 @@ export function registerInfoCommands(api: ExtensionAPI, guard: CommandGuard): vo
         `Thread usage: ${n(u.input)} in · ${n(u.output)} out${cache} · ${money(u.cost)}`,
         `Queue mode: ${status.queueMode}${status.inboxDepth > 0 ? ` · ${status.inboxDepth} waiting` : ""}`,
         `Run: ${status.running ? "active" : "idle"}`,
+        ...statusLines(),
       ];
       await ctx.reply(lines.join("\n"));
     }),

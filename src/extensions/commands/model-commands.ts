@@ -1,7 +1,9 @@
 /**
  * `/model [name]` and `/thinking [level]` (alias `/think`): show or change the thread's model and
  * thinking level. Changes persist per thread through the host and reach a running agent at its
- * next LLM call; an invalid argument gets a clear answer and changes nothing.
+ * next LLM call; an invalid argument gets a clear answer and changes nothing. Showing is open to
+ * everyone allowed in the thread; changing follows the channel's settings policy
+ * (`canChangeSettings`: admins only in channels and groups by default).
  */
 import { closeModelMatches, hasCredentials, listModels } from "../../agent/llm/models.js";
 import { clampThinkingLevel, supportedThinkingLevels } from "../../agent/llm/thinking.js";
@@ -16,6 +18,8 @@ export interface ModelCommandOptions {
   models?: () => Model[];
   /** API keys besides the environment's, for the "has credentials" filter. */
   getApiKey?: (provider: Provider) => string | undefined;
+  /** Whether the invoker may change the thread's model and thinking level. Default: everyone may. */
+  canChangeSettings?: (ctx: ExtensionCommandContext) => boolean;
 }
 
 function formatTokens(n: number): string {
@@ -42,6 +46,16 @@ export function registerModelCommands(
 ): void {
   const usable = (): Model[] =>
     (options.models ?? listModels)().filter((m) => hasCredentials(m, options.getApiKey));
+
+  /** Answers a refusal and resolves false when the invoker may not change settings here. */
+  async function allowed(ctx: ExtensionCommandContext, what: string): Promise<boolean> {
+    if (!options.canChangeSettings || options.canChangeSettings(ctx)) return true;
+    const where = ctx.thread.isDirect ? "this conversation" : "this channel";
+    await ctx.reply(
+      `Only admins can change the ${what} in ${where}; nothing changed. (An admin can allow everyone with channels.${ctx.thread.platform}.settings: everyone.)`,
+    );
+    return false;
+  }
 
   async function listUsable(ctx: ExtensionCommandContext): Promise<void> {
     const current = (await ctx.host.getSettings()).model;
@@ -98,7 +112,7 @@ export function registerModelCommands(
     usage: "[name]",
     handler: guard("change the model", async (name, ctx) => {
       if (name === "") await listUsable(ctx);
-      else await switchModel(name, ctx);
+      else if (await allowed(ctx, "model")) await switchModel(name, ctx);
     }),
     getArgumentCompletions(prefix: string): CompletionItem[] {
       const needle = prefix.trim().toLowerCase();
@@ -124,6 +138,7 @@ export function registerModelCommands(
         await ctx.reply(`Thinking level: ${level}.${supported}`);
         return;
       }
+      if (!(await allowed(ctx, "thinking level"))) return;
       if (!isThinkingLevel(arg)) {
         await ctx.reply(
           `Unknown thinking level "${arg}". Use one of: ${THINKING_LEVELS.join(", ")}. Nothing changed.`,

@@ -1,23 +1,28 @@
 /**
- * The `bash` tool: runs a command in the thread's workspace with a timeout, output capped to its
- * head and tail, progress as tool updates, and the whole process tree killed on abort or timeout.
- * The command gets a minimal environment (no API keys or platform tokens of the gateway) plus what
- * the configuration passes on.
+ * The `bash` tool: runs a command in the thread's workspace through a `CommandRunner` (a
+ * bubblewrap sandbox, or a plain child process where there is none) with a timeout, output capped to
+ * its head and tail, progress as tool updates, and the whole process tree killed on abort or
+ * timeout. The command gets an allowlisted environment (no API keys or platform tokens of the
+ * gateway). A limit the command runs into is named in the error the model gets.
  */
 import { type Static, Type } from "@sinclair/typebox";
 import type { AgentToolUpdateCallback } from "../../agent/types.js";
 import type { ApprovalRule, ExtensionTool } from "../types.js";
 import { HeadTailBuffer } from "./output-buffer.js";
-import { runInProcessGroup } from "./process-tree.js";
+import { createDirectRunner } from "./sandbox/direct.js";
+import { describeLimits, signalOfExitCode } from "./sandbox/limits.js";
+import type { CommandRunner } from "./sandbox/types.js";
 
 export interface BashToolOptions {
+  /** How commands run. Default: a direct runner (no sandbox) with `env`. */
+  runner?: CommandRunner;
   /** Default timeout. Default 120 000 ms. */
   defaultTimeoutMs?: number;
   /** Longest timeout the model may ask for. Default 600 000 ms. */
   maxTimeoutMs?: number;
   /** Output kept (head and tail). Default 50 000 bytes. */
   maxOutputBytes?: number;
-  /** Extra environment variables (the command otherwise gets PATH, LANG, HOME=workspace, TERM=dumb). */
+  /** Extra environment variables for the default runner (the command otherwise gets PATH, LANG, HOME, TERM=dumb). */
   env?: Record<string, string>;
   /** Approval rule of the tool (e.g. `bashApprovalRule(patterns)`). */
   approval?: ApprovalRule;
@@ -38,17 +43,8 @@ export interface BashDetails {
   timedOut: boolean;
   truncated: boolean;
   durationMs: number;
-}
-
-/** The environment a command gets: nothing secret from the gateway's own environment. */
-export function commandEnv(workspace: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  return {
-    PATH: process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin",
-    LANG: process.env.LANG ?? "C.UTF-8",
-    HOME: workspace,
-    TERM: "dumb",
-    ...extra,
-  };
+  /** Whether the command ran in a sandbox. */
+  sandboxed: boolean;
 }
 
 /** A `bash` tool bound to `workspace()` (called per call, so one tool can serve per-thread workspaces). */
@@ -60,11 +56,16 @@ export function createBashTool(
   const maxTimeout = options.maxTimeoutMs ?? 600_000;
   const maxOutput = options.maxOutputBytes ?? 50_000;
   const interval = options.updateIntervalMs ?? 500;
+  const runner = options.runner ?? createDirectRunner(options.env ? { extraEnv: options.env } : {});
+  const sandboxed = runner.kind !== "none";
+  const where = sandboxed
+    ? "in a sandbox: the workspace is at /workspace (also HOME), the rest of the system is read-only, /tmp is private"
+    : "in the workspace directory";
   const tool: ExtensionTool<typeof bashParameters, BashDetails> = {
     name: "bash",
     label: "bash",
     description:
-      `Run a shell command in the workspace directory. Output is capped at ${maxOutput} bytes (start and end kept). ` +
+      `Run a shell command (bash -c) ${where}. Output is capped at ${maxOutput} bytes (start and end kept). ` +
       `Default timeout ${Math.round(defaultTimeout / 1000)} s, at most ${Math.round(maxTimeout / 1000)} s; ` +
       "the command and everything it started are killed when it times out or the run is stopped.",
     parameters: bashParameters,
@@ -82,9 +83,8 @@ export function createBashTool(
       );
       const output = new HeadTailBuffer(maxOutput);
       let lastUpdate = 0;
-      const result = await runInProcessGroup(params.command, {
-        cwd,
-        env: commandEnv(cwd, options.env),
+      const result = await runner.run(params.command, {
+        workspace: cwd,
         timeoutMs,
         ...(signal ? { signal } : {}),
         onOutput(chunk) {
@@ -94,28 +94,51 @@ export function createBashTool(
             lastUpdate = now;
             onUpdate({
               content: [{ type: "text", text: output.text() }],
-              details: { exitCode: null, timedOut: false, truncated: output.truncated, durationMs: 0 },
+              details: {
+                exitCode: null,
+                timedOut: false,
+                truncated: output.truncated,
+                durationMs: 0,
+                sandboxed,
+              },
             });
           }
         },
       });
       const text = output.text();
+      if (result.setupError) {
+        throw new Error(
+          `The sandbox could not start, so the command did not run: ${result.setupError}. ` +
+            "Tell an admin; retrying will not help.",
+        );
+      }
+      const notes = describeLimits(result.limits, runner.limits);
+      const noted = notes.length > 0 ? `${text}\n\n${notes.join("\n")}`.trim() : text;
       if (result.aborted)
-        throw new Error(`${text}\n\nCommand aborted: the run was stopped and the command was killed.`.trim());
+        throw new Error(
+          `${noted}\n\nCommand aborted: the run was stopped and the command was killed.`.trim(),
+        );
       if (result.timedOut) {
         throw new Error(
-          `${text}\n\nCommand timed out after ${Math.round(timeoutMs / 1000)} s and was killed.`.trim(),
+          `${noted}\n\nCommand timed out after ${Math.round(timeoutMs / 1000)} s and was killed.`.trim(),
         );
       }
       if (result.exitCode !== 0) {
+        const signal = result.exitSignal ?? signalOfExitCode(result.exitCode);
         const how = result.exitSignal
           ? `was killed by ${result.exitSignal}`
-          : `exited with code ${result.exitCode}`;
-        throw new Error(`${text}\n\nCommand ${how}.`.trim());
+          : `exited with code ${result.exitCode}${signal ? ` (${signal})` : ""}`;
+        throw new Error(`${noted}\n\nCommand ${how}.`.trim());
       }
       return {
-        content: [{ type: "text", text: text === "" ? "(no output)" : text }],
-        details: { exitCode: 0, timedOut: false, truncated: output.truncated, durationMs: result.durationMs },
+        content: [{ type: "text", text: noted === "" ? "(no output)" : noted }],
+        details: {
+          exitCode: 0,
+          timedOut: false,
+          truncated: output.truncated,
+          durationMs: result.durationMs,
+          sandboxed,
+        },
       };
     },
   };

@@ -1,12 +1,23 @@
 /**
  * The file tools, confined to the thread's workspace: `read` (line window, size caps), `write`
- * (creates parent directories), `edit` (one exact, unique replacement), `ls`. Refused paths and
- * other failures are thrown with messages for the model, which the engine turns into error results.
+ * (creates parent directories), `edit` (one exact, unique replacement), `ls`. They only ever open
+ * regular files and list directories: a FIFO, socket or device is refused before anything opens it,
+ * so no call can block (see `safe-fs.ts`). They stop when the run is stopped. Refused paths and other
+ * failures are thrown with messages for the model, which the engine turns into error results.
  */
-import { mkdir, open, readdir, readFile, stat, writeFile } from "node:fs/promises";
-import { dirname } from "node:path";
+import { chown, mkdir, opendir } from "node:fs/promises";
+import { dirname, join, relative, sep } from "node:path";
 import { type Static, Type } from "@sinclair/typebox";
 import type { ExtensionTool } from "../types.js";
+import {
+  type FileOwner,
+  looksBinary,
+  lstatOrMissing,
+  readRegularFile,
+  specialKind,
+  throwIfStopped,
+  writeRegularFile,
+} from "./safe-fs.js";
 import { displayPath, resolveInWorkspace } from "./workspace.js";
 
 export interface FileToolOptions {
@@ -20,6 +31,10 @@ export interface FileToolOptions {
   maxWriteBytes?: number;
   /** Most entries `ls` lists. Default 500. */
   maxListEntries?: number;
+  /** Where commands see the workspace (`/workspace` in the sandbox); absolute paths under it are accepted. */
+  workspaceAlias?: string;
+  /** Who new files and directories belong to (the sandbox's account, when it is not the gateway's). */
+  owner?: FileOwner;
 }
 
 type Workspace = () => Promise<string>;
@@ -28,28 +43,17 @@ function text(t: string) {
   return [{ type: "text" as const, text: t }];
 }
 
-async function checkedSize(path: string, shown: string, max: number): Promise<number> {
-  const info = await stat(path).catch((e: NodeJS.ErrnoException) => {
-    if (e.code === "ENOENT") throw new Error(`File "${shown}" does not exist.`);
-    throw e;
-  });
-  if (info.isDirectory()) throw new Error(`"${shown}" is a directory; use ls to list it.`);
-  if (info.size > max) {
-    throw new Error(
-      `File "${shown}" is ${info.size} bytes, more than the ${max} bytes this tool opens; use bash (head, sed -n) for parts of it.`,
-    );
-  }
-  return info.size;
-}
-
-async function looksBinary(path: string): Promise<boolean> {
-  const handle = await open(path, "r");
-  try {
-    const probe = Buffer.alloc(4096);
-    const { bytesRead } = await handle.read(probe, 0, probe.length, 0);
-    return probe.subarray(0, bytesRead).includes(0);
-  } finally {
-    await handle.close();
+/** Creates the missing parents of `path`, giving each new directory to `owner`. */
+async function makeParents(path: string, owner: FileOwner | undefined): Promise<void> {
+  const parent = dirname(path);
+  const first = await mkdir(parent, { recursive: true });
+  if (first === undefined || !owner) return;
+  let dir = first;
+  await chown(dir, owner.uid, owner.gid);
+  const rest = relative(first, parent);
+  for (const part of rest === "" ? [] : rest.split(sep)) {
+    dir = join(dir, part);
+    await chown(dir, owner.uid, owner.gid);
   }
 }
 
@@ -71,14 +75,14 @@ export function createReadTool(
     label: "read",
     description: `Read a text file in the workspace. Returns up to ${defaultLines} lines or ${maxRead} bytes; use offset and limit for more.`,
     parameters: readParameters,
-    async execute(_id, params: Static<typeof readParameters>) {
+    async execute(_id, params: Static<typeof readParameters>, signal) {
+      throwIfStopped(signal);
       const root = await workspace();
-      const path = await resolveInWorkspace(root, params.path);
+      const path = await resolveInWorkspace(root, params.path, options.workspaceAlias);
       const shown = displayPath(root, path);
-      await checkedSize(path, shown, maxFile);
-      if (await looksBinary(path))
-        throw new Error(`File "${shown}" looks binary; read only opens text files.`);
-      const lines = (await readFile(path, "utf8")).split("\n");
+      const data = await readRegularFile(path, shown, maxFile, signal);
+      if (looksBinary(data)) throw new Error(`File "${shown}" looks binary; read only opens text files.`);
+      const lines = data.toString("utf8").split("\n");
       if (lines.length > 1 && lines[lines.length - 1] === "") lines.pop();
       const start = (params.offset ?? 1) - 1;
       if (start >= lines.length && lines.length > 0) {
@@ -121,18 +125,25 @@ export function createWriteTool(
     label: "write",
     description: "Create or overwrite a file in the workspace (parent directories are created).",
     parameters: writeParameters,
-    async execute(_id, params: Static<typeof writeParameters>) {
+    async execute(_id, params: Static<typeof writeParameters>, signal) {
+      throwIfStopped(signal);
       const root = await workspace();
-      const path = await resolveInWorkspace(root, params.path);
+      const path = await resolveInWorkspace(root, params.path, options.workspaceAlias);
       const shown = displayPath(root, path);
-      const size = Buffer.byteLength(params.content, "utf8");
-      if (size > maxWrite)
-        throw new Error(`Content is ${size} bytes, more than the ${maxWrite} bytes write accepts.`);
-      await mkdir(dirname(path), { recursive: true });
+      const data = Buffer.from(params.content, "utf8");
+      if (data.length > maxWrite)
+        throw new Error(`Content is ${data.length} bytes, more than the ${maxWrite} bytes write accepts.`);
+      await makeParents(path, options.owner);
       // Re-check after creating directories: nothing on the way may have become a way out.
-      await resolveInWorkspace(root, params.path);
-      await writeFile(path, params.content, "utf8");
-      return { content: text(`Wrote ${size} bytes to ${shown}.`), details: { path: shown, bytes: size } };
+      const checked = await resolveInWorkspace(root, params.path, options.workspaceAlias);
+      await writeRegularFile(checked, shown, data, {
+        ...(signal ? { signal } : {}),
+        ...(options.owner ? { owner: options.owner } : {}),
+      });
+      return {
+        content: text(`Wrote ${data.length} bytes to ${shown}.`),
+        details: { path: shown, bytes: data.length },
+      };
     },
   };
 }
@@ -160,12 +171,12 @@ export function createEditTool(
     label: "edit",
     description: "Replace one exact occurrence of oldText with newText in a workspace file.",
     parameters: editParameters,
-    async execute(_id, params: Static<typeof editParameters>) {
+    async execute(_id, params: Static<typeof editParameters>, signal) {
+      throwIfStopped(signal);
       const root = await workspace();
-      const path = await resolveInWorkspace(root, params.path);
+      const path = await resolveInWorkspace(root, params.path, options.workspaceAlias);
       const shown = displayPath(root, path);
-      await checkedSize(path, shown, maxFile);
-      const content = await readFile(path, "utf8");
+      const content = (await readRegularFile(path, shown, maxFile, signal)).toString("utf8");
       const count = countOccurrences(content, params.oldText);
       if (count === 0) {
         throw new Error(
@@ -179,7 +190,7 @@ export function createEditTool(
       }
       const at = content.indexOf(params.oldText);
       const updated = content.slice(0, at) + params.newText + content.slice(at + params.oldText.length);
-      await writeFile(path, updated, "utf8");
+      await writeRegularFile(path, shown, Buffer.from(updated, "utf8"), signal ? { signal } : {});
       const line = content.slice(0, at).split("\n").length;
       return { content: text(`Edited ${shown} at line ${line}.`), details: { path: shown, line } };
     },
@@ -197,28 +208,49 @@ export function createLsTool(
   options: FileToolOptions = {},
 ): ExtensionTool<typeof lsParameters> {
   const maxEntries = options.maxListEntries ?? 500;
+  // Entries read before giving up on a huge directory (sorted among themselves).
+  const maxScanned = Math.max(maxEntries * 10, 5000);
   return {
     name: "ls",
     label: "ls",
-    description: "List a directory of the workspace (directories end with /, symlinks with @).",
+    description:
+      "List a directory of the workspace (directories end with /, symlinks with @, other special files with |).",
     parameters: lsParameters,
-    async execute(_id, params: Static<typeof lsParameters>) {
+    async execute(_id, params: Static<typeof lsParameters>, signal) {
+      throwIfStopped(signal);
       const root = await workspace();
-      const path = await resolveInWorkspace(root, params.path ?? ".");
+      const path = await resolveInWorkspace(root, params.path ?? ".", options.workspaceAlias);
       const shown = displayPath(root, path);
-      const entries = await readdir(path, { withFileTypes: true }).catch((e: NodeJS.ErrnoException) => {
-        if (e.code === "ENOENT") throw new Error(`Directory "${shown}" does not exist.`);
-        if (e.code === "ENOTDIR") throw new Error(`"${shown}" is a file, not a directory; use read.`);
-        throw e;
-      });
-      const names = entries
-        .map((e) => e.name + (e.isDirectory() ? "/" : e.isSymbolicLink() ? "@" : ""))
-        .sort((a, b) => a.localeCompare(b));
+      const st = await lstatOrMissing(path);
+      if (!st) throw new Error(`Directory "${shown}" does not exist.`);
+      if (st.isFile()) throw new Error(`"${shown}" is a file, not a directory; use read.`);
+      if (!st.isDirectory()) {
+        throw new Error(`"${shown}" is ${specialKind(st) ?? "not a directory"}; ls lists directories.`);
+      }
+      const names: string[] = [];
+      let complete = true;
+      const dir = await opendir(path, { bufferSize: 256 });
+      try {
+        for await (const e of dir) {
+          throwIfStopped(signal);
+          if (names.length >= maxScanned) {
+            complete = false;
+            break;
+          }
+          const mark = e.isDirectory() ? "/" : e.isSymbolicLink() ? "@" : e.isFile() ? "" : "|";
+          names.push(e.name + mark);
+        }
+      } finally {
+        // Breaking out of the loop closes the directory already; closing twice throws.
+        await dir.close().catch(() => {});
+      }
+      names.sort((a, b) => a.localeCompare(b));
       const listed = names.slice(0, maxEntries);
       let body = listed.length > 0 ? listed.join("\n") : "(empty directory)";
-      if (names.length > listed.length)
+      if (!complete) body += `\n\n[More than ${maxScanned} entries; only the first ones read are shown]`;
+      else if (names.length > listed.length)
         body += `\n\n[${names.length - listed.length} more entries not shown]`;
-      return { content: text(body), details: { path: shown, count: names.length } };
+      return { content: text(body), details: { path: shown, count: names.length, complete } };
     },
   };
 }

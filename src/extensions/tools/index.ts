@@ -1,8 +1,10 @@
 /**
  * The built-in tools (`bash`, `read`, `write`, `edit`, `ls`), as plain tools for a fixed workspace
  * (`createBuiltinTools`) or as an extension that gives every thread its own workspace under a root
- * directory (`createToolsExtension`). Which tools a channel gets is configuration: pass the names
- * to `selectTools`, or as `activeTools` when binding the runner to a thread.
+ * directory (`createToolsExtension`). `bash` runs its commands through a `CommandRunner` (the
+ * bubblewrap sandbox, see `sandbox/`); the file tools work in the gateway and accept the sandbox's
+ * `/workspace` paths too. Which tools a channel gets is configuration: pass the names to
+ * `selectTools`, or as `activeTools` when binding the runner to a thread.
  */
 import type { AgentTool } from "../../agent/types.js";
 import type { ExtensionContext, ExtensionFactory, ExtensionTool, ToolDefinition } from "../types.js";
@@ -16,8 +18,9 @@ import {
 } from "./file-tools.js";
 import { ensureWorkspace } from "./workspace.js";
 
-export { type BashToolOptions, commandEnv } from "./bash.js";
+export type { BashToolOptions } from "./bash.js";
 export type { FileToolOptions } from "./file-tools.js";
+export * from "./sandbox/index.js";
 export {
   displayPath,
   ensureWorkspace,
@@ -34,18 +37,28 @@ export interface BuiltinToolOptions {
   files?: FileToolOptions;
 }
 
-/** The built-in tools working in `workspace` (a directory, or a function giving it per call). */
+/**
+ * The built-in tools working in `workspace` (a directory, or a function giving it per call). When
+ * `bash.runner` is a sandbox, the file tools also accept its `/workspace` paths and give new files
+ * to the sandbox's account.
+ */
 export function createBuiltinTools(
   workspace: string | (() => Promise<string>),
   options: BuiltinToolOptions = {},
 ): Record<BuiltinToolName, ExtensionTool> {
   const dir = typeof workspace === "string" ? async () => workspace : workspace;
+  const runner = options.bash?.runner;
+  const files: FileToolOptions = {
+    ...(runner && runner.kind !== "none" ? { workspaceAlias: runner.workspacePath("") } : {}),
+    ...(runner?.owner ? { owner: runner.owner } : {}),
+    ...options.files,
+  };
   return {
     bash: createBashTool(dir, options.bash),
-    read: createReadTool(dir, options.files),
-    write: createWriteTool(dir, options.files),
-    edit: createEditTool(dir, options.files),
-    ls: createLsTool(dir, options.files),
+    read: createReadTool(dir, files),
+    write: createWriteTool(dir, files),
+    edit: createEditTool(dir, files),
+    ls: createLsTool(dir, files),
   };
 }
 
@@ -78,8 +91,9 @@ export interface ToolsExtensionOptions extends BuiltinToolOptions {
 /** The built-in tools as an extension, each thread working in its own workspace under `root`. */
 export function createToolsExtension(options: ToolsExtensionOptions): ExtensionFactory {
   return (api) => {
+    const owner = options.bash?.runner?.owner;
     const forThread = (ctx: ExtensionContext) =>
-      createBuiltinTools(() => ensureWorkspace(options.root, ctx.thread.threadKey), options);
+      createBuiltinTools(() => ensureWorkspace(options.root, ctx.thread.threadKey, owner), options);
     // Descriptions, schemas and approval rules do not depend on the thread: take them from one instance.
     const template = createBuiltinTools(options.root, options);
     for (const name of options.names ?? BUILTIN_TOOL_NAMES) {

@@ -1,8 +1,8 @@
 /**
- * Runs a shell command as the leader of its own process group, so that everything it starts
- * (pipelines, background jobs, subshells) can be killed at once on abort, on timeout, and when the
- * command exits leaving children behind. Processes that leave the group themselves (`setsid`)
- * escape this; run the gateway in a container when that matters.
+ * Runs a program as the leader of its own process group, so that everything it starts (pipelines,
+ * background jobs, subshells) can be killed at once on abort, on timeout, and when it exits leaving
+ * children behind. A process that leaves the group itself (`setsid`) escapes this group kill; the
+ * sandbox (`sandbox/bwrap.ts`) closes that gap with a PID namespace, whose processes all die with it.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 
@@ -14,11 +14,14 @@ export interface GroupRunOptions {
   onOutput(chunk: Buffer): void;
   /** Time between SIGTERM and SIGKILL. Default 250 ms. */
   killGraceMs?: number;
+  /** Run as this user and group (the gateway must be root to use them). */
+  uid?: number;
+  gid?: number;
 }
 
 export interface GroupRunResult {
   exitCode: number | null;
-  /** The signal that ended the command, if any. */
+  /** The signal that ended the program, if any. */
   exitSignal: NodeJS.Signals | null;
   timedOut: boolean;
   aborted: boolean;
@@ -30,27 +33,33 @@ export function killGroup(pid: number, signal: NodeJS.Signals): void {
   try {
     process.kill(-pid, signal);
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== "ESRCH") throw e;
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code !== "ESRCH" && code !== "EPERM") throw e;
   }
 }
 
 /**
- * Runs `command` with `bash -c` and resolves when it and its output streams have ended. Abort and
- * timeout send SIGTERM to the group, then SIGKILL after the grace time. Never rejects for the
- * command's own failure (that is in the result); rejects only when bash cannot be started.
+ * Runs `file` with `args` and resolves when it and its output streams have ended. Abort and timeout
+ * send SIGTERM to the group, then SIGKILL after the grace time. Never rejects for the program's own
+ * failure (that is in the result); rejects only when it cannot be started.
  */
-export function runInProcessGroup(command: string, options: GroupRunOptions): Promise<GroupRunResult> {
-  const started = Date.now();
+export function runProgramInGroup(
+  file: string,
+  args: readonly string[],
+  options: GroupRunOptions,
+): Promise<GroupRunResult> {
+  const started = performance.now();
   const grace = options.killGraceMs ?? 250;
   return new Promise((resolve, reject) => {
     let child: ChildProcess;
     try {
-      // stderr joins stdout inside the shell, so the two stay in order as in a terminal.
-      child = spawn("bash", ["-c", `exec 2>&1\n${command}`], {
+      child = spawn(file, args, {
         cwd: options.cwd,
         env: options.env,
         detached: true,
         stdio: ["ignore", "pipe", "pipe"],
+        ...(options.uid !== undefined ? { uid: options.uid } : {}),
+        ...(options.gid !== undefined ? { gid: options.gid } : {}),
       });
     } catch (e) {
       reject(e);
@@ -80,6 +89,7 @@ export function runInProcessGroup(command: string, options: GroupRunOptions): Pr
     child.stderr?.on("data", options.onOutput);
     child.on("error", (e) => {
       clearTimeout(timer);
+      if (killTimer) clearTimeout(killTimer);
       options.signal?.removeEventListener("abort", onAbort);
       reject(e);
     });
@@ -91,7 +101,19 @@ export function runInProcessGroup(command: string, options: GroupRunOptions): Pr
       clearTimeout(timer);
       if (killTimer) clearTimeout(killTimer);
       options.signal?.removeEventListener("abort", onAbort);
-      resolve({ exitCode: code, exitSignal: sig, timedOut, aborted, durationMs: Date.now() - started });
+      resolve({
+        exitCode: code,
+        exitSignal: sig,
+        timedOut,
+        aborted,
+        durationMs: performance.now() - started,
+      });
     });
   });
+}
+
+/** Runs `command` with `bash -c` in its own process group (see `runProgramInGroup`). */
+export function runInProcessGroup(command: string, options: GroupRunOptions): Promise<GroupRunResult> {
+  // stderr joins stdout inside the shell, so the two stay in order as in a terminal.
+  return runProgramInGroup("bash", ["-c", `exec 2>&1\n${command}`], options);
 }

@@ -5,11 +5,13 @@
  * does not exist yet). A dangling symlink is refused, since where it points cannot be checked.
  *
  * This is a check at the moment of the call: a process that swaps a directory for a symlink
- * between the check and the use could escape, so the workspace must not be shared with untrusted
- * processes. `bash` is not confined by this (it only starts in the workspace).
+ * between the check and the use could escape. In a sandbox nothing can: every process a `bash` call
+ * starts is gone before the next tool call of the thread runs, and other threads' commands cannot
+ * see this workspace. Without a sandbox, do not share a workspace with untrusted processes. The
+ * final component is opened with `O_NOFOLLOW` and checked again after opening (`safe-fs.ts`).
  */
 import { createHash } from "node:crypto";
-import { lstat, mkdir, realpath } from "node:fs/promises";
+import { chown, lchown, lstat, mkdir, readdir, realpath } from "node:fs/promises";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 
 /** A path the tools refuse; its message says why and what to use instead. */
@@ -34,10 +36,16 @@ function errorCode(e: unknown): string | undefined {
 
 /**
  * The absolute, symlink-free path `input` names inside the workspace `root` (relative paths start
- * at the root). Throws `WorkspacePathError` for a path that leaves the workspace in any way.
+ * at the root). `alias` is where commands see the workspace (`/workspace` in the sandbox): an
+ * absolute path under it means the same place. Throws `WorkspacePathError` for a path that leaves
+ * the workspace in any way.
  */
-export async function resolveInWorkspace(root: string, input: string): Promise<string> {
+export async function resolveInWorkspace(root: string, input: string, alias?: string): Promise<string> {
   if (input.includes("\0")) throw outside(input.replaceAll("\0", "\\0"), "contains a NUL character");
+  if (alias && (input === alias || input.startsWith(`${alias}/`))) {
+    const inside = input.slice(alias.length).replace(/^\/+/, "");
+    return resolveInWorkspace(root, inside === "" ? "." : inside);
+  }
   const rootReal = await realpath(root);
   const candidate = isAbsolute(input) ? resolve(input) : resolve(rootReal, input);
   if (!isWithin(rootReal, candidate) && !isWithin(resolve(root), candidate)) {
@@ -75,9 +83,29 @@ export function workspaceDirName(threadKey: string): string {
   return `${readable}-${hash}`;
 }
 
-/** The workspace of `threadKey` under `root`, created when missing; returns its real path. */
-export async function ensureWorkspace(root: string, threadKey: string): Promise<string> {
+/**
+ * The workspace of `threadKey` under `root`, created when missing; returns its real path. With
+ * `owner` (the account sandboxed commands run as, when it is not the gateway's), the workspace is
+ * given to it so that commands can write there: the directory, and everything in it the first time
+ * it is found belonging to someone else (a workspace from before the sandbox).
+ */
+export async function ensureWorkspace(
+  root: string,
+  threadKey: string,
+  owner?: { uid: number; gid: number },
+): Promise<string> {
   const dir = join(root, workspaceDirName(threadKey));
   await mkdir(dir, { recursive: true });
-  return realpath(dir);
+  const real = await realpath(dir);
+  if (owner) {
+    const st = await lstat(real);
+    if (st.uid !== owner.uid || st.gid !== owner.gid) {
+      for (const entry of await readdir(real, { recursive: true })) {
+        // lchown: a symlink is given away itself, never what it points to.
+        await lchown(join(real, entry), owner.uid, owner.gid).catch(() => {});
+      }
+      await chown(real, owner.uid, owner.gid);
+    }
+  }
+  return real;
 }

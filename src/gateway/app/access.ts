@@ -15,6 +15,7 @@ function platformAccess(c: ChannelCommonConfig, admins: readonly string[]): Plat
     ...(c.allowedChannels.length > 0 ? { allowedChannels: c.allowedChannels } : {}),
     requireMention: c.requireMention,
     dmPolicy: c.dmPolicy,
+    ...(c.settings ? { settings: c.settings } : {}),
   };
 }
 

@@ -21,6 +21,7 @@ import { buildAdapters } from "./adapters.js";
 import { loadExtensions } from "./extensions.js";
 import { createGateway } from "./gateway.js";
 import { platformProbes } from "./probes.js";
+import { sandboxProbe } from "./sandbox.js";
 
 /** The handlers `src/main.ts` passes to `runCli`. */
 export function createCliHandlers(): CliHandlers {
@@ -48,6 +49,7 @@ export function createCliHandlers(): CliHandlers {
       const url = ctx.config.runtime.redisUrl;
       if (url) probes.push(redisProbe(url));
       probes.push(...platformProbes(ctx.config.channels));
+      probes.push(sandboxProbe(ctx.config.tools, ctx.config.agent.workspaceDir));
       return probes;
     },
 

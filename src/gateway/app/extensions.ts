@@ -11,9 +11,9 @@ import { createCommandsExtension } from "../../extensions/commands/index.js";
 import { type ExtensionConfigEntry, resolveExtensionEntries } from "../../extensions/loader.js";
 import { ExtensionRunner } from "../../extensions/runner.js";
 import { createSubAgentExtension } from "../../extensions/sub-agent.js";
-import { createToolsExtension } from "../../extensions/tools/index.js";
-import type { ApprovalRule } from "../../extensions/types.js";
-import type { ApprovalConfig, ExtensionsConfig } from "../config/types.js";
+import { createToolsExtension, type SandboxStatus } from "../../extensions/tools/index.js";
+import type { ApprovalRule, ThreadView } from "../../extensions/types.js";
+import type { ApprovalConfig, ChannelsConfig, ExtensionsConfig } from "../config/types.js";
 import type { ApprovalOutcome, SwitchboardMetrics } from "../http/metrics.js";
 import type { Logger } from "../log.js";
 
@@ -24,6 +24,16 @@ export interface LoadExtensionsOptions {
   isAdmin(platform: string, userId: string): boolean;
   /** Root of the per-thread workspaces of the file and shell tools. */
   workspaceRoot: string;
+  /** How tool commands run (probed at start). Absent: no sandbox, so every bash call asks. */
+  sandbox?: SandboxStatus;
+  /** The `/status` line about tools when this process runs none (a gateway-only process). */
+  toolsStatus?: string;
+  /** The channels' `bashApproval` and `settings` policies. Absent: the defaults. */
+  channels?: ChannelsConfig;
+  /** Whether `platform` has any admin. Absent: assume so. */
+  hasAdmins?(platform: string): boolean;
+  /** The channel's settings policy for /model and /thinking. Absent: everyone may. */
+  mayChangeSettings?(platform: string, userId: string, isDirect: boolean): boolean;
   /** Directory relative module paths are resolved against (the config file's). */
   baseDir: string;
   logger: Logger;
@@ -38,15 +48,39 @@ export async function loadExtensions(o: LoadExtensionsOptions): Promise<Extensio
   const runner = new ExtensionRunner({ logger });
   const rules: Record<string, ApprovalRule> = { bash: bashApprovalRule(o.approval.bashPatterns) };
   for (const tool of o.approval.tools) rules[tool] = "always";
+  const sandboxed = o.sandbox?.sandboxed ?? false;
+  // Not regexes: outside a sandbox every bash call asks; inside, the channel's policy decides.
+  const mustAsk = (toolName: string, thread: ThreadView): boolean => {
+    if (toolName !== "bash") return false;
+    if (!sandboxed) return true;
+    const channel = o.channels?.[thread.platform as keyof ChannelsConfig];
+    return channel?.bashApproval === "always";
+  };
+  const mayChange = o.mayChangeSettings;
   const builtins = {
-    commands: createCommandsExtension(),
+    commands: createCommandsExtension({
+      ...(mayChange
+        ? {
+            canChangeSettings: (ctx) =>
+              mayChange(ctx.thread.platform, ctx.user.id, ctx.thread.isDirect ?? false),
+          }
+        : {}),
+      statusLines: () => [
+        `Tools: ${o.sandbox?.summary ?? o.toolsStatus ?? "not sandboxed: every bash call waits for an admin's approval"}`,
+      ],
+    }),
     approval: createApprovalExtension({
       store: o.approvalStore,
       isAdmin: o.isAdmin,
       timeoutMs: o.approval.timeoutMs,
       rules,
+      mustAsk,
+      ...(o.hasAdmins ? { hasAdmins: o.hasAdmins } : {}),
     }),
-    tools: createToolsExtension({ root: o.workspaceRoot }),
+    tools: createToolsExtension({
+      root: o.workspaceRoot,
+      ...(o.sandbox ? { bash: { runner: o.sandbox.runner } } : {}),
+    }),
     "sub-agent": createSubAgentExtension(),
   };
   const entries: ExtensionConfigEntry[] = [

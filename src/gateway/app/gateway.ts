@@ -39,6 +39,7 @@ import { instrumentAdapter } from "./instrument.js";
 import { modelRefOf, setUpModels } from "./models.js";
 import { platformOf } from "./platforms.js";
 import { adapterProbe, queueDepthSampler } from "./probes.js";
+import { setUpSandbox, TOOLS_RUN_BY_WORKERS } from "./sandbox.js";
 import { createSinkFactory } from "./sinks.js";
 import { DEFAULT_SYSTEM_PROMPT } from "./system-prompt.js";
 import type { ThreadHostDeps } from "./thread-host.js";
@@ -100,11 +101,19 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
       notices: redis ? new RedisNoticeMemory(redis, prefix) : new MemoryNoticeMemory(),
       logger,
     });
+    // Only processes that run tools need the sandbox; `tools.sandbox.mode: bwrap` fails here when it cannot run.
+    const sandbox =
+      role === "gateway" ? undefined : await setUpSandbox(config.tools, config.agent.workspaceDir, logger);
+    if (sandbox?.runner.close) closers.push(async () => sandbox.runner.close?.());
     const runner = await loadExtensions({
       extensions: config.extensions,
       approval: config.approval,
       approvalStore,
       isAdmin: (platform, userId) => gate.isAdmin(platform, userId),
+      hasAdmins: (platform) => gate.hasAdmins(platform),
+      mayChangeSettings: (platform, userId, isDirect) => gate.mayChangeSettings(platform, userId, isDirect),
+      channels: config.channels,
+      ...(sandbox ? { sandbox } : { toolsStatus: TOOLS_RUN_BY_WORKERS }),
       workspaceRoot: config.agent.workspaceDir,
       baseDir: o.configFile ? dirname(o.configFile) : process.cwd(),
       logger,
@@ -266,6 +275,7 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
           }
         }
         logger.info({ role, url, channels: [...adapters.keys()] }, "switchboard started");
+        if (sandbox && !sandbox.sandboxed) o.announce?.(`Tools: ${sandbox.summary}.`);
         if (role === "worker") return;
         if (built.web) {
           const base = (config.http.publicUrl ?? url).replace(/\/+$/, "");

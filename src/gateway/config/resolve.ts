@@ -6,6 +6,7 @@
 import { isAbsolute, resolve } from "node:path";
 import { type ConfigIssue, joinPath } from "./errors.js";
 import type { ValidatedConfig } from "./schema.js";
+import { ENV_DEFAULTS } from "./secrets.js";
 import type { ChannelsConfig, SwitchboardConfig } from "./types.js";
 
 /** Whether `host` only accepts connections from this machine. */
@@ -158,6 +159,24 @@ export function resolveConfig(v: ValidatedConfig, baseDir: string): ResolveResul
       issues.push({
         path: joinPath(["approval", "bashPatterns", i]),
         message: `is not a valid regular expression (${(err as Error).message})`,
+      });
+    }
+  });
+
+  // Every chat user can read what tool processes get: never the gateway's own credentials.
+  const own = new Set([
+    ...Object.values(ENV_DEFAULTS),
+    "ANTHROPIC_API_KEY",
+    "OPENAI_API_KEY",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+    ...v.models.custom.flatMap((m) => (m.apiKeyEnv ? [m.apiKeyEnv] : [])),
+  ]);
+  v.tools.sandbox.env.forEach((name, i) => {
+    if (own.has(name)) {
+      issues.push({
+        path: joinPath(["tools", "sandbox", "env", i]),
+        message: `is one of Switchboard's own credentials (${name}); tool processes must not see it, since every chat user can read what they get`,
       });
     }
   });

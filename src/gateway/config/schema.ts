@@ -48,6 +48,10 @@ export const MODEL_API_VALUES = [
   "google-generative-ai",
 ] as const;
 export const LOG_LEVEL_VALUES = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+export const SANDBOX_MODE_VALUES = ["auto", "bwrap", "none"] as const;
+export const SANDBOX_NETWORK_VALUES = ["none", "host"] as const;
+export const SETTINGS_POLICY_VALUES = ["admins", "everyone"] as const;
+export const BASH_APPROVAL_VALUES = ["auto", "always"] as const;
 
 /** Settings every platform shares: who may talk to the bot, and how messages are delivered. */
 function channelCommon() {
@@ -90,6 +94,17 @@ function channelCommon() {
         description: "Names of the tools the agent may use here; absent means all.",
       }),
     ),
+    settings: Type.Optional(
+      StringEnum(SETTINGS_POLICY_VALUES, {
+        description:
+          "Who may change a thread's model and thinking level (/model, /thinking): admins or everyone. Absent: admins in channels and groups, everyone in direct messages.",
+      }),
+    ),
+    bashApproval: StringEnum(BASH_APPROVAL_VALUES, {
+      default: "auto",
+      description:
+        "auto: bash runs without asking inside the sandbox (except commands matching approval.bashPatterns) and always asks without one; always: every bash call waits for an admin.",
+    }),
     ackReaction: Type.String({
       default: "👀",
       description: "Reaction added to a mention once it is queued; empty string disables it.",
@@ -375,7 +390,8 @@ export const ApprovalSchema = Obj(
   {
     bashPatterns: Type.Array(Type.String(), {
       default: DEFAULT_BASH_APPROVAL_PATTERNS,
-      description: "Regular expressions (JavaScript syntax); a bash command matching one needs approval.",
+      description:
+        "Regular expressions (JavaScript syntax); a bash command matching one always asks for approval, even in the sandbox. A convenience, not a guard: the sandbox is the guard.",
     }),
     timeoutMs: Type.Integer({
       default: 600000,
@@ -386,6 +402,66 @@ export const ApprovalSchema = Obj(
   },
   "Approval of dangerous tool calls by an admin.",
 );
+
+export const SandboxLimitsSchema = Obj(
+  {
+    cpuSeconds: Type.Integer({ default: 300, minimum: 1, description: "CPU seconds per process." }),
+    memoryMb: Type.Integer({
+      default: 2048,
+      minimum: 16,
+      description: "Private memory per process (heap and anonymous mappings), in MB.",
+    }),
+    fileSizeMb: Type.Integer({
+      default: 1024,
+      minimum: 1,
+      description: "Largest file a process may write, in MB.",
+    }),
+    processes: Type.Integer({
+      default: 256,
+      minimum: 8,
+      description: "Processes and threads one command may run at once (inside the sandbox).",
+    }),
+    tmpSizeMb: Type.Integer({
+      default: 256,
+      minimum: 1,
+      description: "Size of the private /tmp (and /dev/shm) of one command, in MB (inside the sandbox).",
+    }),
+  },
+  "Limits of every process a tool starts; hitting one gives the model a clear error.",
+);
+
+export const SandboxSchema = Obj(
+  {
+    mode: StringEnum(SANDBOX_MODE_VALUES, {
+      default: "auto",
+      description:
+        "auto: bubblewrap when it works here (checked at start), else none; bwrap: bubblewrap or refuse to start; none: no sandbox (every bash call then needs an admin's approval).",
+    }),
+    network: StringEnum(SANDBOX_NETWORK_VALUES, {
+      default: "none",
+      description: "none: tool processes have no network at all; host: they share the host's network.",
+    }),
+    env: Type.Array(
+      Type.String({
+        pattern: "^[A-Za-z_][A-Za-z0-9_]*$",
+        title: "an environment variable name",
+      }),
+      {
+        default: [],
+        description:
+          "Names of environment variables passed from the gateway into tool processes (besides PATH, HOME, LANG, TERM). Every chat user can read them.",
+      },
+    ),
+    readOnlyPaths: Type.Array(Type.String({ pattern: "^/", title: "an absolute path" }), {
+      default: [],
+      description: "Extra host paths tool processes see read-only at the same path (e.g. /opt/toolchain).",
+    }),
+    limits: SandboxLimitsSchema,
+  },
+  "The sandbox every process a tool starts runs in.",
+);
+
+export const ToolsSchema = Obj({ sandbox: SandboxSchema }, "Built-in tools.");
 
 export const ExtensionsSchema = Obj(
   {
@@ -439,6 +515,7 @@ export const ConfigSchema = Type.Object(
     agent: AgentSchema,
     runtime: RuntimeSchema,
     approval: ApprovalSchema,
+    tools: ToolsSchema,
     extensions: ExtensionsSchema,
     http: HttpSchema,
     logging: LoggingSchema,

@@ -18,6 +18,7 @@ import type {
   RuntimeSchema,
   SlackChannelSchema,
   TelegramChannelSchema,
+  ToolsSchema,
   WebChannelSchema,
 } from "./schema.js";
 
@@ -52,6 +53,8 @@ export type ChannelCommonConfig = Pick<
   | "collectWindowMs"
   | "inboxCap"
   | "tools"
+  | "settings"
+  | "bashApproval"
   | "ackReaction"
   | "historyLimit"
   | "editIntervalMs"
@@ -76,6 +79,8 @@ export type AgentConfig = Static<typeof AgentSchema>;
 export type RuntimeConfig = Static<typeof RuntimeSchema>;
 /** Approval rules: bash command patterns (valid regular expressions), timeout, tools always needing approval. */
 export type ApprovalConfig = Static<typeof ApprovalSchema>;
+/** The built-in tools: `sandbox` (mode, network, env names, read-only paths, limits). */
+export type ToolsConfig = Static<typeof ToolsSchema>;
 /** Extension modules; relative paths made absolute, package names left as they are. */
 export type ExtensionsConfig = Static<typeof ExtensionsSchema>;
 /** HTTP bind address and port; `token` is set whenever `host` is not loopback. */
@@ -90,6 +95,7 @@ export interface SwitchboardConfig {
   agent: AgentConfig;
   runtime: RuntimeConfig;
   approval: ApprovalConfig;
+  tools: ToolsConfig;
   extensions: ExtensionsConfig;
   http: HttpConfig;
   logging: LoggingConfig;

@@ -5,10 +5,13 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { until } from "./world.js";
 
 const repo = join(import.meta.dirname, "..", "..", "..");
 const tsx = join(repo, "node_modules", ".bin", "tsx");
+// tsx's loader by absolute URL: a bare `--import tsx` resolves from the child's cwd (a temp dir).
+const tsxLoader = pathToFileURL(join(repo, "node_modules", "tsx", "dist", "loader.mjs")).href;
 export const MAIN = join(repo, "src", "main.ts");
 
 export interface LogLine {
@@ -22,8 +25,15 @@ export class CliProcess {
   private readonly child: ChildProcess;
   readonly exited: Promise<number | null>;
 
-  constructor(args: string[], o: { cwd: string; env: Record<string, string> }) {
-    this.child = spawn(tsx, [MAIN, ...args], {
+  /**
+   * `direct`: run `node --import tsx` instead of the `tsx` wrapper, whose signal relay SIGKILLs the
+   * child when it does not confirm a SIGTERM within 30 ms (which a loaded machine can miss).
+   */
+  constructor(args: string[], o: { cwd: string; env: Record<string, string>; direct?: boolean }) {
+    const [file, argv] = o.direct
+      ? [process.execPath, ["--import", tsxLoader, MAIN, ...args]]
+      : [tsx, [MAIN, ...args]];
+    this.child = spawn(file, argv, {
       cwd: o.cwd,
       // A clean environment: nothing (REDIS_URL, tokens) leaks in from the test runner.
       env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? o.cwd, ...o.env },

@@ -1,0 +1,172 @@
+/**
+ * The bubblewrap sandbox: every command runs in new user, PID, IPC, UTS and network namespaces
+ * (the network is shared only with `network: host`), sees the system directories and a short list
+ * of /etc read-only, its thread's workspace read-write at `/workspace`, a fresh /proc with only its
+ * own processes, a private /tmp, an allowlisted environment, no capabilities, and the limits. When
+ * bash exits, or the call is stopped, the sandbox's PID 1 ends and the kernel kills every process
+ * left in the namespace: background jobs, `setsid` and `nohup` included.
+ */
+import { lstatSync, readlinkSync } from "node:fs";
+import { runProgramInGroup } from "../process-tree.js";
+import { SANDBOX_PATH, toolEnv } from "./env.js";
+import { createEtcView } from "./etc-view.js";
+import { LimitWatcher, limitPrelude, type SandboxLimits } from "./limits.js";
+import type { Account, CommandRunner, CommandRunResult, SandboxNetwork } from "./types.js";
+
+/** Where the workspace appears inside the sandbox. */
+export const SANDBOX_WORKSPACE = "/workspace";
+
+/** The device nodes a command gets (no terminals: commands run without one). */
+const DEV_NODES = ["null", "zero", "full", "random", "urandom"] as const;
+
+/** What the installed bwrap supports (older releases lack some options). */
+export interface BwrapFeatures {
+  /** `--disable-userns` (0.8+): no user namespaces inside the sandbox. */
+  disableUserns: boolean;
+  /** `--size` for tmpfs (0.7+): a bounded /tmp. */
+  tmpfsSize: boolean;
+}
+
+export interface BwrapRunnerOptions {
+  /** Absolute path of the bwrap binary. */
+  bwrap: string;
+  network: SandboxNetwork;
+  limits: SandboxLimits;
+  envNames?: readonly string[];
+  extraEnv?: Readonly<Record<string, string>>;
+  readOnlyPaths?: readonly string[];
+  /** Run bwrap as this account (a root gateway runs the sandbox as an unprivileged user). */
+  account?: Account;
+  features: BwrapFeatures;
+  /** The /etc the sandbox sees (a directory); default: a fresh copy of the allowlist (`etc-view.ts`). */
+  etcDir?: string;
+  source?: NodeJS.ProcessEnv;
+  /** The host's root, for tests of the argument list. Default `/`. */
+  hostRoot?: string;
+  /** Time between SIGTERM and SIGKILL. Default 250 ms. */
+  killGraceMs?: number;
+}
+
+function kindOf(path: string): "dir" | "file" | { link: string } | undefined {
+  try {
+    const st = lstatSync(path);
+    if (st.isSymbolicLink()) return { link: readlinkSync(path) };
+    return st.isDirectory() ? "dir" : "file";
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The arguments before the per-call part: namespaces, system mounts, /proc, /dev, /tmp. Computed
+ * once per runner (the host's layout is read here: merged /usr or not, which /etc entries exist).
+ */
+export function bwrapBaseArgs(o: BwrapRunnerOptions & { etcDir: string }): string[] {
+  const root = (o.hostRoot ?? "/").replace(/\/$/, "");
+  const args = ["--unshare-all", "--unshare-user"];
+  if (o.features.disableUserns) args.push("--disable-userns");
+  if (o.network === "host") args.push("--share-net");
+  args.push("--die-with-parent", "--new-session", "--cap-drop", "ALL", "--hostname", "sandbox");
+  args.push("--ro-bind", `${root}/usr`, "/usr");
+  for (const dir of ["bin", "sbin", "lib", "lib32", "lib64", "libx32"]) {
+    const kind = kindOf(`${root}/${dir}`);
+    if (kind === undefined) continue;
+    if (typeof kind === "object") args.push("--symlink", kind.link, `/${dir}`);
+    else args.push("--ro-bind", `${root}/${dir}`, `/${dir}`);
+  }
+  args.push("--ro-bind", o.etcDir, "/etc");
+  if (o.network === "host") {
+    // Name resolution follows the host's live files (DHCP, VPNs), not the copy made at start.
+    for (const name of ["resolv.conf", "hosts"]) {
+      if (kindOf(`${root}/etc/${name}`) !== undefined)
+        args.push("--ro-bind-try", `${root}/etc/${name}`, `/etc/${name}`);
+    }
+  }
+  for (const path of o.readOnlyPaths ?? []) args.push("--ro-bind-try", path, path);
+  args.push("--proc", "/proc");
+  // A minimal /dev of bind-mounted nodes in the (later read-only) root: cheaper than bwrap's --dev
+  // (its own tmpfs, a devpts instance and a separate /dev/shm), and /dev/shm shares the bounded /tmp.
+  for (const dev of DEV_NODES) args.push("--dev-bind", `/dev/${dev}`, `/dev/${dev}`);
+  args.push("--symlink", "/proc/self/fd", "/dev/fd");
+  for (const [i, name] of ["stdin", "stdout", "stderr"].entries())
+    args.push("--symlink", `/proc/self/fd/${i}`, `/dev/${name}`);
+  args.push("--symlink", "/tmp", "/dev/shm");
+  if (o.features.tmpfsSize) args.push("--size", String(o.limits.tmpSizeMb * 1024 * 1024));
+  args.push("--tmpfs", "/tmp");
+  return args;
+}
+
+/** The full argument list for one call in `workspace` (host path). */
+export function bwrapCallArgs(base: readonly string[], workspace: string, script: string): string[] {
+  return [
+    ...base,
+    "--bind",
+    workspace,
+    SANDBOX_WORKSPACE,
+    "--chdir",
+    SANDBOX_WORKSPACE,
+    // Everything mounted: nothing but the workspace and /tmp (also /dev/shm) stays writable.
+    "--remount-ro",
+    "/",
+    "--",
+    "bash",
+    "--noprofile",
+    "--norc",
+    "-c",
+    script,
+  ];
+}
+
+/** bwrap's own failure (it prints `bwrap: …` and exits 1 before the command starts). */
+function setupErrorOf(head: string, exitCode: number | null): string | undefined {
+  if (exitCode !== 1 || !head.startsWith("bwrap: ")) return undefined;
+  return head.split("\n")[0]?.trim();
+}
+
+/** A runner that starts every command in a fresh bubblewrap sandbox. */
+export function createBwrapRunner(o: BwrapRunnerOptions): CommandRunner {
+  const view = o.etcDir === undefined ? createEtcView(o.hostRoot ?? "") : undefined;
+  const base = bwrapBaseArgs({ ...o, etcDir: o.etcDir ?? view?.dir ?? "/etc" });
+  const prelude = limitPrelude(o.limits, true);
+  const env = {
+    ...toolEnv(SANDBOX_WORKSPACE, SANDBOX_PATH, o.envNames ?? [], o.source ?? process.env),
+    ...o.extraEnv,
+  };
+  return {
+    kind: "bwrap",
+    workspacePath: () => SANDBOX_WORKSPACE,
+    limits: o.limits,
+    owner: o.account,
+    close: () => view?.remove(),
+    async run(command, call): Promise<CommandRunResult> {
+      const watcher = new LimitWatcher();
+      let head = "";
+      // bwrap runs with the sandbox's environment only, so its own /proc/<pid>/environ (PID 1
+      // inside) holds nothing of the gateway's either.
+      const result = await runProgramInGroup(
+        o.bwrap,
+        bwrapCallArgs(base, call.workspace, `${prelude}; exec 2>&1\n${command}`),
+        {
+          cwd: "/",
+          env,
+          timeoutMs: call.timeoutMs,
+          ...(call.signal ? { signal: call.signal } : {}),
+          ...(o.account ? { uid: o.account.uid, gid: o.account.gid } : {}),
+          ...(o.killGraceMs !== undefined ? { killGraceMs: o.killGraceMs } : {}),
+          onOutput(chunk) {
+            if (head.length < 512) head += chunk.toString("utf8");
+            watcher.push(chunk);
+            call.onOutput(chunk);
+          },
+        },
+      );
+      const setupError = setupErrorOf(head, result.exitCode);
+      const failed = result.exitCode !== 0 || result.timedOut;
+      return {
+        ...result,
+        limits: setupError ? [] : watcher.finish(result.exitCode, result.exitSignal, failed),
+        ...(setupError ? { setupError } : {}),
+      };
+    },
+  };
+}

@@ -1,0 +1,177 @@
+/**
+ * The contract every `CommandRunner` passes (the bubblewrap sandbox and the direct runner): bash in
+ * the workspace, an allowlisted environment, every process of a call gone when it ends (exit,
+ * timeout, abort), the command's failure as data, and each limit, when hit, reported by name.
+ */
+import { chmodSync, existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
+import { chown, mkdir } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { CommandRunner, CommandRunResult, SandboxLimits } from "../../src/extensions/tools/index.js";
+
+export interface RunnerFactory {
+  name: string;
+  /** Why the suite cannot run here (bwrap missing), or undefined. */
+  unavailable: string | undefined;
+  create(o: {
+    limits?: Partial<SandboxLimits>;
+    envNames?: string[];
+    source?: NodeJS.ProcessEnv;
+  }): Promise<CommandRunner>;
+  /** Whether the process limit holds (inside the sandbox only). */
+  limitsProcesses: boolean;
+}
+
+/** Holds for `ms`: what "nothing happens any more" is checked with. */
+async function stays(cond: () => boolean, ms: number, what: string): Promise<void> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (!cond()) throw new Error(`${what} changed`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+const size = (file: string) => (existsSync(file) ? statSync(file).size : 0);
+
+export function commandRunnerContract(factory: RunnerFactory): void {
+  describe(`CommandRunner contract: ${factory.name}`, () => {
+    const skip = factory.unavailable !== undefined;
+    let root: string;
+    let ws: string;
+
+    beforeAll(async () => {
+      root = mkdtempSync(join(tmpdir(), "sb-runner-"));
+      chmodSync(root, 0o755);
+      ws = join(root, "ws");
+      await mkdir(ws);
+      const runner = skip ? undefined : await factory.create({});
+      if (runner?.owner) await chown(ws, runner.owner.uid, runner.owner.gid);
+    });
+    afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+    async function run(
+      runner: CommandRunner,
+      command: string,
+      o: { timeoutMs?: number; signal?: AbortSignal } = {},
+    ): Promise<CommandRunResult & { output: string }> {
+      let output = "";
+      const r = await runner.run(command, {
+        workspace: ws,
+        timeoutMs: o.timeoutMs ?? 20_000,
+        ...(o.signal ? { signal: o.signal } : {}),
+        onOutput: (chunk) => {
+          output += chunk.toString("utf8");
+        },
+      });
+      return { ...r, output };
+    }
+
+    it.skipIf(skip)("runs bash in the workspace with stderr interleaved, HOME there too", async () => {
+      const runner = await factory.create({});
+      const r = await run(runner, 'pwd; echo to-stderr >&2; echo "$HOME"; echo $BASH_VERSION | cut -c1');
+      const where = runner.workspacePath(ws);
+      expect(r.output).toBe(`${where}\nto-stderr\n${where}\n5\n`);
+      expect(r).toMatchObject({ exitCode: 0, timedOut: false, aborted: false, limits: [] });
+    });
+
+    it.skipIf(skip)("a failing command is data: its exit code, never a rejection", async () => {
+      const runner = await factory.create({});
+      const r = await run(runner, "echo partial; exit 3");
+      expect(r.output).toBe("partial\n");
+      expect(r.exitCode).toBe(3);
+    });
+
+    it.skipIf(skip)("the environment holds the allowlist and the named variables only", async () => {
+      const source = { ...process.env, SB_CANARY_TOKEN: "canary-7f3a", SB_PASSED: "visible" };
+      const runner = await factory.create({ envNames: ["SB_PASSED"], source });
+      const r = await run(runner, "env | sort");
+      expect(r.output).not.toContain("canary-7f3a");
+      expect(r.output).toContain("SB_PASSED=visible");
+      const names = r.output
+        .trim()
+        .split("\n")
+        .map((l) => l.split("=")[0]);
+      expect(
+        names.filter(
+          (n) => !["PATH", "HOME", "LANG", "TERM", "PWD", "SHLVL", "_", "SB_PASSED"].includes(n ?? ""),
+        ),
+      ).toEqual([]);
+    });
+
+    it.skipIf(skip)("background jobs end with the command", async () => {
+      const runner = await factory.create({});
+      const r = await run(runner, "(while true; do echo x >> bg-tick; sleep 0.05; done) & echo started");
+      expect(r.output).toBe("started\n");
+      const at = size(join(ws, "bg-tick"));
+      await stays(() => size(join(ws, "bg-tick")) === at, 500, "the background job's file");
+    });
+
+    it.skipIf(skip)("a timeout kills the command and everything it started", async () => {
+      const runner = await factory.create({});
+      const r = await run(runner, "(while true; do echo x >> to-tick; sleep 0.05; done) & sleep 30", {
+        timeoutMs: 600,
+      });
+      expect(r.timedOut).toBe(true);
+      const at = size(join(ws, "to-tick"));
+      expect(at).toBeGreaterThan(0);
+      await stays(() => size(join(ws, "to-tick")) === at, 500, "the killed job's file");
+    });
+
+    it.skipIf(skip)("an abort kills the command and everything it started", async () => {
+      const runner = await factory.create({});
+      const stop = new AbortController();
+      const running = run(runner, "(while true; do echo x >> ab-tick; sleep 0.05; done) & sleep 30", {
+        signal: stop.signal,
+      });
+      const end = Date.now() + 10_000;
+      while (size(join(ws, "ab-tick")) === 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+      stop.abort();
+      const r = await running;
+      expect(r.aborted).toBe(true);
+      const at = size(join(ws, "ab-tick"));
+      await stays(() => size(join(ws, "ab-tick")) === at, 500, "the aborted job's file");
+    });
+
+    it.skipIf(skip)("the CPU limit stops a busy process and is named", async () => {
+      const runner = await factory.create({ limits: { cpuSeconds: 1 } });
+      const r = await run(runner, "while :; do :; done");
+      expect(r.limits).toContain("cpu");
+    });
+
+    it.skipIf(skip)("the file size limit stops a big write and is named", async () => {
+      const runner = await factory.create({ limits: { fileSizeMb: 1 } });
+      const r = await run(runner, "head -c 3000000 /dev/zero > big.bin");
+      expect(r.limits).toContain("fileSize");
+      expect(size(join(ws, "big.bin"))).toBeLessThanOrEqual(1024 * 1024);
+    });
+
+    it.skipIf(skip)("the memory limit refuses a big allocation and is named", async () => {
+      const runner = await factory.create({ limits: { memoryMb: 64 } });
+      const r = await run(runner, "x=$(head -c 200000000 /dev/zero | tr '\\0' a); echo $" + "{#x}");
+      expect(r.exitCode).not.toBe(0);
+      expect(r.limits).toContain("memory");
+    });
+
+    it.skipIf(skip || !factory.limitsProcesses)(
+      "the process limit refuses more processes and is named",
+      async () => {
+        const runner = await factory.create({ limits: { processes: 8 } });
+        // dash does not retry a failed fork (bash waits and retries for a while).
+        const r = await run(
+          runner,
+          "sh -c 'for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16; do sleep 2 & done; wait'",
+        );
+        expect(r.limits).toContain("processes");
+        expect(r.output).toMatch(/fork/i);
+      },
+    );
+
+    it.skipIf(skip)("an unknown command fails with bash's message", async () => {
+      const runner = await factory.create({});
+      const r = await run(runner, "no-such-command-here");
+      expect(r.exitCode).toBe(127);
+      expect(r.output).toContain("no-such-command-here: command not found");
+    });
+  });
+}
