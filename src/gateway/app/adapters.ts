@@ -11,7 +11,7 @@ import type { Redis } from "ioredis";
 import type { SlackAdapter } from "../../adapters/slack/index.js";
 import type { TelegramAdapter } from "../../adapters/telegram/index.js";
 import type { ChannelAdapter, EventDeduper, KeyValueStore, Platform } from "../../adapters/types.js";
-import type { WebChatAdapter } from "../../adapters/web/index.js";
+import type { WebAuthStore, WebChatAdapter, WebChatStore } from "../../adapters/web/index.js";
 import type { ChannelsConfig, HttpConfig } from "../config/types.js";
 import { RedisConnectionLease, RedisEventDeduper } from "../connection-lease.js";
 import type { Logger } from "../log.js";
@@ -30,6 +30,8 @@ export interface BuildAdaptersOptions {
   /** False in worker processes: outbound only, never started. */
   inbound: boolean;
   redis: AdapterRedis | undefined;
+  /** Where the web chat keeps conversations and sign-ins (default: this process's memory). */
+  web?: { store: WebChatStore; auth: WebAuthStore };
   logger: Logger;
 }
 
@@ -172,7 +174,9 @@ export async function buildAdapters(o: BuildAdaptersOptions): Promise<BuiltAdapt
     web = new WebChatAdapter({
       userId: WEB_USER_ID,
       admins: webAdmins(wc.admins),
-      ...(o.http.token ? { token: o.http.token } : {}),
+      ...(o.web ? { store: o.web.store, auth: o.web.auth } : {}),
+      // Without the HTTP token the server is on loopback and must refuse other host names.
+      loopbackOnly: !o.http.token,
       ...(wc.editIntervalMs ? { editIntervalMs: wc.editIntervalMs } : {}),
       logger: log("web"),
     });
@@ -182,9 +186,9 @@ export async function buildAdapters(o: BuildAdaptersOptions): Promise<BuiltAdapt
 }
 
 /**
- * The web chat's admins. The page is reached only from loopback or with the HTTP token, so whoever
- * uses it operates this installation: with no admins configured, the page's user is the admin (it
- * may then DM the bot under the default `allowlist` policy and approve tool calls).
+ * The web chat's admins. The page is reached only by signing in with a link that `switchboard start`
+ * printed, so whoever uses it operates this installation: with no admins configured, the page's user
+ * is the admin (it may then DM the bot under the default `allowlist` policy and approve tool calls).
  */
 export function webAdmins(configured: readonly string[]): string[] {
   return configured.length > 0 ? [...configured] : [WEB_USER_ID];
