@@ -67,10 +67,10 @@ export interface WebChatConfig {
   /** Where sign-ins live (default: this process's memory). */
   auth?: WebAuthStore;
   /**
-   * Answer only requests that name a loopback host (default true). The wiring turns it off when the
-   * HTTP server requires its access token (then it may be bound to other addresses).
+   * Which `Host` headers the chat answers (default: loopback names only, against DNS rebinding). The
+   * wiring passes the HTTP server's rule: any name when it requires its access token.
    */
-  loopbackOnly?: boolean;
+  isAllowedHost?: (host: string | undefined) => boolean;
   /** Most conversations kept by the default memory store (default 200). */
   maxConversations?: number;
   /** Most messages kept per conversation by the default memory store (default 500). */
@@ -133,7 +133,7 @@ export class WebChatAdapter implements ChannelAdapter {
       });
     this.access = new WebAccess({
       store: config.auth ?? new MemoryWebAuthStore(),
-      loopbackOnly: config.loopbackOnly ?? true,
+      ...(config.isAllowedHost ? { isAllowedHost: config.isAllowedHost } : {}),
     });
     this.user = { id: config.userId ?? "web:local", name: config.userName ?? "you", isBot: false };
     this.bot = { id: "web:bot", name: config.botName ?? "Switchboard", isBot: true };
@@ -325,8 +325,16 @@ export class WebChatAdapter implements ChannelAdapter {
    * a retry after a failed delivery delivers the same message again. Resolves once the handler has
    * taken it; throws `WebInputError` for bad input or a failed delivery.
    */
-  async receiveText(conversationId: string, text: string, clientId?: string): Promise<WebMessage> {
-    this.requireStarted();
+  receiveText(conversationId: string, text: string, clientId?: string): Promise<WebMessage> {
+    return this.taking((h) => this.takeText(h, conversationId, text, clientId));
+  }
+
+  private async takeText(
+    h: InboundHandlers,
+    conversationId: string,
+    text: string,
+    clientId: string | undefined,
+  ): Promise<WebMessage> {
     const conversation = await this.store.get(conversationId);
     if (!conversation) throw new WebInputError(404, `There is no conversation ${conversationId}.`);
     const earlier = clientId ? await this.store.clientRecord(conversationId, clientId) : undefined;
@@ -338,10 +346,13 @@ export class WebChatAdapter implements ChannelAdapter {
         413,
         `The message has ${text.length} characters; the web chat accepts at most ${this.maxInput}.`,
       );
-    const message = known ?? (await this.store.add(conversationId, { from: this.user, text, format: "plain" }));
-    if (clientId) await this.store.rememberClient(conversationId, clientId, { messageId: message.id, delivered: false });
-    await this.deliver(this.dispatchText(conversation, message));
-    if (clientId) await this.store.rememberClient(conversationId, clientId, { messageId: message.id, delivered: true });
+    const message =
+      known ?? (await this.store.add(conversationId, { from: this.user, text, format: "plain" }));
+    if (clientId)
+      await this.store.rememberClient(conversationId, clientId, { messageId: message.id, delivered: false });
+    await this.deliver(h, this.dispatchText(conversation, message));
+    if (clientId)
+      await this.store.rememberClient(conversationId, clientId, { messageId: message.id, delivered: true });
     return (await this.store.message(conversationId, message.id)) ?? message;
   }
 
@@ -349,16 +360,26 @@ export class WebChatAdapter implements ChannelAdapter {
    * The page's user added (or removed) a reaction on a message of a conversation. A request that
    * changes nothing (the reaction is already there) delivers nothing, so retries are harmless.
    */
-  async receiveReaction(
+  receiveReaction(
     conversationId: string,
     messageId: string,
     emoji: string,
     added: boolean,
   ): Promise<WebMessage> {
-    this.requireStarted();
+    return this.taking((h) => this.takeReaction(h, conversationId, messageId, emoji, added));
+  }
+
+  private async takeReaction(
+    h: InboundHandlers,
+    conversationId: string,
+    messageId: string,
+    emoji: string,
+    added: boolean,
+  ): Promise<WebMessage> {
     if (!EMOJI.test(emoji)) throw new WebInputError(400, "The emoji must be one emoji or a :name:.");
     const result = await this.store.react(conversationId, messageId, emoji, { userId: this.user.id }, added);
-    if (!result) throw new WebInputError(404, `There is no message ${messageId} in conversation ${conversationId}.`);
+    if (!result)
+      throw new WebInputError(404, `There is no message ${messageId} in conversation ${conversationId}.`);
     if (result.changed) {
       const now = this.now();
       const reaction: InboundReaction = {
@@ -372,7 +393,7 @@ export class WebChatAdapter implements ChannelAdapter {
         added,
         timestamp: now,
       };
-      await this.deliver(async (h) => h.onReaction(reaction));
+      await this.deliver(h, async (handlers) => handlers.onReaction(reaction));
     }
     return result.message;
   }
@@ -412,15 +433,13 @@ export class WebChatAdapter implements ChannelAdapter {
     };
   }
 
-  private async deliver(call: (h: InboundHandlers) => Promise<void>): Promise<void> {
+  /** Runs one request from the page with the handlers of now; `stop()` waits for it to finish. */
+  private async taking<T>(work: (h: InboundHandlers) => Promise<T>): Promise<T> {
     const h = this.handlers;
     if (!h) throw new WebInputError(503, "The web chat is not running; start Switchboard and try again.");
     this.inFlight++;
     try {
-      await call(h);
-    } catch (err) {
-      this.log.error({ err: errorText(err) }, "web chat: inbound handler failed");
-      throw new WebInputError(502, "Switchboard could not take the message; send it again in a moment.");
+      return await work(h);
     } finally {
       this.inFlight--;
       if (this.inFlight === 0 && this.idle) {
@@ -428,6 +447,15 @@ export class WebChatAdapter implements ChannelAdapter {
         this.idle = undefined;
         done();
       }
+    }
+  }
+
+  private async deliver(h: InboundHandlers, call: (h: InboundHandlers) => Promise<void>): Promise<void> {
+    try {
+      await call(h);
+    } catch (err) {
+      this.log.error({ err: errorText(err) }, "web chat: inbound handler failed");
+      throw new WebInputError(502, "Switchboard could not take the message; send it again in a moment.");
     }
   }
 
@@ -443,11 +471,6 @@ export class WebChatAdapter implements ChannelAdapter {
       }
     });
     return this.feed;
-  }
-
-  private requireStarted(): void {
-    if (!this.handlers)
-      throw new WebInputError(503, "The web chat is not running; start Switchboard and try again.");
   }
 
   private checkText(text: string): void {

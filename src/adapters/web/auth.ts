@@ -12,7 +12,8 @@
  *    (`X-CSRF-Token`, an HMAC of a per-page nonce under the session secret), come from the page's
  *    own origin and send JSON.
  * 4. Without an HTTP access token the server is bound to loopback, and requests must name a
- *    loopback host (`127.0.0.1`, `localhost`, `[::1]`), so a DNS-rebinding page is refused as well.
+ *    loopback host (`127.0.0.1`, `localhost`, `[::1]`) or the configured public URL's host, so a
+ *    DNS-rebinding page is refused as well.
  *
  * The HTTP access token (`http.token`) plays no part here: it sits in the gateway's environment, so
  * it cannot prove that a request comes from a person.
@@ -34,8 +35,11 @@ export const CSRF_HEADER = "x-csrf-token";
 
 export interface WebAccessOptions {
   store: WebAuthStore;
-  /** Answer only requests that name a loopback host (the default; off when the server requires its token). */
-  loopbackOnly?: boolean;
+  /**
+   * Which `Host` headers to answer. Default: loopback names only (`isLoopbackHostHeader`); the
+   * gateway passes its server's rule (any name when it requires its access token).
+   */
+  isAllowedHost?: (host: string | undefined) => boolean;
   sessionTtlMs?: number;
 }
 
@@ -77,13 +81,13 @@ function refuse(c: Context, status: 401 | 403 | 415, message: string): Response 
 /** The sign-in state of the web chat's requests. */
 export class WebAccess {
   private readonly store: WebAuthStore;
-  private readonly loopbackOnly: boolean;
+  private readonly isAllowedHost: (host: string | undefined) => boolean;
   private readonly ttlMs: number;
   private readonly sessions = new WeakMap<Request, string>();
 
   constructor(o: WebAccessOptions) {
     this.store = o.store;
-    this.loopbackOnly = o.loopbackOnly ?? true;
+    this.isAllowedHost = o.isAllowedHost ?? isLoopbackHostHeader;
     this.ttlMs = o.sessionTtlMs ?? SESSION_TTL_MS;
   }
 
@@ -115,11 +119,11 @@ export class WebAccess {
    */
   middleware<E extends Env>(baseOf: (c: Context<E>) => string): MiddlewareHandler<E> {
     return async (c, next) => {
-      if (this.loopbackOnly && !isLoopbackHostHeader(c.req.header("host")))
+      if (!this.isAllowedHost(c.req.header("host")))
         return refuse(
           c,
           403,
-          `The web chat answers only on this machine (127.0.0.1, localhost or [::1]); this request was for "${hostName(c.req.header("host")).slice(0, 100)}". Set http.token and bind http.host to reach it from elsewhere.`,
+          `The web chat answers only on this machine (127.0.0.1, localhost or [::1]); this request was for "${hostName(c.req.header("host")).slice(0, 100)}". Set http.publicUrl (behind a tunnel or proxy), or http.token and http.host, to reach it under another name.`,
         );
       const base = baseOf(c);
       const method = c.req.method;
@@ -169,7 +173,13 @@ export class WebAccess {
     const next = safeNext(rawNext, base);
     const token = tokenIn(given);
     if (!token || !(await this.store.redeemSignIn(digest(token))))
-      return this.signInResponse(c, base, next, 401, "That sign-in link or token was used already, has expired or is wrong.");
+      return this.signInResponse(
+        c,
+        base,
+        next,
+        401,
+        "That sign-in link or token was used already, has expired or is wrong.",
+      );
     await this.startSession(c, base);
     return c.redirect(next, 303);
   }
@@ -198,7 +208,8 @@ export class WebAccess {
       return c.json({ error: "unauthorized", message: problem ?? "Sign in first." }, status);
     c.header("Content-Security-Policy", SIGN_IN_CSP);
     c.header("Cache-Control", "no-store");
-    c.header("Referrer-Policy", "no-referrer");
+    // Not no-referrer: with it a browser sends `Origin: null` with the form, which reads as another site.
+    c.header("Referrer-Policy", "same-origin");
     return c.html(
       signInPage({ action: `${base}signin`, next: safeNext(next, base), ...(problem ? { problem } : {}) }),
       status,
@@ -235,9 +246,15 @@ function cookiePath(base: string): string {
   return base === "/" ? "/" : base.replace(/\/+$/, "");
 }
 
-/** True when the request comes from another site (its Origin names another host, or is "null"). */
+/**
+ * True when the request comes from another site. Browsers say where a request comes from in
+ * `Sec-Fetch-Site` (only `same-origin` passes); older ones only in `Origin` (it must name this host;
+ * `null`, an opaque origin, does not). Scripts without either are not browsers, so CSRF does not
+ * apply to them; they still need the session cookie and the CSRF token.
+ */
 function originProblem(c: Context): boolean {
-  if (c.req.header("sec-fetch-site") === "cross-site") return true;
+  const site = c.req.header("sec-fetch-site");
+  if (site !== undefined) return site !== "same-origin";
   const origin = c.req.header("origin");
   if (origin === undefined) return false;
   if (origin === "null") return true;

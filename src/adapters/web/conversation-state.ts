@@ -94,7 +94,12 @@ export function edited(
 }
 
 /** The message with one reaction added or removed, or undefined when it already was so. */
-export function reacted(m: WebMessage, emoji: string, by: ReactionBy, added: boolean): WebMessage | undefined {
+export function reacted(
+  m: WebMessage,
+  emoji: string,
+  by: ReactionBy,
+  added: boolean,
+): WebMessage | undefined {
   const current = m.reactions.find((r) => r.emoji === emoji);
   const has = current ? (by === "bot" ? current.bot : current.users.includes(by.userId)) : false;
   if (has === added) return undefined;

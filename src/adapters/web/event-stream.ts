@@ -62,66 +62,66 @@ export function serveEventStream<E extends Env>(c: Context<E>, adapter: WebChatA
   return streamSSE(
     c,
     async (stream) => {
-    const queue: Item[] = [];
-    let wake: (() => void) | undefined;
-    let closed = false;
-    const close = () => {
-      closed = true;
-      wake?.();
-      // Ends a write that waits for a page that stopped reading.
-      if (!stream.aborted) stream.abort();
-    };
-    const push = (item: Item) => {
-      if (closed) return;
-      if (queue.length >= MAX_QUEUED) {
-        close();
-        return;
-      }
-      queue.push(item);
-      wake?.();
-    };
-    const onEvent = (e: WebStoreEvent) => {
-      if (e.type === "resync") {
-        // Whatever is queued is older than the state the snapshot will read.
-        queue.length = 0;
-        push({ snapshot: true });
-        return;
-      }
-      if (!concerns(e, conversationId)) return;
-      const { type, ...data } = e;
-      push({ event: type, data: JSON.stringify(data) });
-    };
-    const offStop = adapter.onStop(close);
-    const release = adapter.trackStream();
-    const heartbeat = setInterval(() => push({ comment: "keep-alive" }), heartbeatMs);
-    heartbeat.unref();
-    stream.onAbort(close);
-    let unsubscribe: (() => void) | undefined;
-    let id = 0;
-    try {
-      // Subscribe before reading the snapshot, so nothing between the two is lost.
-      unsubscribe = await adapter.subscribe(onEvent);
-      queue.unshift({ snapshot: true });
-      await stream.write(`retry: ${RECONNECT_MS}\n\n`);
-      while (!closed && !stream.aborted) {
-        const item = queue.shift();
-        if (!item) {
-          await new Promise<void>((r) => (wake = r));
-          wake = undefined;
-          continue;
+      const queue: Item[] = [];
+      let wake: (() => void) | undefined;
+      let closed = false;
+      const close = () => {
+        closed = true;
+        wake?.();
+        // Ends a write that waits for a page that stopped reading.
+        if (!stream.aborted) stream.abort();
+      };
+      const push = (item: Item) => {
+        if (closed) return;
+        if (queue.length >= MAX_QUEUED) {
+          close();
+          return;
         }
-        if ("comment" in item) await stream.write(`: ${item.comment}\n\n`);
-        else if ("snapshot" in item) {
-          const snapshot = await snapshotOf(adapter, conversationId);
-          await stream.writeSSE({ event: "snapshot", data: JSON.stringify(snapshot), id: String(++id) });
-        } else await stream.writeSSE({ event: item.event, data: item.data, id: String(++id) });
+        queue.push(item);
+        wake?.();
+      };
+      const onEvent = (e: WebStoreEvent) => {
+        if (e.type === "resync") {
+          // Whatever is queued is older than the state the snapshot will read.
+          queue.length = 0;
+          push({ snapshot: true });
+          return;
+        }
+        if (!concerns(e, conversationId)) return;
+        const { type, ...data } = e;
+        push({ event: type, data: JSON.stringify(data) });
+      };
+      const offStop = adapter.onStop(close);
+      const release = adapter.trackStream();
+      const heartbeat = setInterval(() => push({ comment: "keep-alive" }), heartbeatMs);
+      heartbeat.unref();
+      stream.onAbort(close);
+      let unsubscribe: (() => void) | undefined;
+      let id = 0;
+      try {
+        // Subscribe before reading the snapshot, so nothing between the two is lost.
+        unsubscribe = await adapter.subscribe(onEvent);
+        queue.unshift({ snapshot: true });
+        await stream.write(`retry: ${RECONNECT_MS}\n\n`);
+        while (!closed && !stream.aborted) {
+          const item = queue.shift();
+          if (!item) {
+            await new Promise<void>((r) => (wake = r));
+            wake = undefined;
+            continue;
+          }
+          if ("comment" in item) await stream.write(`: ${item.comment}\n\n`);
+          else if ("snapshot" in item) {
+            const snapshot = await snapshotOf(adapter, conversationId);
+            await stream.writeSSE({ event: "snapshot", data: JSON.stringify(snapshot), id: String(++id) });
+          } else await stream.writeSSE({ event: item.event, data: item.data, id: String(++id) });
+        }
+      } finally {
+        clearInterval(heartbeat);
+        unsubscribe?.();
+        offStop();
+        release();
       }
-    } finally {
-      clearInterval(heartbeat);
-      unsubscribe?.();
-      offStop();
-      release();
-    }
     },
     async (err) => {
       // The page reconnects and starts again from a snapshot.

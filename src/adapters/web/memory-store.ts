@@ -28,10 +28,10 @@ import {
   type NewWebMessage,
   type ReactionBy,
   type WebChatStore,
+  WebConversationMissingError,
   type WebStoreEvent,
   type WebStoreLimits,
   type WebStoreListener,
-  WebConversationMissingError,
 } from "./store-types.js";
 
 /** Client ids remembered per conversation (a retried send within that many sends is recognised). */
@@ -115,7 +115,9 @@ export class MemoryWebChatStore implements WebChatStore {
     return h ? viewOf(h.conversation) : undefined;
   }
 
-  async create(opts: { id?: string; title?: string; kind?: ConversationKind } = {}): Promise<WebConversation> {
+  async create(
+    opts: { id?: string; title?: string; kind?: ConversationKind } = {},
+  ): Promise<WebConversation> {
     await this.ready();
     const id = opts.id ?? newConversationId();
     const existing = this.conversations.get(id);
@@ -156,7 +158,8 @@ export class MemoryWebChatStore implements WebChatStore {
     const now = this.now();
     const message = newMessage(conversationId, ++h.seq, input, now);
     h.messages.push(message);
-    const dropped = h.messages.length > this.maxMessages ? h.messages.splice(0, h.messages.length - this.maxMessages) : [];
+    const dropped =
+      h.messages.length > this.maxMessages ? h.messages.splice(0, h.messages.length - this.maxMessages) : [];
     h.conversation = touched(h.conversation, input, now);
     const writes = [
       this.journal?.message(message),

@@ -91,7 +91,7 @@ export function createWebChatApp<E extends Env = BlankEnv>(adapter: WebChatAdapt
     const { html, csp } = webPage();
     c.header("Content-Security-Policy", csp);
     c.header("Cache-Control", "no-store");
-    c.header("Referrer-Policy", "no-referrer");
+    c.header("Referrer-Policy", "same-origin");
     c.header("X-Content-Type-Options", "nosniff");
     return c.html(html(baseOf(c), access.csrfToken(c)));
   };

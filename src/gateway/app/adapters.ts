@@ -14,6 +14,7 @@ import type { ChannelAdapter, EventDeduper, KeyValueStore, Platform } from "../.
 import type { WebAuthStore, WebChatAdapter, WebChatStore } from "../../adapters/web/index.js";
 import type { ChannelsConfig, HttpConfig } from "../config/types.js";
 import { RedisConnectionLease, RedisEventDeduper } from "../connection-lease.js";
+import { hostRule } from "../http/host.js";
 import type { Logger } from "../log.js";
 import { RedisKeyValueStore } from "../redis-kv.js";
 import { WEB_USER_ID } from "./platforms.js";
@@ -175,8 +176,8 @@ export async function buildAdapters(o: BuildAdaptersOptions): Promise<BuiltAdapt
       userId: WEB_USER_ID,
       admins: webAdmins(wc.admins),
       ...(o.web ? { store: o.web.store, auth: o.web.auth } : {}),
-      // Without the HTTP token the server is on loopback and must refuse other host names.
-      loopbackOnly: !o.http.token,
+      // The server's own rule: without its token, loopback names (and publicUrl's host) only.
+      isAllowedHost: hostRule({ token: o.http.token, publicUrl: o.http.publicUrl }),
       ...(wc.editIntervalMs ? { editIntervalMs: wc.editIntervalMs } : {}),
       logger: log("web"),
     });

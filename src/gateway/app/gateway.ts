@@ -126,7 +126,9 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
       logger,
     });
 
-    const webStores = config.channels.web.enabled ? webChatStores(redis, prefix, cfg.dataDir, logger) : undefined;
+    const webStores = config.channels.web.enabled
+      ? webChatStores(redis, prefix, cfg.dataDir, logger)
+      : undefined;
     if (webStores) closers.push(() => webStores.store.close());
     const built = await buildAdapters({
       channels: config.channels,

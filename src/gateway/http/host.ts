@@ -8,3 +8,24 @@
 export function isLoopbackHostHeader(host: string | undefined): boolean {
   return /^(?:127\.0\.0\.1|localhost|\[::1\])(?::\d{1,5})?$/.test((host ?? "").trim().toLowerCase());
 }
+
+/**
+ * The `Host` rule of a server: with an access token any name (the token guards it); without one,
+ * loopback names and the host of `publicUrl` (the name the operator says people and platforms use,
+ * e.g. a tunnel's), with any port for loopback.
+ */
+export function hostRule(o: {
+  token?: string | undefined;
+  publicUrl?: string | undefined;
+}): (host: string | undefined) => boolean {
+  if (o.token) return () => true;
+  let publicHost: string | undefined;
+  try {
+    publicHost = o.publicUrl ? new URL(o.publicUrl).host.toLowerCase() : undefined;
+  } catch {
+    publicHost = undefined;
+  }
+  return (host) =>
+    isLoopbackHostHeader(host) ||
+    (publicHost !== undefined && (host ?? "").trim().toLowerCase() === publicHost);
+}

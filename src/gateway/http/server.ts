@@ -9,7 +9,8 @@
  *
  * Access: bound to loopback by default. A non-loopback bind without a token is refused at
  * `listen()`. Without a token every request must name a loopback host (`127.0.0.1`, `localhost`,
- * `[::1]`, any port), so a page on another site cannot reach the server by DNS rebinding. With a
+ * `[::1]`, any port) or the host of `publicUrl`, so a page on another site cannot reach the server
+ * by DNS rebinding. With a
  * token configured, every route but `/healthz`, `/readyz` and routes added `public: true` (endpoints
  * that authenticate themselves, such as signed Slack events, or the web chat's sign-in) requires it.
  */
@@ -23,7 +24,7 @@ import { isLoopbackHost } from "../config/resolve.js";
 import type { HttpConfig } from "../config/types.js";
 import { type Logger, redactSecrets } from "../log.js";
 import { checkToken, isAuthorized } from "./auth.js";
-import { isLoopbackHostHeader } from "./host.js";
+import { hostRule } from "./host.js";
 import { createMetrics, type SwitchboardMetrics } from "./metrics.js";
 import { type ReadinessProbe, runProbes } from "./readiness.js";
 
@@ -95,6 +96,7 @@ export interface GatewayHttpServer {
 export function createHttpServer(options: HttpServerOptions): GatewayHttpServer {
   const { config, logger } = options;
   const token = config.token || undefined;
+  const hostAllowed = hostRule({ token, publicUrl: config.publicUrl });
   const metrics = options.metrics ?? createMetrics({ processMetrics: false });
   const probes: ReadinessProbe[] = [...(options.probes ?? [])];
   const publicRoutes = new TrieRouter<true>();
@@ -134,12 +136,12 @@ export function createHttpServer(options: HttpServerOptions): GatewayHttpServer 
   });
   app.all("*", async (c) => {
     const { method, path } = c.req;
-    if (!token && !isLoopbackHostHeader(c.req.header("host"))) {
+    if (!hostAllowed(c.req.header("host"))) {
       return c.json(
         {
           error: "forbidden",
           message:
-            "This server has no access token, so it answers only requests addressed to 127.0.0.1, localhost or [::1]. Set http.token to serve other host names.",
+            "This server has no access token, so it answers only requests addressed to 127.0.0.1, localhost, [::1] or the host of http.publicUrl. Set http.publicUrl (behind a tunnel or proxy) or http.token to serve another host name.",
         },
         403,
       );

@@ -15,6 +15,7 @@
  */
 import type { Redis } from "ioredis";
 import {
+  byRecency,
   edited,
   newConversation,
   newMessage,
@@ -24,7 +25,12 @@ import {
   viewOf,
 } from "../../adapters/web/conversation-state.js";
 import { newConversationId, threadKeyOf } from "../../adapters/web/ids.js";
-import type { ConversationKind, WebChatEvent, WebConversation, WebMessage } from "../../adapters/web/model.js";
+import type {
+  ConversationKind,
+  WebChatEvent,
+  WebConversation,
+  WebMessage,
+} from "../../adapters/web/model.js";
 import {
   type ClientRecord,
   DEFAULT_MAX_CONVERSATIONS,
@@ -32,10 +38,10 @@ import {
   type NewWebMessage,
   type ReactionBy,
   type WebChatStore,
+  WebConversationMissingError,
   type WebStoreEvent,
   type WebStoreLimits,
   type WebStoreListener,
-  WebConversationMissingError,
 } from "../../adapters/web/store-types.js";
 import { ADD, CREATE, NEXT_ID, READ, REMOVE, REPLACE } from "./web-redis-scripts.js";
 
@@ -96,7 +102,7 @@ export class RedisWebChatStore implements WebChatStore {
   async list(): Promise<WebConversation[]> {
     const ids = await this.redis.zrevrange(this.listKey, 0, this.maxConversations - 1);
     const found = await Promise.all(ids.map((id) => this.get(id)));
-    return found.filter((c): c is WebConversation => c !== undefined);
+    return found.filter((c): c is WebConversation => c !== undefined).sort(byRecency);
   }
 
   async get(conversationId: string): Promise<WebConversation | undefined> {
@@ -136,7 +142,9 @@ export class RedisWebChatStore implements WebChatStore {
 
   // ── writes ──────────────────────────────────────────────────────────────
 
-  async create(opts: { id?: string; title?: string; kind?: ConversationKind } = {}): Promise<WebConversation> {
+  async create(
+    opts: { id?: string; title?: string; kind?: ConversationKind } = {},
+  ): Promise<WebConversation> {
     const id = opts.id ?? newConversationId();
     const fresh = newConversation(id, opts, this.now());
     const reply = (await CREATE.run(
@@ -246,7 +254,7 @@ export class RedisWebChatStore implements WebChatStore {
   /** One subscriber connection per store, made on first use. */
   private listen(): Promise<void> {
     this.subscribed ??= (async () => {
-      const sub = this.redis.duplicate();
+      const sub = this.redis.duplicate({ connectionName: `${this.prefix}web-feed` });
       this.subscriber = sub;
       sub.on("error", (err: unknown) =>
         this.warn("web chat: change feed connection error", { err: String(err) }),

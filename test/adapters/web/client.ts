@@ -35,10 +35,18 @@ export class WebClient {
   }
 
   /** A request relative to the page (`api/conversations`); the raw response. */
-  request(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Response> {
+  request(
+    method: string,
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<Response> {
     return fetch(`${this.pageUrl}${path.replace(/^\//, "")}`, {
       method,
-      headers: this.headers({ ...(body === undefined ? {} : { "content-type": "application/json" }), ...headers }),
+      headers: this.headers({
+        ...(body === undefined ? {} : { "content-type": "application/json" }),
+        ...headers,
+      }),
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       redirect: "manual",
     });

@@ -120,7 +120,8 @@ export async function createWebHarness(config: WebChatConfig = {}): Promise<WebH
   let last: { path: string; body: unknown } | undefined;
 
   const newConversation = async (kind: "direct" | "group") =>
-    (await client.call<{ conversation: WebConversation }>("POST", "api/conversations", { kind })).conversation.id;
+    (await client.call<{ conversation: WebConversation }>("POST", "api/conversations", { kind })).conversation
+      .id;
 
   const write = async (conversationId: string, text: string): Promise<UserMessage> => {
     const path = `api/conversations/${conversationId}/messages`;

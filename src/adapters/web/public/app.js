@@ -575,6 +575,7 @@ el.signOut.addEventListener("click", async () => {
   location.reload();
 });
 
-if (state.current && location.hash) history.replaceState(null, "", `${base}c/${encodeURIComponent(state.current)}`);
+if (state.current && location.hash)
+  history.replaceState(null, "", `${base}c/${encodeURIComponent(state.current)}`);
 connect();
 el.input.focus();
