@@ -23,7 +23,7 @@ export const SIGN_IN_CSP = [
   "frame-ancestors 'none'",
 ].join("; ");
 
-const escape = (s: string) =>
+const escapeHtml = (s: string) =>
   s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 
 /** The page: `action` is where the form posts, `next` where a successful sign-in goes. */
@@ -39,14 +39,14 @@ export function signInPage(o: { action: string; next: string; problem?: string }
 <body>
 <main>
 <h1>Sign in to the web chat</h1>
-${o.problem ? `<p class="error" role="alert">${escape(o.problem)}</p>` : ""}
+${o.problem ? `<p class="error" role="alert">${escapeHtml(o.problem)}</p>` : ""}
 <p>Open the sign-in link that <code>switchboard start</code> printed in its terminal (or its log),
 or paste it here. Each link works once; a signed-in page can make a new one under
 <em>Sign in elsewhere</em>.</p>
-<form method="post" action="${escape(o.action)}">
+<form method="post" action="${escapeHtml(o.action)}">
 <label for="token">Sign-in link or token</label>
 <input type="text" id="token" name="token" autocomplete="off" autofocus required>
-<input type="hidden" name="next" value="${escape(o.next)}">
+<input type="hidden" name="next" value="${escapeHtml(o.next)}">
 <button type="submit">Sign in</button>
 </form>
 </main>
