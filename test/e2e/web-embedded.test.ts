@@ -67,6 +67,7 @@ describe("web chat on the embedded runtime", () => {
       const m = (await botMessages(conversation.id)).find((b) => b.text.includes("Approval needed"));
       return m?.reactions.some((r) => r.emoji === "♾️") ? m : undefined;
     }, "the approval request with its buttons");
+
     await api(`/api/conversations/${conversation.id}/messages/${request.id}/reactions`, { emoji: "✅" });
     await until(
       async () =>
@@ -77,5 +78,32 @@ describe("web chat on the embedded runtime", () => {
     );
     const edited = (await botMessages(conversation.id)).find((m) => m.id === request.id);
     expect(edited?.text).toContain("Approved by you");
+  });
+
+  it("decides nothing with a ✅ in another conversation on a message of the same number", async () => {
+    const { conversation } = await api<{ conversation: { id: string } }>("/api/conversations", {});
+    await api(`/api/conversations/${conversation.id}/messages`, { text: "[rm] tidy again" });
+    const request = await until(async () => {
+      const m = (await botMessages(conversation.id)).find((b) => b.text.includes("Approval needed"));
+      return m?.reactions.some((r) => r.emoji === "♾️") ? m : undefined;
+    }, "the approval request with its buttons");
+    // Message numbers are per conversation: the other conversation gets a message numbered like
+    // the request, and ✅ on it is a reaction in that conversation only.
+    const other = await api<{ conversation: { id: string; threadKey: string } }>("/api/conversations", {});
+    const web = app.web;
+    if (!web) throw new Error("no web chat");
+    for (let ref = ""; !ref.endsWith(`:${request.id}`); )
+      ref = await web.post(other.conversation.threadKey, "a message numbered like the request");
+    await api(`/api/conversations/${other.conversation.id}/messages/${request.id}/reactions`, {
+      emoji: "✅",
+    });
+    // Had that approved the call, this ❌ would come too late and the call would have run.
+    await api(`/api/conversations/${conversation.id}/messages/${request.id}/reactions`, { emoji: "❌" });
+    const answer = await until(
+      async () => (await botMessages(conversation.id)).find((m) => m.text.includes("saw the tool result")),
+      "the answer after the denial",
+    );
+    expect(answer.text.toLowerCase()).toContain("denied");
+    expect(answer.text).not.toContain("removed");
   });
 });

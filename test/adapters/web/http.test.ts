@@ -4,7 +4,13 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { InboundHandlers } from "../../../src/adapters/types.js";
-import { WebChatAdapter, type WebConversation, type WebMessage } from "../../../src/adapters/web/index.js";
+import {
+  MemoryWebChatStore,
+  WebChatAdapter,
+  type WebConversation,
+  type WebMessage,
+  type WebStoreListener,
+} from "../../../src/adapters/web/index.js";
 import { Received } from "../contract.js";
 import { until } from "../support/drive.js";
 import type { WebClient } from "./client.js";
@@ -282,6 +288,61 @@ describe("web chat event stream", () => {
     await adapter.stop();
     await until(() => stream.ended, 5000, "the stream to end");
     expect(adapter.connections()[0]).toMatchObject({ state: "stopped", detail: "0 page(s) open" });
+  });
+});
+
+describe("web chat event stream and the store's feed", () => {
+  /** A memory store whose feed can say "resync", as the Redis store does after its connection dropped. */
+  class FlakyFeedStore extends MemoryWebChatStore {
+    private readonly feeds = new Set<WebStoreListener>();
+    override async subscribe(listener: WebStoreListener): Promise<() => void> {
+      this.feeds.add(listener);
+      const off = await super.subscribe(listener);
+      return () => {
+        this.feeds.delete(listener);
+        off();
+      };
+    }
+    resync(): void {
+      for (const l of this.feeds) l({ type: "resync" });
+    }
+  }
+
+  it("sends a stream only its own conversation's messages, and a fresh snapshot after a resync", async () => {
+    const store = new FlakyFeedStore();
+    await setup({ store });
+    const mine = await newConversation();
+    const other = await newConversation();
+    const stream = await openEventStream(`${server.url}/api/events?conversation=${mine.id}`, {
+      cookie: client.cookie,
+    });
+    try {
+      await stream.waitFor((e) => e.event === "snapshot");
+      await adapter.post(`web:${other.id}`, "for the other conversation");
+      await adapter.typing(`web:${other.id}`);
+      await adapter.post(`web:${mine.id}`, "for this one");
+      await stream.waitFor((e) => e.event === "message" && isBot(e));
+      const texts = stream.events.flatMap((e) =>
+        e.event === "message" ? [(e.data.message as WebMessage).text] : [],
+      );
+      expect(texts).toEqual(["for this one"]);
+      expect(stream.events.some((e) => e.event === "typing")).toBe(false);
+      // The list still learns about the other conversation's activity.
+      expect(
+        stream.events.some(
+          (e) => e.event === "conversation" && (e.data.conversation as WebConversation).id === other.id,
+        ),
+      ).toBe(true);
+
+      store.resync();
+      const second = await stream.waitFor(
+        (e) => e.event === "snapshot" && stream.events.indexOf(e) > 0,
+        "a second snapshot",
+      );
+      expect((second.data.messages as WebMessage[]).map((m) => m.text)).toEqual(["for this one"]);
+    } finally {
+      stream.close();
+    }
   });
 });
 
