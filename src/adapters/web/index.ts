@@ -14,6 +14,7 @@ export {
 } from "./auth.js";
 export { MemoryWebAuthStore, type WebAuthStore } from "./auth-store.js";
 export { WebInputError } from "./errors.js";
+export { FileWebChatStore, type FileWebChatStoreOptions } from "./file-store.js";
 export { conversationOf, messageRefOf, parseMessageRef, threadKeyOf } from "./ids.js";
 export { MemoryWebChatStore } from "./memory-store.js";
 export type {

@@ -1,6 +1,6 @@
 /**
  * The web chat store in this process's memory. With a `journal` and a `load` function it is also the
- * heart of the file store (src/queue/store/web-file-store.ts): the state is held here, every change
+ * heart of the file store (`file-store.ts`): the state is held here, every change
  * is written through the journal before the call resolves, and `load` restores it at first use.
  *
  * Changes to one conversation reach the journal in the order they were made (the journal is called

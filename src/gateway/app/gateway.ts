@@ -15,6 +15,7 @@ import { Redis } from "ioredis";
 import { MemoryRateLimiter } from "../../adapters/render/rate-limiter.js";
 import type { ChannelAdapter, Platform } from "../../adapters/types.js";
 import {
+  FileWebChatStore,
   MemoryWebAuthStore,
   START_LINK_TTL_MS,
   type WebAuthStore,
@@ -30,7 +31,7 @@ import { RedisRuntime, type RuntimeOptions } from "../../queue/redis/redis-runti
 import { RedisSessionStore } from "../../queue/store/redis-store.js";
 import type { SessionStore } from "../../queue/store/types.js";
 import { RedisWebAuthStore } from "../../queue/store/web-auth-redis.js";
-import { FileWebChatStore } from "../../queue/store/web-file-store.js";
+
 import { RedisWebChatStore } from "../../queue/store/web-redis-store.js";
 import type { Runtime } from "../../queue/types.js";
 import type { Role } from "../cli/types.js";

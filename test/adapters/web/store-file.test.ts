@@ -3,7 +3,7 @@ import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSyn
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { FileWebChatStore } from "../../../src/queue/store/web-file-store.js";
+import { FileWebChatStore } from "../../../src/adapters/web/index.js";
 import { runWebStoreContract } from "./store-contract.js";
 
 runWebStoreContract("files", async () => {

@@ -20,15 +20,11 @@
  */
 import { appendFile, mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { StoredConversation } from "../../adapters/web/conversation-state.js";
-import { isConversationId } from "../../adapters/web/ids.js";
-import {
-  type ConversationState,
-  MemoryWebChatStore,
-  type WebStoreJournal,
-} from "../../adapters/web/memory-store.js";
-import type { WebMessage } from "../../adapters/web/model.js";
-import type { ClientRecord, WebStoreLimits } from "../../adapters/web/store-types.js";
+import type { StoredConversation } from "./conversation-state.js";
+import { isConversationId } from "./ids.js";
+import { type ConversationState, MemoryWebChatStore, type WebStoreJournal } from "./memory-store.js";
+import type { WebMessage } from "./model.js";
+import type { ClientRecord, WebStoreLimits } from "./store-types.js";
 
 export interface FileWebChatStoreOptions extends WebStoreLimits {
   /** The folder of the conversation files (`<dataDir>/web`); created when missing. */
