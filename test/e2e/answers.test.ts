@@ -6,7 +6,9 @@
  * interval); both are read from what the fake platforms recorded.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { WebMessage } from "../../src/adapters/web/model.js";
 import type { Gateway } from "../../src/gateway/app/index.js";
+import { WebClient } from "../adapters/web/client.js";
 import { BOT_USER_ID as DISCORD_BOT } from "../fakes/discord/server.js";
 import { BOT_USER_ID as SLACK_BOT } from "../fakes/slack/server.js";
 import { type FakeChat, BOT_ID as TG_BOT } from "../fakes/telegram/server.js";
@@ -156,29 +158,32 @@ describe("two messages in quick succession", () => {
     if (!web) throw new Error("the web chat is not running");
     const typing: Array<{ at: number; durationMs: number }> = [];
     let finalAt = 0;
-    const stopListening = web.subscribe((e) => {
+    const stopListening = await web.subscribe((e) => {
       if (e.type === "typing") typing.push({ at: Date.now(), durationMs: e.durationMs });
       if (e.type === "message" && e.message.text === "alpha answers: second question" && !finalAt)
         finalAt = Date.now();
     });
     try {
-      const conversation = web.createConversation();
+      if (!app.webUrl) throw new Error("the web chat has no address");
+      const client = await WebClient.open(await web.signInLink(app.webUrl));
+      const conversation = await web.createConversation();
       const send = (text: string) =>
-        fetch(`${app.url}/api/conversations/${conversation.id}/messages`, {
-          method: "POST",
-          headers: { "content-type": "application/json" },
-          body: JSON.stringify({ text }),
-        }).then((r) => expect(r.status).toBeLessThan(300));
-      const messages = () => web.store.messages(conversation.id) ?? [];
+        client.call("POST", `api/conversations/${conversation.id}/messages`, { text });
+      let seen: WebMessage[] = [];
+      const messages = () => seen;
+      const refresh = async () => {
+        seen = (await web.store.messages(conversation.id)) ?? [];
+        return seen;
+      };
       await send("first question");
-      await until(() => messages().some((m) => m.from.isBot), "the first answer to start");
+      await until(async () => (await refresh()).some((m) => m.from.isBot), "the first answer to start");
       await send("second question");
       await until(
-        () => messages().some((m) => m.text === "alpha answers: second question"),
+        async () => (await refresh()).some((m) => m.text === "alpha answers: second question"),
         "the second answer",
       );
       await until(
-        () => messages().find((m) => m.from.isBot)?.text === "alpha answers: first question",
+        async () => (await refresh()).find((m) => m.from.isBot)?.text === "alpha answers: first question",
         "the first",
       );
       expect(messages().map((m) => [m.from.isBot ? "bot" : "you", m.text])).toEqual([

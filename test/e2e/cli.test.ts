@@ -3,13 +3,14 @@
  * config pointing at the platform fakes, the fake LLM server and Redis. A Telegram mention and a
  * Slack mention each get a reply edited into place; a `--role gateway` process and two
  * `--role worker` processes share the work; with no config and no Redis it starts the web chat and
- * prints its address.
+ * prints its one-time sign-in link.
  */
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { WebClient } from "../adapters/web/client.js";
 import { type FakeChat, BOT_ID as TG_BOT } from "../fakes/telegram/server.js";
 import { CliProcess } from "./support/cli-process.js";
 import { SLACK_ADMIN, scriptedAnswer, TG_USERS, until, World } from "./support/world.js";
@@ -122,29 +123,30 @@ describe("switchboard start as a process", () => {
     expect(codes).toEqual([0, 0, 0]);
   });
 
-  it("with no config and no Redis, starts the web chat, prints its address and keeps data in ./data", async () => {
+  it("with no config and no Redis, starts the web chat, prints its sign-in link and keeps data in ./data", async () => {
     expect(await portFree(8787), "port 8787 (the default) must be free for this test").toBe(true);
     const cwd = mkdtempSync(join(tmpdir(), "sb-fresh-"));
     try {
       const p = launch(["start"], {}, cwd);
-      const [, url] = await p.waitForLine(/^Web chat: (http:\/\/127\.0\.0\.1:8787\/)$/);
-      const page = await fetch(url as string);
+      const [link, url] = await p
+        .waitForLine(/^Web chat: (http:\/\/127\.0\.0\.1:8787\/)\?token=[A-Za-z0-9_-]{40,}$/)
+        .then((m) => [m[0].slice("Web chat: ".length), m[1] as string]);
+      expect((await fetch(url as string)).status).toBe(401);
+      const client = await WebClient.open(link as string);
+      const page = await fetch(url as string, { headers: { cookie: client.cookie } });
       expect(page.status).toBe(200);
       expect(await page.text()).toContain("<html");
-      const created = await fetch(`${url}api/conversations`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: "{}",
-      });
-      const { conversation } = (await created.json()) as { conversation: { id: string } };
-      await fetch(`${url}api/conversations/${conversation.id}/messages`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ text: "hello" }),
-      });
+      const { conversation } = await client.call<{ conversation: { id: string } }>(
+        "POST",
+        "api/conversations",
+        {},
+      );
+      await client.call("POST", `api/conversations/${conversation.id}/messages`, { text: "hello" });
       const reply = await until(async () => {
-        const res = await fetch(`${url}api/conversations/${conversation.id}/messages`);
-        const { messages } = (await res.json()) as { messages: { from: { isBot: boolean }; text: string }[] };
+        const { messages } = await client.call<{ messages: { from: { isBot: boolean }; text: string }[] }>(
+          "GET",
+          `api/conversations/${conversation.id}/messages`,
+        );
         return messages.find((m) => m.from.isBot && m.text.includes("No model is set up"));
       }, "the set-up hint in the web chat");
       expect(reply.text).toContain("ANTHROPIC_API_KEY");

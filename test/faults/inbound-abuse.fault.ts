@@ -1,6 +1,6 @@
 /**
  * Hostile input at every inbound edge: forged credentials (Slack signature and stale timestamps,
- * Telegram webhook secret token, web chat token) are refused; fuzzed payloads for each platform
+ * Telegram webhook secret token, web chat sessions and CSRF tokens) are refused; fuzzed payloads for each platform
  * (Telegram webhook updates, signed Slack Events API bodies, Discord gateway dispatches) and 1 MB
  * messages never crash the process, never reach the handlers as garbage, and the adapter still
  * delivers the next well-formed message.
@@ -342,48 +342,73 @@ describe("fault: hostile inbound input", () => {
     expect(big?.text.length).toBeLessThan(20_100);
   });
 
-  it("Web chat: wrong or missing token refused; 1 MB message answered clearly", async () => {
-    const token = "web-token-0123456789abcdef";
-    const adapter = new WebChatAdapter({ token });
+  it("Web chat: forged sessions, CSRF tokens and reused links refused; 1 MB message answered clearly", async () => {
+    const adapter = new WebChatAdapter({});
     const received = new Received();
     await adapter.start(received);
     cleanups.push(() => adapter.stop());
     const app = adapter.app();
+    const base = "http://localhost:8787";
+    const link = await adapter.signInLink(`${base}/`);
+    const signedIn = await app.request(link, { headers: { host: "localhost:8787" } });
+    const cookie = (signedIn.headers.get("set-cookie") ?? "").split(";")[0] ?? "";
+    const reused = (await app.request(link, { headers: { host: "localhost:8787" } })).status;
+    const session = await app.request(`${base}/api/session`, { headers: { cookie, host: "localhost:8787" } });
+    const { csrf } = (await session.json()) as { csrf: string };
     const get = (headers: Record<string, string>) =>
-      app.request("http://localhost/api/conversations", { headers });
+      app.request(`${base}/api/conversations`, { headers: { host: "localhost:8787", ...headers } });
     const forged = [
       (await get({})).status,
       (await get({ authorization: "Bearer wrong" })).status,
-      (await get({ authorization: `Bearer ${token}x` })).status,
-      (await get({ cookie: "sb_token=wrong" })).status,
+      (await get({ cookie: "sb_web_8787=wrong" })).status,
+      (await get({ cookie: `${cookie}x` })).status,
+      reused,
     ];
-    const ok = (await get({ authorization: `Bearer ${token}` })).status;
+    const ok = (await get({ cookie })).status;
     const auth = {
-      authorization: `Bearer ${token}`,
+      cookie,
+      "x-csrf-token": csrf,
       "content-type": "application/json",
-      origin: "http://localhost",
-      host: "localhost",
+      origin: base,
+      host: "localhost:8787",
     };
-    const created = await app.request("http://localhost/api/conversations", {
+    const forgedCsrf = [
+      (
+        await app.request(`${base}/api/conversations`, {
+          method: "POST",
+          headers: { ...auth, "x-csrf-token": "" },
+          body: "{}",
+        })
+      ).status,
+      (
+        await app.request(`${base}/api/conversations`, {
+          method: "POST",
+          headers: { ...auth, "x-csrf-token": `${csrf}x` },
+          body: "{}",
+        })
+      ).status,
+    ];
+    const created = await app.request(`${base}/api/conversations`, {
       method: "POST",
       headers: auth,
       body: "{}",
     });
     const conv = (await created.json()) as { id?: string; conversation?: { id: string } };
     const id = conv.id ?? conv.conversation?.id ?? "";
-    const big = await app.request(`http://localhost/api/conversations/${id}/messages`, {
+    const big = await app.request(`${base}/api/conversations/${id}/messages`, {
       method: "POST",
       headers: auth,
       body: JSON.stringify({ text: MB }),
     });
     const bigBody = (await big.text()).slice(0, 160);
-    const junkBody = await app.request(`http://localhost/api/conversations/${id}/messages`, {
+    const junkBody = await app.request(`${base}/api/conversations/${id}/messages`, {
       method: "POST",
       headers: auth,
       body: "{not json",
     });
     report("Web chat abuse", {
       forged,
+      forgedCsrf,
       ok,
       created: created.status,
       oneMB: big.status,
@@ -391,6 +416,7 @@ describe("fault: hostile inbound input", () => {
       badJson: junkBody.status,
     });
     expect(forged.every((s) => s === 401 || s === 403)).toBe(true);
+    expect(forgedCsrf).toEqual([403, 403]);
     expect(ok).toBe(200);
     expect(big.status).toBeLessThan(500);
     expect(junkBody.status).toBe(400);

@@ -1,12 +1,14 @@
 /**
- * The web chat as a `ChannelAdapter`: the "platform" is the gateway's own page. Conversations live
- * in memory (`ConversationStore`); what a person types arrives over HTTP (`routes.ts`) and is
- * delivered like any platform's events; what the bot posts, edits, deletes, reacts and types
- * changes the store, which pushes it to every open page over Server-Sent Events.
+ * The web chat as a `ChannelAdapter`: the "platform" is the gateway's own page. What the page shows
+ * lives in a `WebChatStore` (memory, files under the data folder, or Redis shared by every process);
+ * what a person types arrives over HTTP (`routes.ts`) and is delivered like any platform's events;
+ * what the bot posts, edits, deletes, reacts and types changes the store, whose feed the gateway that
+ * serves the page forwards to every open page over Server-Sent Events.
  *
- * Thread keys are `web:<conversation>`, message references `web:<conversation>:<message>`. The
- * web user is one identity (`userId`, default `web:local`): everyone who can open the page (the
- * access token decides) acts as that user.
+ * Outbound methods work without `start()`, so a worker process renders into the shared store while
+ * a gateway process serves the page. Thread keys are `web:<conversation>`, message references
+ * `web:<conversation>:<message>`. The web user is one identity (`userId`, default `web:local`):
+ * everyone who signs in to the page acts as that user.
  */
 
 import type { Env, Hono } from "hono";
@@ -28,22 +30,29 @@ import {
   type MessageRef,
   type PostOptions,
 } from "../types.js";
+import { WebAccess } from "./auth.js";
+import { MemoryWebAuthStore, type WebAuthStore } from "./auth-store.js";
 import { WebInputError } from "./errors.js";
 import { conversationOf, parseMessageRef, threadKeyOf } from "./ids.js";
 import { interpretLine } from "./inbound.js";
+import { MemoryWebChatStore } from "./memory-store.js";
 import type {
   ConversationKind,
   WebAuthor,
-  WebChatEvent,
   WebCommand,
   WebConversation,
   WebIdentity,
   WebMessage,
 } from "./model.js";
 import { createWebChatApp } from "./routes.js";
-import { ConversationStore } from "./store.js";
+import {
+  type WebChatStore,
+  WebConversationMissingError,
+  type WebStoreEvent,
+  type WebStoreListener,
+} from "./store-types.js";
 
-/** Settings of the web chat (the `channels.web` slice plus the HTTP access token). */
+/** Settings of the web chat (the `channels.web` slice plus what the wiring gives it). */
 export interface WebChatConfig {
   /** Display name of the person using the page (default "you"). */
   userName?: string;
@@ -53,19 +62,18 @@ export interface WebChatConfig {
   botName?: string;
   /** User ids whose approval reactions count (`channels.web.admins`); the page greys the buttons out for others. */
   admins?: readonly string[];
+  /** Where conversations live (default: this process's memory, bounded by the two limits below). */
+  store?: WebChatStore;
+  /** Where sign-ins live (default: this process's memory). */
+  auth?: WebAuthStore;
   /**
-   * The HTTP access token (`http.token`). When set, every request must carry it (Bearer header, or
-   * the cookie set by opening the page once with `?token=`). When unset, only requests addressed to a
-   * loopback host name are served (`allowAnyHost` lifts that).
+   * Which `Host` headers the chat answers (default: loopback names only, against DNS rebinding). The
+   * wiring passes the HTTP server's rule: any name when it requires its access token.
    */
-  token?: string;
-  /** Replaces the token check with the gateway's own (called for every request). */
-  isAuthorized?: (request: Request) => boolean;
-  /** Serve any Host header without a token (behind a proxy that authenticates). Default false. */
-  allowAnyHost?: boolean;
-  /** Most conversations kept in memory (default 200). */
+  isAllowedHost?: (host: string | undefined) => boolean;
+  /** Most conversations kept by the default memory store (default 200). */
   maxConversations?: number;
-  /** Most messages kept per conversation (default 500). */
+  /** Most messages kept per conversation by the default memory store (default 500). */
   maxMessagesPerConversation?: number;
   /** Longest message a person may send, in characters (default 20 000). */
   maxInputChars?: number;
@@ -76,7 +84,7 @@ export interface WebChatConfig {
   /** Interval of keep-alive comments on event streams (default 20 000 ms). */
   heartbeatMs?: number;
   logger?: AdapterLogger;
-  /** Clock for timestamps (tests). */
+  /** Clock for timestamps of the default store (tests). */
   now?: () => number;
 }
 
@@ -85,21 +93,15 @@ const errorText = (err: unknown) => (err instanceof Error ? err.message : String
 
 /** Accepted reaction emoji: a short run of non-space characters, or `:name:`. */
 const EMOJI = /^(?::[a-z0-9_+-]{1,40}:|[^\s\p{Cc}]{1,16})$/u;
-/** Remembered client request ids (retries of a POST deliver nothing twice). */
-const CLIENT_IDS_KEPT = 2000;
 
 /** The text as chat platforms show it: without trailing whitespace or leading blank lines. */
 const visible = (text: string) => text.replace(/^(?:[ \t]*\n)+/, "").trimEnd();
 
-interface Delivery {
-  messageId: string;
-  delivered: boolean;
-}
-
 export class WebChatAdapter implements ChannelAdapter {
   readonly platform = "web" as const;
   readonly capabilities: AdapterCapabilities;
-  readonly store: ConversationStore;
+  readonly store: WebChatStore;
+  readonly access: WebAccess;
   readonly config: Readonly<WebChatConfig>;
   private readonly user: WebAuthor;
   private readonly bot: WebAuthor;
@@ -108,21 +110,30 @@ export class WebChatAdapter implements ChannelAdapter {
   private handlers: InboundHandlers | undefined;
   private state: ConnectionStatus | undefined;
   private commandList: WebCommand[] = [];
-  private readonly deliveries = new Map<string, Delivery>();
   private inFlight = 0;
   private idle: (() => void) | undefined;
   private readonly stopListeners = new Set<() => void>();
+  private readonly listeners = new Set<WebStoreListener>();
+  private feed: Promise<() => void> | undefined;
   private openStreams = 0;
   private reactionSeq = 0;
+  private readonly now: () => number;
 
   constructor(config: WebChatConfig = {}) {
     this.config = config;
-    this.store = new ConversationStore({
-      ...(config.maxConversations !== undefined ? { maxConversations: config.maxConversations } : {}),
-      ...(config.maxMessagesPerConversation !== undefined
-        ? { maxMessagesPerConversation: config.maxMessagesPerConversation }
-        : {}),
-      ...(config.now ? { now: config.now } : {}),
+    this.now = config.now ?? Date.now;
+    this.store =
+      config.store ??
+      new MemoryWebChatStore({
+        ...(config.maxConversations !== undefined ? { maxConversations: config.maxConversations } : {}),
+        ...(config.maxMessagesPerConversation !== undefined
+          ? { maxMessagesPerConversation: config.maxMessagesPerConversation }
+          : {}),
+        now: this.now,
+      });
+    this.access = new WebAccess({
+      store: config.auth ?? new MemoryWebAuthStore(),
+      ...(config.isAllowedHost ? { isAllowedHost: config.isAllowedHost } : {}),
     });
     this.user = { id: config.userId ?? "web:local", name: config.userName ?? "you", isBot: false };
     this.bot = { id: "web:bot", name: config.botName ?? "Switchboard", isBot: true };
@@ -165,17 +176,22 @@ export class WebChatAdapter implements ChannelAdapter {
     return this.handlers !== undefined;
   }
 
+  /** Starts taking input from the page and following the store's changes. */
   async start(handlers: InboundHandlers): Promise<void> {
+    await this.follow();
     this.handlers = handlers;
-    this.state = { name: "web:http", state: "connected", since: this.store.now() };
+    this.state = { name: "web:http", state: "connected", since: this.now() };
   }
 
   /** Stops delivering, ends every open event stream, and waits for handler calls in progress. */
   async stop(): Promise<void> {
     if (!this.handlers) return;
     this.handlers = undefined;
-    this.state = { name: "web:http", state: "stopped", since: this.store.now() };
+    this.state = { name: "web:http", state: "stopped", since: this.now() };
     for (const l of [...this.stopListeners]) l();
+    const feed = this.feed;
+    this.feed = undefined;
+    if (feed) (await feed.catch(() => () => {}))();
     if (this.inFlight > 0) await new Promise<void>((r) => (this.idle = r));
   }
 
@@ -185,11 +201,16 @@ export class WebChatAdapter implements ChannelAdapter {
   }
 
   /**
-   * Calls `listener` with every change of the chat (what the page sees) until the returned function
-   * is called. Used by the event streams and by tests.
+   * Calls `listener` with every change of the chat (what the page sees, from any process sharing the
+   * store) until the returned function is called; `resync` means changes may have been missed.
+   * Resolves once the store's feed is followed.
    */
-  subscribe(listener: (event: WebChatEvent) => void): () => void {
-    return this.store.subscribe(listener);
+  async subscribe(listener: WebStoreListener): Promise<() => void> {
+    this.listeners.add(listener);
+    await this.follow();
+    return () => {
+      this.listeners.delete(listener);
+    };
   }
 
   /** Calls `listener` once when the adapter stops (event streams close themselves). */
@@ -210,43 +231,66 @@ export class WebChatAdapter implements ChannelAdapter {
     };
   }
 
+  /** A new one-time sign-in link for the page at `pageUrl` (e.g. `http://127.0.0.1:8787/`). */
+  async signInLink(pageUrl: string, ttlMs?: number): Promise<string> {
+    const token = await this.access.newSignInToken(ttlMs);
+    const url = new URL(pageUrl);
+    url.searchParams.set("token", token);
+    return url.toString();
+  }
+
   // ── outbound ────────────────────────────────────────────────────────────
 
   async post(threadKey: string, text: string, opts: PostOptions = {}): Promise<MessageRef> {
     const conversationId = conversationOf(threadKey);
     this.checkText(text);
-    if (!this.store.get(conversationId)) this.store.create({ id: conversationId, title: "Conversation" });
-    return this.store.add(conversationId, this.bot, visible(text), opts.format ?? "markdown").ref;
+    const replyTo = opts.replyTo ? this.replyTarget(conversationId, opts.replyTo) : undefined;
+    const message = {
+      from: this.bot,
+      text: visible(text),
+      format: opts.format ?? "markdown",
+      ...(replyTo ? { replyTo } : {}),
+    } as const;
+    try {
+      return (await this.store.add(conversationId, message)).ref;
+    } catch (err) {
+      if (!(err instanceof WebConversationMissingError)) throw err;
+      // A conversation removed as the oldest, or made by a process that lost it: start it again.
+      await this.store.create({ id: conversationId, title: "Conversation" });
+      return (await this.store.add(conversationId, message)).ref;
+    }
   }
 
   async edit(ref: MessageRef, text: string, opts: EditOptions = {}): Promise<void> {
-    const { messageId } = this.locate(ref);
+    const { conversationId, messageId } = parseMessageRef(ref);
     this.checkText(text);
-    this.store.edit(messageId, visible(text), opts.format ?? "markdown");
+    const after = await this.store.edit(conversationId, messageId, visible(text), opts.format ?? "markdown");
+    if (!after) throw this.missing(ref);
   }
 
   async delete(ref: MessageRef): Promise<void> {
-    const { messageId } = this.locate(ref);
-    this.store.remove(messageId);
+    const { conversationId, messageId } = parseMessageRef(ref);
+    if (!(await this.store.remove(conversationId, messageId))) throw this.missing(ref);
   }
 
   async react(ref: MessageRef, emoji: string): Promise<void> {
-    this.store.react(this.locate(ref).messageId, emoji, "bot", true);
+    const { conversationId, messageId } = parseMessageRef(ref);
+    if (!(await this.store.react(conversationId, messageId, emoji, "bot", true))) throw this.missing(ref);
   }
 
   async unreact(ref: MessageRef, emoji: string): Promise<void> {
-    this.store.react(this.locate(ref).messageId, emoji, "bot", false);
+    const { conversationId, messageId } = parseMessageRef(ref);
+    if (!(await this.store.react(conversationId, messageId, emoji, "bot", false))) throw this.missing(ref);
   }
 
   async typing(threadKey: string): Promise<void> {
-    const conversationId = conversationOf(threadKey);
-    if (this.store.get(conversationId)) this.store.typing(conversationId, this.capabilities.typingDurationMs);
+    await this.store.typing(conversationOf(threadKey), this.capabilities.typingDurationMs);
   }
 
   /** Ends the indicator on every open page at once (a typing event of zero duration). */
   async stopTyping(threadKey: string): Promise<void> {
     const conversationId = conversationOf(threadKey);
-    if (this.store.get(conversationId)) this.store.typing(conversationId, 0);
+    if (await this.store.get(conversationId)) await this.store.typing(conversationId, 0);
   }
 
   channelOf(threadKey: string): string {
@@ -255,7 +299,7 @@ export class WebChatAdapter implements ChannelAdapter {
 
   /** The conversation's messages before `before` (all when absent), the last `limit`, oldest first. */
   async fetchHistory(threadKey: string, limit: number, before?: MessageRef): Promise<HistoryMessage[]> {
-    const messages = this.store.messages(conversationOf(threadKey)) ?? [];
+    const messages = (await this.store.messages(conversationOf(threadKey))) ?? [];
     let end = messages.length;
     if (before !== undefined) {
       const at = messages.findIndex((m) => m.ref === before);
@@ -277,7 +321,7 @@ export class WebChatAdapter implements ChannelAdapter {
   // ── inbound (called by the HTTP routes) ─────────────────────────────────
 
   /** Starts a conversation for the page's user. */
-  createConversation(opts: { title?: string; kind?: ConversationKind } = {}): WebConversation {
+  createConversation(opts: { title?: string; kind?: ConversationKind } = {}): Promise<WebConversation> {
     return this.store.create(opts);
   }
 
@@ -287,13 +331,20 @@ export class WebChatAdapter implements ChannelAdapter {
    * a retry after a failed delivery delivers the same message again. Resolves once the handler has
    * taken it; throws `WebInputError` for bad input or a failed delivery.
    */
-  async receiveText(conversationId: string, text: string, clientId?: string): Promise<WebMessage> {
-    this.requireStarted();
-    const conversation = this.store.get(conversationId);
+  receiveText(conversationId: string, text: string, clientId?: string): Promise<WebMessage> {
+    return this.taking((h) => this.takeText(h, conversationId, text, clientId));
+  }
+
+  private async takeText(
+    h: InboundHandlers,
+    conversationId: string,
+    text: string,
+    clientId: string | undefined,
+  ): Promise<WebMessage> {
+    const conversation = await this.store.get(conversationId);
     if (!conversation) throw new WebInputError(404, `There is no conversation ${conversationId}.`);
-    const key = clientId ? `${conversationId}:${clientId}` : undefined;
-    const earlier = key ? this.deliveries.get(key) : undefined;
-    const known = earlier ? this.store.message(earlier.messageId) : undefined;
+    const earlier = clientId ? await this.store.clientRecord(conversationId, clientId) : undefined;
+    const known = earlier ? await this.store.message(conversationId, earlier.messageId) : undefined;
     if (earlier?.delivered && known) return known;
     if (!text.trim()) throw new WebInputError(400, "The message is empty.");
     if (text.length > this.maxInput)
@@ -301,38 +352,56 @@ export class WebChatAdapter implements ChannelAdapter {
         413,
         `The message has ${text.length} characters; the web chat accepts at most ${this.maxInput}.`,
       );
-    const message = known ?? this.store.add(conversationId, this.user, text, "plain");
-    if (key) this.remember(key, { messageId: message.id, delivered: false });
-    await this.deliver(this.dispatchText(conversation, message));
-    if (key) this.remember(key, { messageId: message.id, delivered: true });
-    return this.store.message(message.id) ?? message;
+    const message =
+      known ?? (await this.store.add(conversationId, { from: this.user, text, format: "plain" }));
+    if (clientId)
+      await this.store.rememberClient(conversationId, clientId, { messageId: message.id, delivered: false });
+    await this.deliver(h, this.dispatchText(conversation, message));
+    if (clientId)
+      await this.store.rememberClient(conversationId, clientId, { messageId: message.id, delivered: true });
+    return (await this.store.message(conversationId, message.id)) ?? message;
   }
 
   /**
-   * The page's user added (or removed) a reaction. A request that changes nothing (the reaction is
-   * already there) delivers nothing, so retries are harmless.
+   * The page's user added (or removed) a reaction on a message of a conversation. A request that
+   * changes nothing (the reaction is already there) delivers nothing, so retries are harmless.
    */
-  async receiveReaction(messageId: string, emoji: string, added: boolean): Promise<WebMessage> {
-    this.requireStarted();
+  receiveReaction(
+    conversationId: string,
+    messageId: string,
+    emoji: string,
+    added: boolean,
+  ): Promise<WebMessage> {
+    return this.taking((h) => this.takeReaction(h, conversationId, messageId, emoji, added));
+  }
+
+  private async takeReaction(
+    h: InboundHandlers,
+    conversationId: string,
+    messageId: string,
+    emoji: string,
+    added: boolean,
+  ): Promise<WebMessage> {
     if (!EMOJI.test(emoji)) throw new WebInputError(400, "The emoji must be one emoji or a :name:.");
-    const message = this.store.message(messageId);
-    if (!message) throw new WebInputError(404, `There is no message ${messageId}.`);
-    const changed = this.store.react(messageId, emoji, { userId: this.user.id }, added);
-    if (changed) {
+    const result = await this.store.react(conversationId, messageId, emoji, { userId: this.user.id }, added);
+    if (!result)
+      throw new WebInputError(404, `There is no message ${messageId} in conversation ${conversationId}.`);
+    if (result.changed) {
+      const now = this.now();
       const reaction: InboundReaction = {
         platform: "web",
-        threadKey: threadKeyOf(message.conversationId),
-        eventId: `web:reaction:${messageId}:${++this.reactionSeq}:${this.store.now()}`,
-        messageId: message.ref,
-        channelId: message.conversationId,
+        threadKey: threadKeyOf(conversationId),
+        eventId: `web:reaction:${conversationId}:${messageId}:${++this.reactionSeq}:${now}`,
+        messageId: result.message.ref,
+        channelId: conversationId,
         emoji,
         user: { ...this.user },
         added,
-        timestamp: this.store.now(),
+        timestamp: now,
       };
-      await this.deliver(async (h) => h.onReaction(reaction));
+      await this.deliver(h, async (handlers) => handlers.onReaction(reaction));
     }
-    return this.store.message(messageId) ?? message;
+    return result.message;
   }
 
   private dispatchText(conversation: WebConversation, message: WebMessage) {
@@ -370,15 +439,13 @@ export class WebChatAdapter implements ChannelAdapter {
     };
   }
 
-  private async deliver(call: (h: InboundHandlers) => Promise<void>): Promise<void> {
+  /** Runs one request from the page with the handlers of now; `stop()` waits for it to finish. */
+  private async taking<T>(work: (h: InboundHandlers) => Promise<T>): Promise<T> {
     const h = this.handlers;
     if (!h) throw new WebInputError(503, "The web chat is not running; start Switchboard and try again.");
     this.inFlight++;
     try {
-      await call(h);
-    } catch (err) {
-      this.log.error({ err: errorText(err) }, "web chat: inbound handler failed");
-      throw new WebInputError(502, "Switchboard could not take the message; send it again in a moment.");
+      return await work(h);
     } finally {
       this.inFlight--;
       if (this.inFlight === 0 && this.idle) {
@@ -389,19 +456,27 @@ export class WebChatAdapter implements ChannelAdapter {
     }
   }
 
-  private requireStarted(): void {
-    if (!this.handlers)
-      throw new WebInputError(503, "The web chat is not running; start Switchboard and try again.");
+  private async deliver(h: InboundHandlers, call: (h: InboundHandlers) => Promise<void>): Promise<void> {
+    try {
+      await call(h);
+    } catch (err) {
+      this.log.error({ err: errorText(err) }, "web chat: inbound handler failed");
+      throw new WebInputError(502, "Switchboard could not take the message; send it again in a moment.");
+    }
   }
 
-  private remember(key: string, delivery: Delivery): void {
-    this.deliveries.delete(key);
-    this.deliveries.set(key, delivery);
-    while (this.deliveries.size > CLIENT_IDS_KEPT) {
-      const oldest = this.deliveries.keys().next().value;
-      if (oldest === undefined) break;
-      this.deliveries.delete(oldest);
-    }
+  /** Follows the store's feed once, fanning its changes out to this adapter's listeners. */
+  private follow(): Promise<() => void> {
+    this.feed ??= this.store.subscribe((event: WebStoreEvent) => {
+      for (const l of this.listeners) {
+        try {
+          l(event);
+        } catch (err) {
+          this.log.warn({ err: errorText(err) }, "web chat: a change listener failed");
+        }
+      }
+    });
+    return this.feed;
   }
 
   private checkText(text: string): void {
@@ -414,12 +489,18 @@ export class WebChatAdapter implements ChannelAdapter {
     if (!text.trim()) throw new ChannelError("bad_request", "web chat messages cannot be empty", "web");
   }
 
-  /** The message behind a reference, or `ChannelError("not_found")`. */
-  private locate(ref: MessageRef): { conversationId: string; messageId: string } {
-    const parsed = parseMessageRef(ref);
-    if (this.store.message(parsed.messageId)?.conversationId !== parsed.conversationId)
-      throw new ChannelError("not_found", `web chat message ${ref} does not exist (any more)`, "web");
-    return parsed;
+  /** The id of the message `ref` names, when it is in the same conversation. */
+  private replyTarget(conversationId: string, ref: MessageRef): string | undefined {
+    try {
+      const parsed = parseMessageRef(ref);
+      return parsed.conversationId === conversationId ? parsed.messageId : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  private missing(ref: MessageRef): ChannelError {
+    return new ChannelError("not_found", `web chat message ${ref} does not exist (any more)`, "web");
   }
 }
 

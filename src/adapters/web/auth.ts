@@ -1,51 +1,73 @@
 /**
- * Who may use the web chat's HTTP side. With an access token: a request carries it as
- * `Authorization: Bearer <token>` or as the `sb_token` cookie, which opening the page once with
- * `?token=<token>` sets (then redirects to the address without it). Without a token the chat is for
- * this machine only: requests must name a loopback host (`localhost`, `127.0.0.1`, `[::1]`), which
- * also stops DNS-rebinding pages from reaching it. Writes must be JSON from the page's own origin, so
- * another site open in the same browser cannot post into the chat.
+ * Who may use the web chat. Every request needs a session that only a browser holding a sign-in
+ * link can start, on loopback too, because anything else running on the machine (a tool process, a
+ * background job) can reach loopback ports and read the gateway's environment:
+ *
+ * 1. `switchboard start` prints a sign-in link with a one-time token (`…/?token=…`), made in memory
+ *    and never written to the environment, a file or the log. Opening it (or pasting it into the
+ *    sign-in form) starts a session: a random secret in an `HttpOnly`, `SameSite=Strict` cookie.
+ *    The token then no longer works. A signed-in page can make further one-time links.
+ * 2. Every request carries the session cookie; the store keeps only its SHA-256 digest.
+ * 3. Requests that change anything (`POST`) must also carry the page's CSRF token
+ *    (`X-CSRF-Token`, an HMAC of a per-page nonce under the session secret), come from the page's
+ *    own origin and send JSON.
+ * 4. Without an HTTP access token the server is bound to loopback, and requests must name a
+ *    loopback host (`127.0.0.1`, `localhost`, `[::1]`) or the configured public URL's host, so a
+ *    DNS-rebinding page is refused as well.
+ *
+ * The HTTP access token (`http.token`) plays no part here: it sits in the gateway's environment, so
+ * it cannot prove that a request comes from a person.
  */
-import { createHash, timingSafeEqual } from "node:crypto";
+import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import type { Context, Env, MiddlewareHandler } from "hono";
-import { getCookie, setCookie } from "hono/cookie";
+import { deleteCookie, getCookie, setCookie } from "hono/cookie";
+import type { WebAuthStore } from "./auth-store.js";
+import { SIGN_IN_CSP, signInPage } from "./sign-in-page.js";
 
-/** The cookie the gateway's HTTP server uses too, so one visit with `?token=` serves both. */
-export const TOKEN_COOKIE = "sb_token";
+/** How long a session lasts after its last use. */
+export const SESSION_TTL_MS = 30 * 24 * 60 * 60 * 1000;
+/** How long a link made by a signed-in page works (once). */
+export const PAGE_LINK_TTL_MS = 15 * 60 * 1000;
+/** How long the link printed at start works (once). */
+export const START_LINK_TTL_MS = 30 * 24 * 60 * 60 * 1000;
+/** The header that carries the CSRF token. */
+export const CSRF_HEADER = "x-csrf-token";
 
-export interface WebAuthOptions {
-  token?: string | undefined;
-  isAuthorized?: ((request: Request) => boolean) | undefined;
-  allowAnyHost?: boolean | undefined;
+export interface WebAccessOptions {
+  store: WebAuthStore;
+  /**
+   * Which `Host` headers to answer. Default: loopback names only (`isLoopbackHostHeader`); the
+   * gateway passes its server's rule (any name when it requires its access token).
+   */
+  isAllowedHost?: (host: string | undefined) => boolean;
+  sessionTtlMs?: number;
 }
 
-function sameToken(given: string | undefined, expected: string): boolean {
-  if (given === undefined) return false;
-  const digest = (s: string) => createHash("sha256").update(s).digest();
-  return timingSafeEqual(digest(given), digest(expected));
+const digest = (secret: string) => createHash("sha256").update(secret).digest("hex");
+const randomToken = () => randomBytes(32).toString("base64url");
+
+function equal(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
 }
 
-/** The host name of a `Host` header, lower case, without port or IPv6 brackets. */
+/** The host name of a `Host` header, lower case, without port (IPv6 keeps its brackets). */
 export function hostName(host: string | undefined): string {
   const h = (host ?? "").trim().toLowerCase();
-  if (h.startsWith("[")) return h.slice(1, h.indexOf("]") > 0 ? h.indexOf("]") : undefined);
-  return h.replace(/:\d+$/, "");
+  if (h.startsWith("[")) return h.slice(0, h.indexOf("]") + 1 || undefined);
+  return h.replace(/:\d*$/, "");
 }
 
-export function isLoopbackName(name: string): boolean {
-  return (
-    name === "localhost" ||
-    name.endsWith(".localhost") ||
-    /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(name) ||
-    name === "::1" ||
-    name === "0:0:0:0:0:0:0:1"
-  );
+/** Whether a `Host` header names this machine: `127.0.0.1`, `localhost` or `[::1]`, with any port. */
+export function isLoopbackHostHeader(host: string | undefined): boolean {
+  const h = (host ?? "").trim().toLowerCase();
+  return /^(?:127\.0\.0\.1|localhost|\[::1\])(?::\d{1,5})?$/.test(h);
 }
 
 const wantsHtml = (c: Context) => (c.req.header("accept") ?? "").includes("text/html");
 
 function refuse(c: Context, status: 401 | 403 | 415, message: string): Response {
-  if (status === 401) c.header("WWW-Authenticate", 'Bearer realm="switchboard"');
   if (c.req.method === "GET" && wantsHtml(c)) {
     const safe = message.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
     return c.html(
@@ -56,63 +78,213 @@ function refuse(c: Context, status: 401 | 403 | 415, message: string): Response 
   return c.json({ error: status === 401 ? "unauthorized" : "forbidden", message }, status);
 }
 
-/** The middleware that guards every web chat route. */
-export function webAuth<E extends Env>(o: WebAuthOptions): MiddlewareHandler<E> {
-  const token = o.token || undefined;
-  return async (c, next) => {
-    const host = c.req.header("host");
-    if (o.isAuthorized) {
-      if (!o.isAuthorized(c.req.raw))
-        return refuse(c, 401, "Open the web chat with the link that carries the access token (?token=…).");
-    } else if (token) {
-      const bearer = c.req
-        .header("authorization")
-        ?.match(/^Bearer\s+(.+)$/i)?.[1]
-        ?.trim();
-      if (!sameToken(bearer, token) && !sameToken(getCookie(c, TOKEN_COOKIE), token)) {
-        const fromQuery = c.req.query("token");
-        if (c.req.method === "GET" && sameToken(fromQuery, token)) {
-          const url = new URL(c.req.url);
-          url.searchParams.delete("token");
-          setCookie(c, TOKEN_COOKIE, token, {
-            httpOnly: true,
-            sameSite: "Strict",
-            path: "/",
-            secure: url.protocol === "https:" || c.req.header("x-forwarded-proto") === "https",
-          });
-          return c.redirect(`${url.pathname}${url.search}`, 303);
-        }
+/** The sign-in state of the web chat's requests. */
+export class WebAccess {
+  private readonly store: WebAuthStore;
+  private readonly isAllowedHost: (host: string | undefined) => boolean;
+  private readonly ttlMs: number;
+  private readonly sessions = new WeakMap<Request, string>();
+
+  constructor(o: WebAccessOptions) {
+    this.store = o.store;
+    this.isAllowedHost = o.isAllowedHost ?? isLoopbackHostHeader;
+    this.ttlMs = o.sessionTtlMs ?? SESSION_TTL_MS;
+  }
+
+  /** A new one-time sign-in token (for `…/?token=<it>`), working for `ttlMs`. */
+  async newSignInToken(ttlMs = PAGE_LINK_TTL_MS): Promise<string> {
+    const token = randomToken();
+    await this.store.addSignIn(digest(token), ttlMs);
+    return token;
+  }
+
+  /** The CSRF token for a page served to a signed-in request (a fresh nonce each call). */
+  csrfToken(c: Context): string {
+    const secret = this.sessions.get(c.req.raw);
+    if (!secret) throw new Error("web chat: csrfToken() needs a signed-in request");
+    const nonce = randomBytes(12).toString("base64url");
+    return `${nonce}.${mac(secret, nonce)}`;
+  }
+
+  /** Ends the request's session and clears its cookie. */
+  async signOut(c: Context, base: string): Promise<void> {
+    const secret = this.sessions.get(c.req.raw);
+    if (secret) await this.store.endSession(digest(secret));
+    deleteCookie(c, cookieName(c), { path: cookiePath(base) });
+  }
+
+  /**
+   * The middleware in front of every web chat route. `baseOf` gives the path the chat is mounted at
+   * (ends with `/`).
+   */
+  middleware<E extends Env>(baseOf: (c: Context<E>) => string): MiddlewareHandler<E> {
+    return async (c, next) => {
+      if (!this.isAllowedHost(c.req.header("host")))
+        return refuse(
+          c,
+          403,
+          `The web chat answers only on this machine (127.0.0.1, localhost or [::1]); this request was for "${hostName(c.req.header("host")).slice(0, 100)}". Set http.publicUrl (behind a tunnel or proxy), or http.token and http.host, to reach it under another name.`,
+        );
+      const base = baseOf(c);
+      const method = c.req.method;
+      const token = c.req.query("token");
+      if (method === "GET" && token !== undefined) return this.signInByLink(c, base, token);
+      if (method === "POST" && c.req.path === `${base}signin`) return this.signInByForm(c, base);
+
+      const secret = getCookie(c, cookieName(c));
+      if (!secret || !(await this.store.touchSession(digest(secret), this.ttlMs))) {
+        if (method === "GET" && wantsHtml(c)) return this.signInResponse(c, base, nextOf(c), 401);
         return refuse(
           c,
           401,
-          "This web chat needs the access token: open it once as …/?token=<http.token>, or send Authorization: Bearer <token>.",
+          "Sign in to the web chat first: open the sign-in link that `switchboard start` printed (docs/web-chat.md).",
         );
       }
-    } else if (!o.allowAnyHost && !isLoopbackName(hostName(host))) {
-      return refuse(
-        c,
-        403,
-        `The web chat has no access token, so it answers only on localhost (this request was for "${hostName(host).slice(0, 100)}"). Set http.token to reach it from elsewhere.`,
-      );
-    }
-    if (c.req.method !== "GET" && c.req.method !== "HEAD") {
-      const origin = c.req.header("origin");
-      if (origin !== undefined && origin !== "null") {
-        let originHost = "";
-        try {
-          originHost = new URL(origin).host.toLowerCase();
-        } catch {
-          originHost = "";
-        }
-        if (originHost !== (host ?? "").toLowerCase())
-          return refuse(c, 403, "Requests from other web sites are not accepted.");
-      } else if (origin === "null") {
-        return refuse(c, 403, "Requests from other web sites are not accepted.");
+      this.sessions.set(c.req.raw, secret);
+      if (method !== "GET" && method !== "HEAD") {
+        const problem = this.writeProblem(c, secret);
+        if (problem) return refuse(c, problem.status, problem.message);
       }
-      if (!(c.req.header("content-type") ?? "").toLowerCase().startsWith("application/json"))
-        return refuse(c, 415, "Send the request body as application/json.");
+      await next();
+      return undefined;
+    };
+  }
+
+  private async signInByLink(c: Context, base: string, token: string): Promise<Response> {
+    const url = new URL(c.req.url);
+    url.searchParams.delete("token");
+    const next = `${url.pathname}${url.search}`;
+    if (!(await this.store.redeemSignIn(digest(token))))
+      return this.signInResponse(c, base, next, 401, "This sign-in link was used already or has expired.");
+    await this.startSession(c, base);
+    return c.redirect(next, 303);
+  }
+
+  private async signInByForm(c: Context, base: string): Promise<Response> {
+    if (originProblem(c)) return refuse(c, 403, "Requests from other web sites are not accepted.");
+    let form: Record<string, string | File | (string | File)[]>;
+    try {
+      form = await c.req.parseBody();
+    } catch {
+      return this.signInResponse(c, base, base, 400, "The sign-in form could not be read; try again.");
     }
-    await next();
+    const given = typeof form.token === "string" ? form.token.trim() : "";
+    const rawNext = typeof form.next === "string" ? form.next : base;
+    const next = safeNext(rawNext, base);
+    const token = tokenIn(given);
+    if (!token || !(await this.store.redeemSignIn(digest(token))))
+      return this.signInResponse(
+        c,
+        base,
+        next,
+        401,
+        "That sign-in link or token was used already, has expired or is wrong.",
+      );
+    await this.startSession(c, base);
+    return c.redirect(next, 303);
+  }
+
+  private async startSession(c: Context, base: string): Promise<void> {
+    const secret = randomToken();
+    await this.store.addSession(digest(secret), this.ttlMs);
+    const url = new URL(c.req.url);
+    setCookie(c, cookieName(c), secret, {
+      httpOnly: true,
+      sameSite: "Strict",
+      path: cookiePath(base),
+      maxAge: Math.floor(this.ttlMs / 1000),
+      secure: url.protocol === "https:" || c.req.header("x-forwarded-proto") === "https",
+    });
+  }
+
+  private signInResponse(
+    c: Context,
+    base: string,
+    next: string,
+    status: 400 | 401,
+    problem?: string,
+  ): Response {
+    if (!(c.req.method === "GET" && wantsHtml(c)) && c.req.method !== "POST")
+      return c.json({ error: "unauthorized", message: problem ?? "Sign in first." }, status);
+    c.header("Content-Security-Policy", SIGN_IN_CSP);
+    c.header("Cache-Control", "no-store");
+    // Not no-referrer: with it a browser sends `Origin: null` with the form, which reads as another site.
+    c.header("Referrer-Policy", "same-origin");
+    return c.html(
+      signInPage({ action: `${base}signin`, next: safeNext(next, base), ...(problem ? { problem } : {}) }),
+      status,
+    );
+  }
+
+  /** Why a write must be refused (origin, body type, CSRF token), or undefined. */
+  private writeProblem(c: Context, secret: string): { status: 403 | 415; message: string } | undefined {
+    if (originProblem(c)) return { status: 403, message: "Requests from other web sites are not accepted." };
+    if (!(c.req.header("content-type") ?? "").toLowerCase().startsWith("application/json"))
+      return { status: 415, message: "Send the request body as application/json." };
+    const given = c.req.header(CSRF_HEADER) ?? "";
+    const [nonce, tag] = given.split(".");
+    if (!nonce || !tag || !equal(tag, mac(secret, nonce)))
+      return {
+        status: 403,
+        message: `Send the page's CSRF token in the ${CSRF_HEADER} header (GET api/session gives one).`,
+      };
     return undefined;
-  };
+  }
+}
+
+function mac(secret: string, nonce: string): string {
+  return createHmac("sha256", secret).update(`csrf:${nonce}`).digest("base64url");
+}
+
+/** A cookie per port, so two Switchboards on one host (cookies ignore ports) keep their sessions apart. */
+function cookieName(c: Context): string {
+  const url = new URL(c.req.url);
+  return `sb_web_${url.port || (url.protocol === "https:" ? "443" : "80")}`;
+}
+
+function cookiePath(base: string): string {
+  return base === "/" ? "/" : base.replace(/\/+$/, "");
+}
+
+/**
+ * True when the request comes from another site. Browsers say where a request comes from in
+ * `Sec-Fetch-Site` (only `same-origin` passes); older ones only in `Origin` (it must name this host;
+ * `null`, an opaque origin, does not). Scripts without either are not browsers, so CSRF does not
+ * apply to them; they still need the session cookie and the CSRF token.
+ */
+function originProblem(c: Context): boolean {
+  const site = c.req.header("sec-fetch-site");
+  if (site !== undefined) return site !== "same-origin";
+  const origin = c.req.header("origin");
+  if (origin === undefined) return false;
+  if (origin === "null") return true;
+  try {
+    return new URL(origin).host.toLowerCase() !== (c.req.header("host") ?? "").toLowerCase();
+  } catch {
+    return true;
+  }
+}
+
+function nextOf(c: Context): string {
+  const url = new URL(c.req.url);
+  return `${url.pathname}${url.search}`;
+}
+
+/** `next` when it is a path inside the chat, else the chat's root (no open redirects). */
+function safeNext(next: string, base: string): string {
+  const inside = next === base.replace(/\/+$/, "") || next.startsWith(base);
+  return inside && !next.startsWith("//") && !next.includes("\\") ? next : base;
+}
+
+/** The token in what a person pasted: a whole sign-in link, or the token alone. */
+function tokenIn(given: string): string | undefined {
+  if (!given) return undefined;
+  if (/^https?:\/\//i.test(given)) {
+    try {
+      return new URL(given).searchParams.get("token") ?? undefined;
+    } catch {
+      return undefined;
+    }
+  }
+  return /^[A-Za-z0-9_-]{16,200}$/.test(given) ? given : undefined;
 }

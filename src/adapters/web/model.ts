@@ -32,7 +32,7 @@ export interface WebReaction {
 }
 
 export interface WebMessage {
-  /** `m<n>`, unique within the process. */
+  /** `m<n>`, unique within its conversation (numbered in posting order). */
   id: string;
   /** The `MessageRef` the rest of Switchboard uses: `web:<conversation>:<id>`. */
   ref: string;
@@ -46,6 +46,8 @@ export interface WebMessage {
   /** Grows with every change (edit, reaction), so a client keeps the newest copy whatever the order. */
   version: number;
   reactions: WebReaction[];
+  /** The id of the message this one answers (a bot reply posted as a reply), in the same conversation. */
+  replyTo?: string;
 }
 
 /**

@@ -3,7 +3,7 @@
  * assembled once from the files in `public/`. It is served with a Content-Security-Policy that
  * allows exactly that inline script and style (by hash) and requests to its own origin, so even a
  * rendering bug could not run injected script. The base path the page talks to is filled in per
- * request (the gateway may mount the chat under any path).
+ * request (the gateway may mount the chat under any path), and so is the page's CSRF token.
  */
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
@@ -23,8 +23,8 @@ function pageScript(): string {
 const sha256 = (text: string) => `'sha256-${createHash("sha256").update(text, "utf8").digest("base64")}'`;
 
 export interface WebPage {
-  /** The HTML for a page served at `base` (ends with `/`). */
-  html(base: string): string;
+  /** The HTML for a page served at `base` (ends with `/`), carrying the page's CSRF token. */
+  html(base: string, csrf: string): string;
   /** The Content-Security-Policy header value. */
   readonly csp: string;
 }
@@ -40,11 +40,10 @@ export function webPage(): WebPage {
   const script = pageScript();
   const style = read("style.css");
   const template = read("index.html");
-  const [before, after] = template.split("{{BASE}}");
-  if (before === undefined || after === undefined) throw new Error("web chat page: index.html lost {{BASE}}");
-  const fill = (s: string) => s.replace("{{STYLE}}", () => style).replace("{{SCRIPT}}", () => script);
-  const head = fill(before);
-  const tail = fill(after);
+  if (!template.includes("{{BASE}}") || !template.includes("{{CSRF}}"))
+    throw new Error("web chat page: index.html lost {{BASE}} or {{CSRF}}");
+  // Filled once; only the base and the CSRF token change per request.
+  const filled = template.replace("{{STYLE}}", () => style).replace("{{SCRIPT}}", () => script);
   const csp = [
     "default-src 'none'",
     `script-src ${sha256(script)}`,
@@ -55,6 +54,12 @@ export function webPage(): WebPage {
     "form-action 'none'",
     "frame-ancestors 'none'",
   ].join("; ");
-  cached = { html: (base) => `${head}${escapeAttribute(base)}${tail}`, csp };
+  cached = {
+    html: (base, csrf) =>
+      filled
+        .replace("{{BASE}}", () => escapeAttribute(base))
+        .replace("{{CSRF}}", () => escapeAttribute(csrf)),
+    csp,
+  };
   return cached;
 }

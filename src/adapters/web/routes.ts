@@ -3,22 +3,27 @@
  *
  * | route | what |
  * |---|---|
- * | `GET /` | the page |
+ * | `GET /`, `GET /c/:id` | the page (with a conversation open) |
+ * | `POST /signin` | the sign-in form (`token`, `next`) |
+ * | `GET /api/session` | `{ csrf, me }`: a CSRF token for scripts, and who the user is |
+ * | `POST /api/sign-in-links` | → 201 `{ url }`: a one-time link to sign in another browser (15 min) |
+ * | `POST /api/sign-out` | ends the session |
  * | `GET /api/conversations` | `{ conversations }`, newest first |
  * | `POST /api/conversations` | `{ title?, kind?: "direct" \| "group" }` → 201 `{ conversation }` |
  * | `GET /api/conversations/:id/messages` | `{ conversation, messages }`, oldest first |
  * | `POST /api/conversations/:id/messages` | `{ text, clientId? }` → 201 `{ message }` once delivered |
- * | `POST /api/messages/:id/reactions` | `{ emoji, added?: boolean }` → `{ message }` |
+ * | `POST /api/conversations/:id/messages/:mid/reactions` | `{ emoji, added?: boolean }` → `{ message }` |
  * | `GET /api/events[?conversation=id]` | Server-Sent Events: `snapshot`, then every change |
  *
- * Every route is guarded by `webAuth` (token or loopback, same-origin JSON writes).
+ * Every route is behind `WebAccess` (sign-in session, loopback host, same-origin JSON writes with
+ * the page's CSRF token).
  */
 import { type Context, type Env, Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { baseRoutePath } from "hono/route";
 import type { BlankEnv } from "hono/types";
 import type { WebChatAdapter } from "./adapter.js";
-import { webAuth } from "./auth.js";
+import { PAGE_LINK_TTL_MS } from "./auth.js";
 import { WebInputError } from "./errors.js";
 import { serveEventStream } from "./event-stream.js";
 import { isConversationId, isMessageId } from "./ids.js";
@@ -49,17 +54,26 @@ function optionalString(body: Json, key: string, max: number): string | undefine
   return v;
 }
 
+function conversationParam<E extends Env>(c: Context<E>): string {
+  const id = c.req.param("id") ?? "";
+  if (!isConversationId(id)) throw new WebInputError(404, `There is no conversation ${id.slice(0, 40)}.`);
+  return id;
+}
+
 /**
  * The routes of one web chat adapter. `E` is the Hono environment of the app it is mounted in (the
  * routes use no bindings, so any environment fits).
  */
 export function createWebChatApp<E extends Env = BlankEnv>(adapter: WebChatAdapter): Hono<E> {
   const app = new Hono<E>();
-  const { config } = adapter;
-  app.use(
-    "*",
-    webAuth<E>({ token: config.token, isAuthorized: config.isAuthorized, allowAnyHost: config.allowAnyHost }),
-  );
+  const { config, access } = adapter;
+
+  /** Where the gateway mounted the chat (`/`, `/chat/`); the page's API calls go below it. */
+  const baseOf = (c: Context<E>) => {
+    const mount = baseRoutePath(c) || "/";
+    return mount.endsWith("/") ? mount : `${mount}/`;
+  };
+  app.use("*", access.middleware<E>(baseOf));
   app.use(
     "/api/*",
     bodyLimit({
@@ -73,21 +87,16 @@ export function createWebChatApp<E extends Env = BlankEnv>(adapter: WebChatAdapt
     return c.json({ error: "internal", message: "Something went wrong in the web chat; see the log." }, 500);
   });
 
-  /** Where the gateway mounted the chat (`/`, `/chat`); the page's API calls go below it. */
-  const baseOf = (c: Context<E>) => {
-    const mount = baseRoutePath(c) || "/";
-    return mount.endsWith("/") ? mount : `${mount}/`;
-  };
   const page = (c: Context<E>) => {
-    const base = baseOf(c);
     const { html, csp } = webPage();
     c.header("Content-Security-Policy", csp);
     c.header("Cache-Control", "no-store");
-    c.header("Referrer-Policy", "no-referrer");
+    c.header("Referrer-Policy", "same-origin");
     c.header("X-Content-Type-Options", "nosniff");
-    return c.html(html(base));
+    return c.html(html(baseOf(c), access.csrfToken(c)));
   };
   app.get("/", page);
+  app.get("/c/:id", page);
   // Mounted at `/chat`, the page is `/chat`; `/chat/` must find it too.
   app.use("*", async (c, next) => {
     if (c.req.method === "GET" && c.req.path !== "/" && c.req.path === baseOf(c)) return page(c);
@@ -95,7 +104,20 @@ export function createWebChatApp<E extends Env = BlankEnv>(adapter: WebChatAdapt
     return undefined;
   });
 
-  app.get("/api/conversations", (c) => c.json({ conversations: adapter.store.list() }));
+  app.get("/api/session", (c) => c.json({ csrf: access.csrfToken(c), me: adapter.identity }));
+
+  app.post("/api/sign-in-links", async (c) => {
+    const url = new URL(c.req.url);
+    const link = await adapter.signInLink(`${url.origin}${baseOf(c)}`, PAGE_LINK_TTL_MS);
+    return c.json({ url: link, expiresInMs: PAGE_LINK_TTL_MS }, 201);
+  });
+
+  app.post("/api/sign-out", async (c) => {
+    await access.signOut(c, baseOf(c));
+    return c.json({ ok: true });
+  });
+
+  app.get("/api/conversations", async (c) => c.json({ conversations: await adapter.store.list() }));
 
   app.post("/api/conversations", async (c) => {
     const body = await jsonBody(c);
@@ -103,25 +125,22 @@ export function createWebChatApp<E extends Env = BlankEnv>(adapter: WebChatAdapt
     const kind = body.kind ?? "direct";
     if (kind !== "direct" && kind !== "group")
       throw new WebInputError(400, '"kind" must be "direct" or "group".');
-    const conversation = adapter.createConversation({
+    const conversation = await adapter.createConversation({
       kind: kind as ConversationKind,
       ...(title !== undefined ? { title } : {}),
     });
     return c.json({ conversation }, 201);
   });
 
-  app.get("/api/conversations/:id/messages", (c) => {
-    const id = c.req.param("id");
-    const conversation = isConversationId(id) ? adapter.store.get(id) : undefined;
-    const messages = conversation ? adapter.store.messages(id) : undefined;
-    if (!conversation || !messages)
-      throw new WebInputError(404, `There is no conversation ${id.slice(0, 40)}.`);
+  app.get("/api/conversations/:id/messages", async (c) => {
+    const id = conversationParam(c);
+    const [conversation, messages] = await Promise.all([adapter.store.get(id), adapter.store.messages(id)]);
+    if (!conversation || !messages) throw new WebInputError(404, `There is no conversation ${id}.`);
     return c.json({ conversation, messages });
   });
 
   app.post("/api/conversations/:id/messages", async (c) => {
-    const id = c.req.param("id");
-    if (!isConversationId(id)) throw new WebInputError(404, `There is no conversation ${id.slice(0, 40)}.`);
+    const id = conversationParam(c);
     const body = await jsonBody(c);
     const text = body.text;
     if (typeof text !== "string") throw new WebInputError(400, '"text" must be a string.');
@@ -130,15 +149,16 @@ export function createWebChatApp<E extends Env = BlankEnv>(adapter: WebChatAdapt
     return c.json({ message }, 201);
   });
 
-  app.post("/api/messages/:id/reactions", async (c) => {
-    const id = c.req.param("id");
-    if (!isMessageId(id)) throw new WebInputError(404, `There is no message ${id.slice(0, 40)}.`);
+  app.post("/api/conversations/:id/messages/:mid/reactions", async (c) => {
+    const id = conversationParam(c);
+    const mid = c.req.param("mid") ?? "";
+    if (!isMessageId(mid)) throw new WebInputError(404, `There is no message ${mid.slice(0, 40)}.`);
     const body = await jsonBody(c);
     const emoji = body.emoji;
     if (typeof emoji !== "string") throw new WebInputError(400, '"emoji" must be a string.');
     if (body.added !== undefined && typeof body.added !== "boolean")
       throw new WebInputError(400, '"added" must be true or false.');
-    const message = await adapter.receiveReaction(id, emoji, body.added !== false);
+    const message = await adapter.receiveReaction(id, mid, emoji, body.added !== false);
     return c.json({ message });
   });
 

@@ -13,10 +13,11 @@ import type { Redis } from "ioredis";
 import type { SlackAdapter } from "../../adapters/slack/index.js";
 import type { TelegramAdapter } from "../../adapters/telegram/index.js";
 import type { ChannelAdapter, EventDeduper, KeyValueStore, Platform } from "../../adapters/types.js";
-import type { WebChatAdapter } from "../../adapters/web/index.js";
+import type { WebAuthStore, WebChatAdapter, WebChatStore } from "../../adapters/web/index.js";
 import type { ChannelsConfig, HttpConfig } from "../config/types.js";
 import { RedisConnectionLease, RedisEventDeduper } from "../connection-lease.js";
 import { FileKeyValueStore } from "../file-kv.js";
+import { hostRule } from "../http/host.js";
 import type { Logger } from "../log.js";
 import { RedisKeyValueStore } from "../redis-kv.js";
 import { WEB_USER_ID } from "./platforms.js";
@@ -38,6 +39,8 @@ export interface BuildAdaptersOptions {
    * a message belongs to (so replies find their thread after a restart).
    */
   dataDir?: string;
+  /** Where the web chat keeps conversations and sign-ins (default: this process's memory). */
+  web?: { store: WebChatStore; auth: WebAuthStore };
   logger: Logger;
 }
 
@@ -183,7 +186,9 @@ export async function buildAdapters(o: BuildAdaptersOptions): Promise<BuiltAdapt
     web = new WebChatAdapter({
       userId: WEB_USER_ID,
       admins: webAdmins(wc.admins),
-      ...(o.http.token ? { token: o.http.token } : {}),
+      ...(o.web ? { store: o.web.store, auth: o.web.auth } : {}),
+      // The server's own rule: without its token, loopback names (and publicUrl's host) only.
+      isAllowedHost: hostRule({ token: o.http.token, publicUrl: o.http.publicUrl }),
       ...(wc.editIntervalMs ? { editIntervalMs: wc.editIntervalMs } : {}),
       logger: log("web"),
     });
@@ -193,9 +198,9 @@ export async function buildAdapters(o: BuildAdaptersOptions): Promise<BuiltAdapt
 }
 
 /**
- * The web chat's admins. The page is reached only from loopback or with the HTTP token, so whoever
- * uses it operates this installation: with no admins configured, the page's user is the admin (it
- * may then DM the bot under the default `allowlist` policy and approve tool calls).
+ * The web chat's admins. The page is reached only by signing in with a link that `switchboard start`
+ * printed, so whoever uses it operates this installation: with no admins configured, the page's user
+ * is the admin (it may then DM the bot under the default `allowlist` policy and approve tool calls).
  */
 export function webAdmins(configured: readonly string[]): string[] {
   return configured.length > 0 ? [...configured] : [WEB_USER_ID];

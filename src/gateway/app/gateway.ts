@@ -4,15 +4,24 @@
  * inbound pipeline → agent factory → renderers → HTTP (mounts, probes, metrics).
  *
  * Roles: `gateway` runs the adapters' inbound side, the dispatcher and HTTP; `worker` runs the
- * runtime's workers and renders through outbound-only adapters; `all` runs both in one process.
+ * runtime's workers and renders through outbound-only adapters; `all` runs both in one process. The
+ * web chat's conversations live in the store (Redis, or files under `dataDir`), so a worker renders
+ * into them and the gateway that serves the page follows their changes.
  * `createGateway` builds everything without connecting to platforms; `start` starts the role's
  * parts; `stop` drains them (inbound first, then running turns within the grace period).
  */
-import { dirname } from "node:path";
+import { dirname, join } from "node:path";
 import { Redis } from "ioredis";
 import { MemoryRateLimiter } from "../../adapters/render/rate-limiter.js";
 import type { ChannelAdapter, Platform } from "../../adapters/types.js";
-import type { WebChatAdapter } from "../../adapters/web/index.js";
+import {
+  FileWebChatStore,
+  MemoryWebAuthStore,
+  START_LINK_TTL_MS,
+  type WebAuthStore,
+  type WebChatAdapter,
+  type WebChatStore,
+} from "../../adapters/web/index.js";
 import { AccessGate } from "../../extensions/access/gate.js";
 import { MemoryNoticeMemory, RedisNoticeMemory } from "../../extensions/access/notices.js";
 import type { ExtensionRunner } from "../../extensions/runner.js";
@@ -21,12 +30,20 @@ import { EmbeddedRuntime } from "../../queue/embedded/embedded-runtime.js";
 import { RedisRuntime, type RuntimeOptions } from "../../queue/redis/redis-runtime.js";
 import { RedisSessionStore } from "../../queue/store/redis-store.js";
 import type { SessionStore } from "../../queue/store/types.js";
+import { RedisWebAuthStore } from "../../queue/store/web-auth-redis.js";
+
+import { RedisWebChatStore } from "../../queue/store/web-redis-store.js";
 import type { Runtime } from "../../queue/types.js";
 import type { Role } from "../cli/types.js";
 import type { SwitchboardConfig } from "../config/types.js";
 import { createMetrics, type SwitchboardMetrics } from "../http/metrics.js";
 import { redisPingProbe } from "../http/readiness.js";
-import { createHttpServer, type GatewayEnv, type GatewayHttpServer } from "../http/server.js";
+import {
+  createHttpServer,
+  type GatewayEnv,
+  type GatewayHttpServer,
+  type ListeningAddress,
+} from "../http/server.js";
 import type { Logger } from "../log.js";
 import { RedisRateLimiter } from "../redis-rate-limiter.js";
 import { accessConfig } from "./access.js";
@@ -119,17 +136,17 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
       logger,
     });
 
-    // The web chat lives in the gateway's memory: a separate worker cannot post into it.
-    const channels =
-      role === "worker"
-        ? { ...config.channels, web: { ...config.channels.web, enabled: false } }
-        : config.channels;
+    const webStores = config.channels.web.enabled
+      ? webChatStores(redis, prefix, cfg.dataDir, logger)
+      : undefined;
+    if (webStores) closers.push(() => webStores.store.close());
     const built = await buildAdapters({
-      channels,
+      channels: config.channels,
       http: config.http,
       inbound: role !== "worker",
       redis: redis ? { redis, prefix } : undefined,
       dataDir: cfg.dataDir,
+      ...(webStores ? { web: webStores } : {}),
       logger,
     });
     const adapters = new Map<Platform, ChannelAdapter>();
@@ -278,14 +295,16 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
         if (sandbox && !sandbox.sandboxed) o.announce?.(`Tools: ${sandbox.summary}.`);
         if (role === "worker") return;
         if (built.web) {
-          const base = (config.http.publicUrl ?? url).replace(/\/+$/, "");
+          const base = (config.http.publicUrl ?? reachable(address)).replace(/\/+$/, "");
           webUrl = `${base}${config.channels.web.path === "/" ? "/" : config.channels.web.path}`;
-          o.announce?.(`Web chat: ${webUrl}`);
-          if (config.http.token) o.announce?.("Open it once with ?token=<your http token> to sign in.");
-          if (redis && role === "gateway")
-            logger.warn(
-              "the web chat keeps conversations in this process: run it with --role all, not beside separate workers",
+          // The one-time link goes to the person who started the process, never into the log.
+          if (o.announce) {
+            const link = await built.web.signInLink(webUrl, START_LINK_TTL_MS);
+            o.announce(`Web chat: ${link}`);
+            o.announce(
+              "  (the link signs one browser in, once; a signed-in page makes more under “Sign in elsewhere”)",
             );
+          }
         } else if (config.channels.web.enabled) {
           o.announce?.("The web chat is not available in this build.");
         }
@@ -339,9 +358,43 @@ async function reachRedis(redis: Redis, url: string, ms = 10_000): Promise<void>
   }
 }
 
-/** Mounts the web chat and the platforms' webhook endpoints that run in http/webhook modes. */
+/**
+ * Where the web chat keeps what the page shows and who is signed in: Redis when the process shares
+ * it with others (any gateway serves the page, any worker renders into it), else files under
+ * `<dataDir>/web` and sign-ins in memory (a restart prints a new sign-in link).
+ */
+function webChatStores(
+  redis: Redis | undefined,
+  prefix: string,
+  dataDir: string,
+  logger: Logger,
+): { store: WebChatStore; auth: WebAuthStore } {
+  const log = logger.child({ platform: "web" });
+  const onWarning = (message: string, detail: Record<string, unknown>) => log.warn(detail, message);
+  if (redis)
+    return {
+      store: new RedisWebChatStore({ redis, prefix, onWarning }),
+      auth: new RedisWebAuthStore(redis, prefix),
+    };
+  return {
+    store: new FileWebChatStore({ dir: join(dataDir, "web"), onWarning }),
+    auth: new MemoryWebAuthStore(),
+  };
+}
+
+/** The server's URL as a browser on this machine reaches it (a wildcard bind answers on loopback). */
+function reachable(address: ListeningAddress): string {
+  if (address.host === "0.0.0.0") return `http://127.0.0.1:${address.port}`;
+  if (address.host === "::") return `http://[::1]:${address.port}`;
+  return address.url;
+}
+
+/**
+ * Mounts the web chat and the platforms' webhook endpoints that run in http/webhook modes. Webhooks
+ * are routes, matched before the web chat whatever its path; the web chat signs its users in itself.
+ */
 function mountChannels(http: GatewayHttpServer, built: BuiltAdapters, config: SwitchboardConfig): void {
-  if (built.web) http.mount(config.channels.web.path, built.web.app<GatewayEnv>());
+  if (built.web) http.mount(config.channels.web.path, built.web.app<GatewayEnv>(), { public: true });
   const { slack, telegram } = built;
   if (slack && config.channels.slack.mode === "http") {
     http.mountNode(

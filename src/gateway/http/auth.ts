@@ -1,8 +1,9 @@
 /**
  * The HTTP access token. When a token is configured (required for any non-loopback bind), every
  * request except public routes must carry it as `Authorization: Bearer <token>` or the `sb_token`
- * cookie. Opening `/?token=<token>` once in a browser sets the cookie and redirects to the same URL
- * without the token, so the web chat works from a link without the token staying in the address bar.
+ * cookie. Opening a protected route with `?token=<token>` once in a browser (`/metrics?token=…`)
+ * sets the cookie and redirects to the same URL without the token. The web chat does not use this
+ * token: it signs people in with one-time links of its own (src/adapters/web/auth.ts).
  */
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { Context } from "hono";

@@ -1,5 +1,6 @@
 /** The gateway's HTTP server: health, readiness, metrics, and routes mounted by the wiring code. */
 export { isAuthorized, TOKEN_COOKIE } from "./auth.js";
+export { hostRule, isLoopbackHostHeader } from "./host.js";
 export {
   type ApprovalOutcome,
   type CreateMetricsOptions,

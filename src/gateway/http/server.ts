@@ -1,21 +1,30 @@
 /**
  * The gateway's one HTTP server (Hono on Node): `/healthz`, `/readyz`, `/metrics`, and whatever the
- * wiring code mounts (Slack Events API, Telegram webhook, the web chat page and its event stream).
+ * wiring code adds (Slack Events API, Telegram webhook, the web chat page and its event stream).
+ *
+ * Routing: the routes added with `route`/`mountNode` and the built-in ones are matched first, by
+ * method and exact path; only a request none of them takes goes to an app added with `mount` (the
+ * longest matching prefix). So the web chat mounted at `/` never shadows a webhook or `/metrics`,
+ * and each route keeps its own authentication.
  *
  * Access: bound to loopback by default. A non-loopback bind without a token is refused at
- * `listen()`. With a token configured, every route but `/healthz`, `/readyz` and routes mounted
- * `public: true` (endpoints that authenticate themselves, such as signed Slack events) requires it.
+ * `listen()`. Without a token every request must name a loopback host (`127.0.0.1`, `localhost`,
+ * `[::1]`, any port) or the host of `publicUrl`, so a page on another site cannot reach the server
+ * by DNS rebinding. With a
+ * token configured, every route but `/healthz`, `/readyz` and routes added `public: true` (endpoints
+ * that authenticate themselves, such as signed Slack events, or the web chat's sign-in) requires it.
  */
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createAdaptorServer, type HttpBindings } from "@hono/node-server";
 import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
-import { type Handler, Hono, type MiddlewareHandler } from "hono";
+import { type Handler, Hono } from "hono";
 import { TrieRouter } from "hono/router/trie-router";
 import { isLoopbackHost } from "../config/resolve.js";
 import type { HttpConfig } from "../config/types.js";
 import { type Logger, redactSecrets } from "../log.js";
 import { checkToken, isAuthorized } from "./auth.js";
+import { hostRule } from "./host.js";
 import { createMetrics, type SwitchboardMetrics } from "./metrics.js";
 import { type ReadinessProbe, runProbes } from "./readiness.js";
 
@@ -30,7 +39,7 @@ export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE" | "HEAD" | 
 export interface RouteOptions {
   /**
    * Reachable without the access token. Only for endpoints that authenticate requests themselves
-   * (Slack's signing secret, Telegram's secret token header). Default false.
+   * (Slack's signing secret, Telegram's secret token header, the web chat's sign-in). Default false.
    */
   public?: boolean;
 }
@@ -54,7 +63,8 @@ export interface HttpServerOptions {
 
 /**
  * The server. Routes may be added before or after `listen()`; a later route never shadows an
- * earlier one for the same method and path (first match wins, built-in routes first).
+ * earlier one for the same method and path (first match wins, built-in routes first), and no mounted
+ * app shadows a route.
  */
 export interface GatewayHttpServer {
   /** Adds a Hono handler for `method` (or several) and `path` (Hono syntax: `/chat/:id`, `/assets/*`). */
@@ -64,7 +74,10 @@ export interface GatewayHttpServer {
     handler: GatewayHandler,
     options?: RouteOptions,
   ): void;
-  /** Serves `app`'s routes under `prefix` (`"/"` for the root): the web chat as its own Hono app. */
+  /**
+   * Serves `app` under `prefix` (`"/"` for the root) for the requests no route takes: the web chat as
+   * its own Hono app. With several mounts the longest matching prefix wins.
+   */
   mount(prefix: string, app: GatewayApp, options?: RouteOptions): void;
   /** Serves a plain Node handler at `method` + `path`; it owns the request body and the response. */
   mountNode(method: HttpMethod, path: string, handler: NodeRequestHandler, options?: RouteOptions): void;
@@ -83,27 +96,26 @@ export interface GatewayHttpServer {
 export function createHttpServer(options: HttpServerOptions): GatewayHttpServer {
   const { config, logger } = options;
   const token = config.token || undefined;
+  const hostAllowed = hostRule({ token, publicUrl: config.publicUrl });
   const metrics = options.metrics ?? createMetrics({ processMetrics: false });
   const probes: ReadinessProbe[] = [...(options.probes ?? [])];
   const publicRoutes = new TrieRouter<true>();
-  const app: GatewayApp = new Hono<GatewayEnv>({ router: new TrieRouter() });
+  /** Every method and path a route was added for: what is matched before the mounted apps. */
+  const routed = new TrieRouter<true>();
+  const core: GatewayApp = new Hono<GatewayEnv>({ router: new TrieRouter() });
+  const mounts: Array<{ base: string; public: boolean; app: GatewayApp }> = [];
+  const app: GatewayApp = new Hono<GatewayEnv>();
   const started = Date.now();
   let draining = false;
   let server: Server | undefined;
   let address: ListeningAddress | undefined;
 
-  const isPublic = (method: string, path: string): boolean =>
-    (publicRoutes.match(method, path)[0] as unknown[]).length > 0 ||
-    (method === "HEAD" && (publicRoutes.match("GET", path)[0] as unknown[]).length > 0);
-
-  const guard: MiddlewareHandler<GatewayEnv> = async (c, next) => {
-    if (token && !isPublic(c.req.method, c.req.path)) {
-      const refused = checkToken(c, token);
-      if (refused) return refused;
-    }
-    await next();
-    return undefined;
-  };
+  const matches = (router: TrieRouter<true>, method: string, path: string): boolean =>
+    (router.match(method, path)[0] as unknown[]).length > 0 ||
+    (method === "HEAD" && (router.match("GET", path)[0] as unknown[]).length > 0);
+  const isPublic = (method: string, path: string): boolean => matches(publicRoutes, method, path);
+  const mountFor = (path: string) =>
+    mounts.find((m) => m.base === "" || path === m.base || path.startsWith(`${m.base}/`));
 
   app.use("*", async (c, next) => {
     const t0 = performance.now();
@@ -118,12 +130,42 @@ export function createHttpServer(options: HttpServerOptions): GatewayHttpServer 
       "http request",
     );
   });
-  app.use("*", guard);
   app.onError((err, c) => {
     logger.error({ err, method: c.req.method, path: c.req.path }, "http handler failed");
     return c.json({ error: "internal error" }, 500);
   });
-  app.notFound((c) => c.json({ error: "not found" }, 404));
+  app.all("*", async (c) => {
+    const { method, path } = c.req;
+    if (!hostAllowed(c.req.header("host"))) {
+      return c.json(
+        {
+          error: "forbidden",
+          message:
+            "This server has no access token, so it answers only requests addressed to 127.0.0.1, localhost, [::1] or the host of http.publicUrl. Set http.publicUrl (behind a tunnel or proxy) or http.token to serve another host name.",
+        },
+        403,
+      );
+    }
+    if (matches(routed, method, path)) {
+      if (token && !isPublic(method, path)) {
+        const refused = checkToken(c, token);
+        if (refused) return refused;
+      }
+      return core.fetch(c.req.raw, c.env);
+    }
+    const mount = mountFor(path);
+    if (!mount) return c.json({ error: "not found" }, 404);
+    if (token && !mount.public) {
+      const refused = checkToken(c, token);
+      if (refused) return refused;
+    }
+    return mount.app.fetch(c.req.raw, c.env);
+  });
+  core.onError((err, c) => {
+    logger.error({ err, method: c.req.method, path: c.req.path }, "http handler failed");
+    return c.json({ error: "internal error" }, 500);
+  });
+  core.notFound((c) => c.json({ error: "not found" }, 404));
 
   const markPublic = (method: string, path: string, opts: RouteOptions | undefined) => {
     if (opts?.public) publicRoutes.add(method, path, true);
@@ -131,8 +173,11 @@ export function createHttpServer(options: HttpServerOptions): GatewayHttpServer 
 
   const route: GatewayHttpServer["route"] = (method, path, handler, opts) => {
     const methods = typeof method === "string" ? [method] : [...method];
-    for (const m of methods) markPublic(m, path, opts);
-    app.on(methods, path, handler);
+    for (const m of methods) {
+      markPublic(m, path, opts);
+      routed.add(m, path, true);
+    }
+    core.on(methods, path, handler);
   };
 
   route(
@@ -165,11 +210,10 @@ export function createHttpServer(options: HttpServerOptions): GatewayHttpServer 
     route,
     mount(prefix, sub, opts) {
       const base = prefix === "/" ? "" : prefix.replace(/\/+$/, "");
-      if (opts?.public) {
-        publicRoutes.add("ALL", base || "/", true);
-        publicRoutes.add("ALL", `${base}/*`, true);
-      }
-      app.route(base || "/", sub);
+      // Wrapped at its prefix, so the app sees its mount point (Hono's `baseRoutePath`).
+      const wrapped = new Hono<GatewayEnv>().route(base || "/", sub);
+      mounts.push({ base, public: opts?.public === true, app: wrapped });
+      mounts.sort((a, b) => b.base.length - a.base.length);
     },
     mountNode(method, path, handler, opts) {
       route(

@@ -19,8 +19,10 @@ describe("web chat adapter, outbound", () => {
   it("posts, edits, reacts and deletes, telling the page each change", async () => {
     const adapter = new WebChatAdapter();
     const events: WebChatEvent[] = [];
-    adapter.subscribe((e) => events.push(e));
-    const { threadKey } = adapter.createConversation();
+    await adapter.subscribe((e) => {
+      if (e.type !== "resync") events.push(e);
+    });
+    const { threadKey } = await adapter.createConversation();
     const ref = await adapter.post(threadKey, "Working…");
     await adapter.edit(ref, "Done.\n\n");
     await adapter.edit(ref, "Done.");
@@ -36,14 +38,14 @@ describe("web chat adapter, outbound", () => {
 
   it("refuses what a platform would refuse, with the code the renderer understands", async () => {
     const adapter = new WebChatAdapter();
-    const { threadKey } = adapter.createConversation();
+    const { threadKey } = await adapter.createConversation();
     const ref = await adapter.post(threadKey, "hello");
     expect((await rejection(adapter.post("telegram:1:0:0", "hi"))).code).toBe("bad_request");
     expect((await rejection(adapter.post(threadKey, "   "))).code).toBe("bad_request");
     expect((await rejection(adapter.post(threadKey, "x".repeat(100_001)))).code).toBe("too_long");
     expect((await rejection(adapter.edit("web:cnothere00:m1", "hi"))).code).toBe("not_found");
     expect((await rejection(adapter.edit("slack:T:C:1", "hi"))).code).toBe("not_found");
-    const otherConversation = adapter.createConversation().id;
+    const otherConversation = (await adapter.createConversation()).id;
     expect(
       (await rejection(adapter.edit(ref.replace(/web:c\w+:/, `web:${otherConversation}:`), "hi"))).code,
     ).toBe("not_found");
@@ -57,7 +59,7 @@ describe("web chat adapter, outbound", () => {
     const adapter = new WebChatAdapter();
     const ref = await adapter.post("web:cforgotten1", "Still here.");
     expect(ref).toMatch(/^web:cforgotten1:m\d+$/);
-    expect(adapter.store.get("cforgotten1")).toMatchObject({ threadKey: "web:cforgotten1" });
+    expect(await adapter.store.get("cforgotten1")).toMatchObject({ threadKey: "web:cforgotten1" });
   });
 
   it("keeps memory bounded: old messages and conversations are forgotten first", async () => {
@@ -65,10 +67,10 @@ describe("web chat adapter, outbound", () => {
     const removed: string[] = [];
     let now = 1000;
     const clocked = new WebChatAdapter({ maxConversations: 2, now: () => now });
-    clocked.subscribe((e) => {
+    await clocked.subscribe((e) => {
       if (e.type === "conversation_removed") removed.push(e.conversationId);
     });
-    const { threadKey } = adapter.createConversation();
+    const { threadKey } = await adapter.createConversation();
     const refs: string[] = [];
     for (let i = 0; i < 5; i++) refs.push(await adapter.post(threadKey, `message ${i}`));
     expect((await adapter.fetchHistory(threadKey, 10)).map((m) => m.text)).toEqual([
@@ -78,21 +80,21 @@ describe("web chat adapter, outbound", () => {
     ]);
     expect((await rejection(adapter.edit(refs[0] as string, "x"))).code).toBe("not_found");
 
-    const first = clocked.createConversation();
+    const first = await clocked.createConversation();
     now += 10;
-    const second = clocked.createConversation();
+    const second = await clocked.createConversation();
     now += 10;
     await clocked.post(first.threadKey, "first is busy again");
     now += 10;
-    clocked.createConversation();
+    await clocked.createConversation();
     expect(removed).toEqual([second.id]);
-    expect(clocked.store.list().map((c) => c.id)).not.toContain(second.id);
+    expect((await clocked.store.list()).map((c) => c.id)).not.toContain(second.id);
   });
 
   it("returns the history before a message, the latest ones first cut", async () => {
     const adapter = new WebChatAdapter();
     await adapter.start(new Received());
-    const { id, threadKey } = adapter.createConversation({ kind: "group" });
+    const { id, threadKey } = await adapter.createConversation({ kind: "group" });
     for (const t of ["one", "two", "three"]) await adapter.receiveText(id, t);
     const ask = await adapter.receiveText(id, "@Switchboard four?");
     await adapter.post(threadKey, "five");
@@ -113,12 +115,12 @@ describe("web chat adapter, outbound", () => {
   it("shows typing for its duration and reports it to pages that connect meanwhile", async () => {
     let now = 0;
     const adapter = new WebChatAdapter({ typingDurationMs: 3000, now: () => now });
-    const { id, threadKey } = adapter.createConversation();
+    const { id, threadKey } = await adapter.createConversation();
     await adapter.typing(threadKey);
     now = 1000;
-    expect(adapter.store.typingNow()).toEqual([{ conversationId: id, durationMs: 2000 }]);
+    expect(await adapter.store.typingNow()).toEqual([{ conversationId: id, durationMs: 2000 }]);
     now = 3000;
-    expect(adapter.store.typingNow()).toEqual([]);
+    expect(await adapter.store.typingNow()).toEqual([]);
   });
 
   it("stop waits for a delivery in progress", async () => {
@@ -134,7 +136,7 @@ describe("web chat adapter, outbound", () => {
       onReaction() {},
       onCommand() {},
     });
-    const { id } = adapter.createConversation();
+    const { id } = await adapter.createConversation();
     const sending = adapter.receiveText(id, "hi");
     const stopping = adapter.stop().then(() => order.push("stopped"));
     release();

@@ -1,8 +1,9 @@
 /**
- * The web chat in a real browser (Debian's `chromium`, driven by playwright-core): a person sends a
- * message, watches the reply stream in with a tool line and the typing indicator, approves a tool
- * call with the button, and uses a command. The agent side is a `RunRenderer` fed scripted events,
- * exactly what the worker does with a real run.
+ * The web chat in a real browser (Debian's `chromium`, driven by playwright-core): a person signs in
+ * with the one-time link, sends a message, watches the reply stream in with a tool line and the
+ * typing indicator, approves a tool call with the button (the page's CSRF token on every write), and
+ * uses a command; a bookmarked conversation opens in another browser after signing in there. The
+ * agent side is a `RunRenderer` fed scripted events, exactly what the worker does with a real run.
  */
 import { existsSync } from "node:fs";
 import { type Browser, chromium, type Page } from "playwright-core";
@@ -64,7 +65,8 @@ describe.skipIf(!haveChromium)(
     });
 
     it("chats: a streamed reply with a tool line, an approval by button, a command", async () => {
-      await page.goto(`${server.url}/`);
+      await page.goto(await adapter.signInLink(`${server.url}/`));
+      expect(page.url()).toBe(`${server.url}/`);
       await page.getByText("Connected", { exact: true }).waitFor();
 
       // The person writes; the adapter delivers it.
@@ -79,6 +81,8 @@ describe.skipIf(!haveChromium)(
         isDirect: true,
       });
       const threadKey = inbound?.threadKey as string;
+      // The address names the conversation, so it can be bookmarked.
+      await expect.poll(() => page.url()).toBe(`${server.url}/c/${threadKey.slice("web:".length)}`);
       await page.locator(".msg.user").getByText("What is in the project folder?").waitFor();
       await page.getByRole("button", { name: "What is in the project folder?" }).waitFor();
 
@@ -156,6 +160,33 @@ describe.skipIf(!haveChromium)(
       await page.getByRole("button", { name: "New conversation" }).click();
       await expect.poll(() => page.locator(".conversations li").count()).toBe(2);
       await expect.poll(() => page.locator(".msg").count()).toBe(0);
+      expect(problems).toEqual([]);
+    }, 30_000);
+
+    it("opens a bookmarked conversation in another browser once it signs in there", async () => {
+      const threadKey = received.messages[0]?.threadKey as string;
+      const bookmark = `${server.url}/c/${threadKey.slice("web:".length)}`;
+      // The signed-in page makes a one-time link for the other browser.
+      await page.getByRole("button", { name: "Sign in elsewhere" }).click();
+      await expect.poll(() => page.locator("#link").inputValue()).toMatch(/\?token=[A-Za-z0-9_-]+$/);
+      const link = await page.locator("#link").inputValue();
+
+      const other = await browser.newContext();
+      try {
+        const tab = await other.newPage();
+        const refused = await tab.goto(bookmark);
+        expect(refused?.status()).toBe(401);
+        await tab.getByLabel("Sign-in link or token").fill(link);
+        await tab.getByRole("button", { name: "Sign in" }).click();
+        await tab.locator(".msg.user").getByText("What is in the project folder?").waitFor();
+        expect(tab.url()).toBe(bookmark);
+        await tab.getByText("After the reload, edited").waitFor();
+        // The link worked once.
+        const again = await (await other.newPage()).goto(link);
+        expect(again?.status()).toBe(401);
+      } finally {
+        await other.close();
+      }
       expect(problems).toEqual([]);
     }, 30_000);
   },

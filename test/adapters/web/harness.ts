@@ -1,7 +1,7 @@
 /**
  * The web chat side of the adapter contract. The "platform" is the adapter's own HTTP API, served
- * by a real Node server: users write and react through `fetch` exactly as the page does; what the
- * bot did is read back from the conversation store the page is fed from.
+ * by a real Node server: users sign in and write and react through `fetch` exactly as the page does;
+ * what the bot did is read back from the conversation store the page is fed from.
  *
  * Web chat has no platform rate limit. For the 429 storm the harness refuses the next posts/edits in
  * front of the adapter with the `ChannelError` a platform adapter would throw, so the renderer's
@@ -13,6 +13,7 @@ import { ManualClock } from "../../../src/adapters/render/clock.js";
 import { type ChannelAdapter, ChannelError, type MessageRef } from "../../../src/adapters/types.js";
 import {
   conversationOf,
+  MemoryWebChatStore,
   parseMessageRef,
   WebChatAdapter,
   type WebChatConfig,
@@ -20,6 +21,7 @@ import {
   type WebMessage,
 } from "../../../src/adapters/web/index.js";
 import { type ContractHarness, Received, type UserMessage, type VisibleMessage } from "../contract.js";
+import { WebClient } from "./client.js";
 
 export interface WebServer {
   url: string;
@@ -43,16 +45,9 @@ export async function serveWebChat(adapter: WebChatAdapter): Promise<WebServer> 
   };
 }
 
-/** A JSON request as the page makes it; throws with the server's message on a non-2xx answer. */
-export async function call<T>(url: string, method: string, path: string, body?: unknown): Promise<T> {
-  const res = await fetch(`${url}${path}`, {
-    method,
-    headers: body === undefined ? {} : { "content-type": "application/json" },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const data = (await res.json()) as T & { message?: unknown };
-  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(data)}`);
-  return data;
+/** Signs a new client in to the adapter served at `url` (its page at `url` + `base`). */
+export async function signIn(adapter: WebChatAdapter, url: string, base = "/"): Promise<WebClient> {
+  return WebClient.open(await adapter.signInLink(`${url}${base}`));
 }
 
 interface StormState {
@@ -96,21 +91,24 @@ function withStorm(inner: WebChatAdapter, storm: StormState): ChannelAdapter {
 export interface WebHarness extends ContractHarness {
   readonly web: WebChatAdapter;
   readonly server: WebServer;
+  readonly client: WebClient;
 }
 
 let clientSeq = 0;
 
 export async function createWebHarness(config: WebChatConfig = {}): Promise<WebHarness> {
   const clock = new ManualClock();
-  const web = new WebChatAdapter({ now: () => clock.now(), ...config });
+  const store = new MemoryWebChatStore({ now: () => clock.now() });
+  const web = new WebChatAdapter({ now: () => clock.now(), store, ...config });
   const storm: StormState = { left: 0, retryAfterMs: 0, refused: 0 };
   const adapter = withStorm(web, storm);
   const received = new Received();
   await adapter.start(received);
   const server = await serveWebChat(web);
+  const client = await signIn(web, server.url);
 
   const edits = new Map<string, Array<{ at: number; text: string }>>();
-  const unsubscribe = web.subscribe((e) => {
+  const unsubscribe = await web.subscribe((e) => {
     if (e.type !== "message" || e.change !== "edited") return;
     const list = edits.get(e.message.ref) ?? [];
     list.push({ at: clock.now(), text: e.message.text });
@@ -122,14 +120,14 @@ export async function createWebHarness(config: WebChatConfig = {}): Promise<WebH
   let last: { path: string; body: unknown } | undefined;
 
   const newConversation = async (kind: "direct" | "group") =>
-    (await call<{ conversation: WebConversation }>(server.url, "POST", "/api/conversations", { kind }))
-      .conversation.id;
+    (await client.call<{ conversation: WebConversation }>("POST", "api/conversations", { kind })).conversation
+      .id;
 
   const write = async (conversationId: string, text: string): Promise<UserMessage> => {
-    const path = `/api/conversations/${conversationId}/messages`;
+    const path = `api/conversations/${conversationId}/messages`;
     const body = { text, clientId: `harness-${++clientSeq}` };
     last = { path, body };
-    const { message } = await call<{ message: WebMessage }>(server.url, "POST", path, body);
+    const { message } = await client.call<{ message: WebMessage }>("POST", path, body);
     conversationOfMessage.set(message.id, conversationId);
     return { id: message.id };
   };
@@ -144,6 +142,7 @@ export async function createWebHarness(config: WebChatConfig = {}): Promise<WebH
     adapter,
     web,
     server,
+    client,
     received,
     clock,
     async groupMessage(o) {
@@ -155,21 +154,21 @@ export async function createWebHarness(config: WebChatConfig = {}): Promise<WebH
       return write(await directConversation(), text);
     },
     async react(ref: MessageRef, emoji: string) {
-      const { messageId } = parseMessageRef(ref);
-      const path = `/api/messages/${messageId}/reactions`;
+      const { conversationId, messageId } = parseMessageRef(ref);
+      const path = `api/conversations/${conversationId}/messages/${messageId}/reactions`;
       const body = { emoji, added: true };
       last = { path, body };
-      await call(server.url, "POST", path, body);
+      await client.call("POST", path, body);
     },
     async command(name, args) {
       await write(await directConversation(), `/${name} ${args}`);
     },
     async redeliverLast() {
       if (!last) throw new Error("nothing delivered yet");
-      await call(server.url, "POST", last.path, last.body);
+      await client.call("POST", last.path, last.body);
     },
     thread(threadKey: string): VisibleMessage[] {
-      return (web.store.messages(conversationOf(threadKey)) ?? []).map((m) => ({
+      return (store.messagesNow(conversationOf(threadKey)) ?? []).map((m) => ({
         text: m.text,
         fromBot: m.from.isBot,
       }));

@@ -1,15 +1,26 @@
-/** The web chat's HTTP API as the page uses it: sending, commands, reactions, errors, live events. */
+/**
+ * The web chat's HTTP API as the page uses it (signed in, with its CSRF token): sending, commands,
+ * reactions, errors, live events.
+ */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { InboundHandlers } from "../../../src/adapters/types.js";
-import { WebChatAdapter, type WebConversation, type WebMessage } from "../../../src/adapters/web/index.js";
+import {
+  MemoryWebChatStore,
+  WebChatAdapter,
+  type WebConversation,
+  type WebMessage,
+  type WebStoreListener,
+} from "../../../src/adapters/web/index.js";
 import { Received } from "../contract.js";
 import { until } from "../support/drive.js";
-import { call, serveWebChat, type WebServer } from "./harness.js";
+import type { WebClient } from "./client.js";
+import { serveWebChat, signIn, type WebServer } from "./harness.js";
 import { openEventStream } from "./sse-client.js";
 
 let adapter: WebChatAdapter;
 let received: Received;
 let server: WebServer;
+let client: WebClient;
 
 async function setup(
   config: ConstructorParameters<typeof WebChatAdapter>[0] = {},
@@ -19,6 +30,7 @@ async function setup(
   received = new Received();
   await adapter.start(handlers ?? received);
   server = await serveWebChat(adapter);
+  client = await signIn(adapter, server.url);
 }
 
 afterEach(async () => {
@@ -27,25 +39,33 @@ afterEach(async () => {
 });
 
 const newConversation = async (body: Record<string, unknown> = {}) =>
-  (await call<{ conversation: WebConversation }>(server.url, "POST", "/api/conversations", body))
-    .conversation;
+  (await client.call<{ conversation: WebConversation }>("POST", "api/conversations", body)).conversation;
 
 const send = async (conversationId: string, text: string, clientId?: string) =>
   (
-    await call<{ message: WebMessage }>(server.url, "POST", `/api/conversations/${conversationId}/messages`, {
+    await client.call<{ message: WebMessage }>("POST", `api/conversations/${conversationId}/messages`, {
       text,
       ...(clientId ? { clientId } : {}),
     })
   ).message;
 
+/** A request with a raw body (the page's cookie and CSRF token included), and its status and answer. */
 async function status(method: string, path: string, body?: string, headers: Record<string, string> = {}) {
   const res = await fetch(`${server.url}${path}`, {
     method,
-    headers: { ...(body !== undefined ? { "content-type": "application/json" } : {}), ...headers },
+    headers: client.headers({
+      ...(body !== undefined ? { "content-type": "application/json" } : {}),
+      ...headers,
+    }),
     ...(body !== undefined ? { body } : {}),
   });
   return { status: res.status, body: (await res.json()) as { message?: string } };
 }
+
+const reactionPath = (ref: string) => {
+  const [, conversationId, messageId] = ref.split(":");
+  return `api/conversations/${conversationId}/messages/${messageId}/reactions`;
+};
 
 describe("web chat HTTP API", () => {
   beforeEach(() => setup());
@@ -67,12 +87,11 @@ describe("web chat HTTP API", () => {
       attachments: [],
     });
     expect(received.messages[0]?.eventId).toMatch(/^web:/);
-    const list = await call<{ conversations: WebConversation[] }>(server.url, "GET", "/api/conversations");
+    const list = await client.call<{ conversations: WebConversation[] }>("GET", "api/conversations");
     expect(list.conversations.map((c) => c.title)).toEqual(["What is in the build folder?"]);
-    const stored = await call<{ messages: WebMessage[] }>(
-      server.url,
+    const stored = await client.call<{ messages: WebMessage[] }>(
       "GET",
-      `/api/conversations/${conversation.id}/messages`,
+      `api/conversations/${conversation.id}/messages`,
     );
     expect(stored.messages.map((m) => m.text)).toEqual(["What is in the build folder?"]);
   });
@@ -101,7 +120,7 @@ describe("web chat HTTP API", () => {
     expect(received.messages.map((m) => [m.text, m.isDirect])).toEqual([["is CI green?", false]]);
     const history = await adapter.fetchHistory(`web:${id}`, 20, received.messages[0]?.messageId);
     expect(history.map((h) => h.text)).toEqual(["shall we ship on Friday?"]);
-    expect(adapter.store.get(id)?.title).toBe("Release planning");
+    expect((await adapter.store.get(id))?.title).toBe("Release planning");
   });
 
   it("answers a retried send once, and delivers again when the first delivery failed", async () => {
@@ -125,18 +144,17 @@ describe("web chat HTTP API", () => {
     expect((await status("POST", path, body)).status).toBe(201);
     expect((await status("POST", path, body)).status).toBe(201);
     expect(received.messages.map((m) => m.text)).toEqual(["deploy it"]);
-    expect(adapter.store.messages(id)?.map((m) => m.text)).toEqual(["deploy it"]);
+    expect((await adapter.store.messages(id))?.map((m) => m.text)).toEqual(["deploy it"]);
   });
 
   it("turns a click on an approval button into an InboundReaction, once", async () => {
     const { id } = await newConversation();
     const ref = await adapter.post(`web:${id}`, "🔐 Approval needed: `bash`");
     for (const emoji of ["✅", "❌", "♾️"]) await adapter.react(ref, emoji);
-    const messageId = ref.split(":")[2];
-    const path = `/api/messages/${messageId}/reactions`;
-    const approved = await call<{ message: WebMessage }>(server.url, "POST", path, { emoji: "✅" });
+    const path = reactionPath(ref);
+    const approved = await client.call<{ message: WebMessage }>("POST", path, { emoji: "✅" });
     expect(approved.message.reactions).toContainEqual({ emoji: "✅", bot: true, users: ["web:local"] });
-    await call(server.url, "POST", path, { emoji: "✅" });
+    await client.call("POST", path, { emoji: "✅" });
     expect(received.reactions).toEqual([
       expect.objectContaining({
         platform: "web",
@@ -147,7 +165,7 @@ describe("web chat HTTP API", () => {
         user: { id: "web:local", name: "you", isBot: false },
       }),
     ]);
-    await call(server.url, "POST", path, { emoji: "✅", added: false });
+    await client.call("POST", path, { emoji: "✅", added: false });
     expect(received.reactions.map((r) => [r.emoji, r.added])).toEqual([
       ["✅", true],
       ["✅", false],
@@ -166,7 +184,8 @@ describe("web chat HTTP API", () => {
       ["POST", `/api/conversations/${id}/messages`, "{not json", 400],
       ["POST", `/api/conversations/${id}/messages`, JSON.stringify({ text: "x".repeat(20_001) }), 413],
       ["POST", "/api/conversations", '{"kind":"channel"}', 400],
-      ["POST", "/api/messages/m999/reactions", '{"emoji":"✅"}', 404],
+      ["POST", `/api/conversations/${id}/messages/m999/reactions`, '{"emoji":"✅"}', 404],
+      ["POST", "/api/conversations/cnothere00/messages/m1/reactions", '{"emoji":"✅"}', 404],
     ];
     for (const [method, path, body, expected] of cases) {
       const res = await status(method, path, body);
@@ -174,15 +193,11 @@ describe("web chat HTTP API", () => {
       expect(res.body.message).toBeTruthy();
     }
     const ref = await adapter.post(`web:${id}`, "hello");
-    const bad = await status(
-      "POST",
-      `/api/messages/${ref.split(":")[2]}/reactions`,
-      '{"emoji":"not an emoji"}',
-    );
+    const bad = await status("POST", `/${reactionPath(ref)}`, '{"emoji":"not an emoji"}');
     expect(bad.status).toBe(400);
     const form = await fetch(`${server.url}/api/conversations`, {
       method: "POST",
-      headers: { "content-type": "application/x-www-form-urlencoded" },
+      headers: client.headers({ "content-type": "application/x-www-form-urlencoded" }),
       body: "kind=direct",
     });
     expect(form.status).toBe(415);
@@ -205,7 +220,9 @@ describe("web chat event stream", () => {
     const { id } = await newConversation();
     await send(id, "hi");
     await adapter.registerCommands([{ name: "model", description: "Show or switch the model" }]);
-    const stream = await openEventStream(`${server.url}/api/events?conversation=${id}`);
+    const stream = await openEventStream(`${server.url}/api/events?conversation=${id}`, {
+      cookie: client.cookie,
+    });
     try {
       expect(stream.status).toBe(200);
       const snapshot = await stream.waitFor((e) => e.event === "snapshot", "the snapshot");
@@ -238,14 +255,18 @@ describe("web chat event stream", () => {
 
   it("replays the state on reconnect, so an edit made while away is not lost", async () => {
     const { id } = await newConversation();
-    const first = await openEventStream(`${server.url}/api/events?conversation=${id}`);
+    const first = await openEventStream(`${server.url}/api/events?conversation=${id}`, {
+      cookie: client.cookie,
+    });
     const ref = await adapter.post(`web:${id}`, "Working on it");
     await first.waitFor((e) => e.event === "message" && e.data.change === "posted");
     first.close();
     await until(() => adapter.connections()[0]?.detail === "0 page(s) open", 5000, "the stream to close");
     await adapter.edit(ref, "Done: 3 files changed.");
     await adapter.typing(`web:${id}`);
-    const second = await openEventStream(`${server.url}/api/events?conversation=${id}`);
+    const second = await openEventStream(`${server.url}/api/events?conversation=${id}`, {
+      cookie: client.cookie,
+    });
     try {
       const snapshot = await second.waitFor((e) => e.event === "snapshot");
       expect(snapshot.data.messages).toEqual([
@@ -261,12 +282,67 @@ describe("web chat event stream", () => {
     expect(adapter.connections()).toEqual([
       expect.objectContaining({ name: "web:http", state: "connected" }),
     ]);
-    const stream = await openEventStream(`${server.url}/api/events`);
+    const stream = await openEventStream(`${server.url}/api/events`, { cookie: client.cookie });
     await stream.waitFor((e) => e.event === "snapshot");
     expect(adapter.connections()[0]?.detail).toBe("1 page(s) open");
     await adapter.stop();
     await until(() => stream.ended, 5000, "the stream to end");
     expect(adapter.connections()[0]).toMatchObject({ state: "stopped", detail: "0 page(s) open" });
+  });
+});
+
+describe("web chat event stream and the store's feed", () => {
+  /** A memory store whose feed can say "resync", as the Redis store does after its connection dropped. */
+  class FlakyFeedStore extends MemoryWebChatStore {
+    private readonly feeds = new Set<WebStoreListener>();
+    override async subscribe(listener: WebStoreListener): Promise<() => void> {
+      this.feeds.add(listener);
+      const off = await super.subscribe(listener);
+      return () => {
+        this.feeds.delete(listener);
+        off();
+      };
+    }
+    resync(): void {
+      for (const l of this.feeds) l({ type: "resync" });
+    }
+  }
+
+  it("sends a stream only its own conversation's messages, and a fresh snapshot after a resync", async () => {
+    const store = new FlakyFeedStore();
+    await setup({ store });
+    const mine = await newConversation();
+    const other = await newConversation();
+    const stream = await openEventStream(`${server.url}/api/events?conversation=${mine.id}`, {
+      cookie: client.cookie,
+    });
+    try {
+      await stream.waitFor((e) => e.event === "snapshot");
+      await adapter.post(`web:${other.id}`, "for the other conversation");
+      await adapter.typing(`web:${other.id}`);
+      await adapter.post(`web:${mine.id}`, "for this one");
+      await stream.waitFor((e) => e.event === "message" && isBot(e));
+      const texts = stream.events.flatMap((e) =>
+        e.event === "message" ? [(e.data.message as WebMessage).text] : [],
+      );
+      expect(texts).toEqual(["for this one"]);
+      expect(stream.events.some((e) => e.event === "typing")).toBe(false);
+      // The list still learns about the other conversation's activity.
+      expect(
+        stream.events.some(
+          (e) => e.event === "conversation" && (e.data.conversation as WebConversation).id === other.id,
+        ),
+      ).toBe(true);
+
+      store.resync();
+      const second = await stream.waitFor(
+        (e) => e.event === "snapshot" && stream.events.indexOf(e) > 0,
+        "a second snapshot",
+      );
+      expect((second.data.messages as WebMessage[]).map((m) => m.text)).toEqual(["for this one"]);
+    } finally {
+      stream.close();
+    }
   });
 });
 

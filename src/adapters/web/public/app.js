@@ -1,7 +1,9 @@
 /**
  * The web chat page: conversation list, live message list (Server-Sent Events), approval buttons,
  * typing indicator, and the composer with command suggestions. Talks to the JSON API next to the
- * page (`api/…` under the base path the server puts in `<meta name="sb-base">`).
+ * page (`api/…` under the base path the server puts in `<meta name="sb-base">`), sending the page's
+ * CSRF token (`<meta name="sb-csrf">`) with every write. A conversation's address is `<base>c/<id>`,
+ * so a bookmark reopens it.
  *
  * State is applied idempotently: every message event carries the whole message and a version, so
  * the newest copy wins whatever order events and fetches arrive in.
@@ -16,6 +18,7 @@ const APPROVALS = [
 const APPROVAL_EMOJI = new Set(APPROVALS.map((a) => a.emoji));
 
 const base = document.querySelector('meta[name="sb-base"]')?.getAttribute("content") || "/";
+const csrf = document.querySelector('meta[name="sb-csrf"]')?.getAttribute("content") || "";
 const $ = (id) => document.getElementById(id);
 const el = {
   conversations: $("conversations"),
@@ -37,12 +40,24 @@ const el = {
   input: $("input"),
   send: $("send"),
   suggestions: $("suggestions"),
+  signInElsewhere: $("sign-in-elsewhere"),
+  signOut: $("sign-out"),
+  linkBox: $("link-box"),
+  link: $("link"),
 };
+
+/** The conversation the address names: `<base>c/<id>`, or an older `#<id>` bookmark. */
+function conversationInAddress() {
+  const rest = location.pathname.startsWith(base) ? location.pathname.slice(base.length) : "";
+  const m = /^c\/([a-z0-9]+)$/.exec(rest);
+  if (m) return m[1];
+  return location.hash.length > 1 ? decodeURIComponent(location.hash.slice(1)) : "";
+}
 
 const state = {
   me: { id: "", name: "you", isAdmin: false, botName: "Switchboard" },
   conversations: new Map(),
-  current: location.hash.length > 1 ? decodeURIComponent(location.hash.slice(1)) : "",
+  current: conversationInAddress(),
   messages: new Map(),
   deleted: new Set(),
   commands: [],
@@ -61,11 +76,14 @@ function randomId() {
 
 async function api(method, path, body) {
   const init = { method, headers: { accept: "application/json" }, credentials: "same-origin" };
+  if (method !== "GET") init.headers["x-csrf-token"] = csrf;
   if (body !== undefined) {
     init.headers["content-type"] = "application/json";
     init.body = JSON.stringify(body);
   }
   const res = await fetch(base + path, init);
+  // Signed out (the session ended, or the server forgot it): the page reloads into the sign-in form.
+  if (res.status === 401) location.reload();
   let data = {};
   try {
     data = await res.json();
@@ -115,8 +133,11 @@ function connect() {
     // behind a proxy, a 401): try again later with a fresh stream.
     if (source.readyState === EventSource.CLOSED) {
       clearTimeout(connect.retry);
-      connect.retry = setTimeout(() => {
-        if (state.source === source) connect();
+      connect.retry = setTimeout(async () => {
+        if (state.source !== source) return;
+        // A 401 here means the session is gone: api() reloads into the sign-in form.
+        await api("GET", "api/session").catch(() => {});
+        connect();
       }, 3000);
     }
   });
@@ -350,7 +371,11 @@ async function react(m, emoji, button) {
   button.disabled = true;
   try {
     const data = await withRetry(() =>
-      api("POST", `api/messages/${encodeURIComponent(m.id)}/reactions`, { emoji, added: true }),
+      api(
+        "POST",
+        `api/conversations/${encodeURIComponent(m.conversationId)}/messages/${encodeURIComponent(m.id)}/reactions`,
+        { emoji, added: true },
+      ),
     );
     if (data.message) upsertMessage(data.message);
     showAlert("");
@@ -386,7 +411,7 @@ async function select(id) {
   state.deleted = new Set();
   el.messages.replaceChildren();
   updateEmpty();
-  history.replaceState(null, "", id ? `#${encodeURIComponent(id)}` : location.pathname + location.search);
+  history.replaceState(null, "", id ? `${base}c/${encodeURIComponent(id)}` : base);
   renderConversations();
   renderHeader();
   renderTyping();
@@ -527,9 +552,30 @@ el.composer.addEventListener("submit", (e) => {
 el.newConversation.addEventListener("click", () => createConversation("direct"));
 el.newGroup.addEventListener("click", () => createConversation("group"));
 window.addEventListener("hashchange", () => {
-  const id = location.hash.length > 1 ? decodeURIComponent(location.hash.slice(1)) : "";
+  const id = conversationInAddress();
   if (id !== state.current) select(id);
 });
+window.addEventListener("popstate", () => {
+  const id = conversationInAddress();
+  if (id !== state.current) select(id);
+});
+el.signInElsewhere.addEventListener("click", async () => {
+  try {
+    const data = await api("POST", "api/sign-in-links", {});
+    el.link.value = data.url;
+    el.linkBox.hidden = false;
+    el.link.focus();
+    el.link.select();
+  } catch (err) {
+    showAlert(`Could not make a sign-in link: ${err.message}`);
+  }
+});
+el.signOut.addEventListener("click", async () => {
+  await api("POST", "api/sign-out", {}).catch(() => {});
+  location.reload();
+});
 
+if (state.current && location.hash)
+  history.replaceState(null, "", `${base}c/${encodeURIComponent(state.current)}`);
 connect();
 el.input.focus();

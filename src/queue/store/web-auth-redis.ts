@@ -1,0 +1,45 @@
+/**
+ * The web chat's sign-ins on Redis, shared by every gateway. Keys (prefix `sb:` shown), each used by
+ * single-key commands only, so they work on a cluster:
+ *
+ * | key | type | holds |
+ * |---|---|---|
+ * | `sb:web:signin:<sha256>` | string + PX | a one-time sign-in token's digest; `GETDEL` redeems it |
+ * | `sb:web:session:<sha256>` | string + PX | a browser session's digest; each use extends it |
+ *
+ * Only digests are stored: reading Redis gives nothing that signs in. Writing Redis is another
+ * matter (whoever can write it can also queue messages and decide approvals), so Redis must be
+ * reachable only by Switchboard (docs/security.md).
+ */
+import type { Redis } from "ioredis";
+import type { WebAuthStore } from "../../adapters/web/auth-store.js";
+
+export class RedisWebAuthStore implements WebAuthStore {
+  constructor(
+    private readonly redis: Redis,
+    private readonly prefix = "sb:",
+  ) {}
+
+  private signIn = (digest: string) => `${this.prefix}web:signin:${digest}`;
+  private session = (digest: string) => `${this.prefix}web:session:${digest}`;
+
+  async addSignIn(digest: string, ttlMs: number): Promise<void> {
+    await this.redis.set(this.signIn(digest), "1", "PX", Math.max(1, Math.round(ttlMs)));
+  }
+
+  async redeemSignIn(digest: string): Promise<boolean> {
+    return (await this.redis.getdel(this.signIn(digest))) !== null;
+  }
+
+  async addSession(digest: string, ttlMs: number): Promise<void> {
+    await this.redis.set(this.session(digest), "1", "PX", Math.max(1, Math.round(ttlMs)));
+  }
+
+  async touchSession(digest: string, ttlMs: number): Promise<boolean> {
+    return (await this.redis.pexpire(this.session(digest), Math.max(1, Math.round(ttlMs)))) === 1;
+  }
+
+  async endSession(digest: string): Promise<void> {
+    await this.redis.del(this.session(digest));
+  }
+}
