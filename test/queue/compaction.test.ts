@@ -60,7 +60,7 @@ async function start(
   stream: ScriptedStream,
   o: {
     contextWindow: number;
-    hook: "none" | "passed" | "own";
+    hook: "none" | "own";
     tools?: AgentTool[];
     extra?: Partial<EmbeddedRuntimeOptions>;
   },
@@ -74,14 +74,12 @@ async function start(
       transformed.push(messages);
       return messages;
     };
-    const transformContext = o.hook === "passed" ? ctx.transformContext : o.hook === "own" ? own : undefined;
+    const transformContext = o.hook === "own" ? own : undefined;
     return new Agent({
       initialState: { model, messages: ctx.messages, tools: [bigTool, ...(o.tools ?? [])] },
       streamFn: stream.streamFn,
       convertToLlm,
       ...(transformContext ? { transformContext } : {}),
-      getSteeringMessages: ctx.getSteeringMessages,
-      getFollowUpMessages: ctx.getFollowUpMessages,
     });
   };
   const compaction: CompactionConfig = {
@@ -133,7 +131,7 @@ function sixTools(): ScriptedStream {
 }
 
 describe("compaction within a run", () => {
-  for (const hook of ["none", "passed", "own"] as const) {
+  for (const hook of ["none", "own"] as const) {
     it(`compacts before the call that would go over the threshold; the later calls of the run reuse it (factory hook: ${hook})`, async () => {
       const stream = sixTools();
       const w = await start(stream, { contextWindow: 3000, hook });

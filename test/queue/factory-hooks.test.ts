@@ -97,8 +97,6 @@ async function start(
         },
         streamFn: stream.streamFn,
         convertToLlm,
-        getSteeringMessages: ctx.getSteeringMessages,
-        getFollowUpMessages: ctx.getFollowUpMessages,
       });
       return {
         agent,

@@ -253,8 +253,6 @@ describe("compaction, usage, idle eviction and signals", () => {
           streamFn: stream.streamFn,
           // The session's converter shows compaction summaries to the model.
           convertToLlm,
-          getSteeringMessages: ctx.getSteeringMessages,
-          getFollowUpMessages: ctx.getFollowUpMessages,
         }),
       compaction: {
         settings: { enabled: true, reserveTokens: 1000, keepRecentTokens: 300 },

@@ -56,8 +56,6 @@ export function scriptedFactory(stream: ScriptedStream, tools: AgentTool[] = [])
       },
       streamFn: stream.streamFn,
       convertToLlm,
-      getSteeringMessages: ctx.getSteeringMessages,
-      getFollowUpMessages: ctx.getFollowUpMessages,
     });
 }
 
