@@ -69,6 +69,7 @@ const RENEWING: ReadonlySet<TenureState> = new Set(["leased", "running", "settli
 /**
  * A lease event, for observability and for the multi-process test's overlap check.
  * - `acquired`: `at` when the reply arrived (the lease was set no later), `sentAt` when it was sent.
+ * - `declined`: a wake job left the thread to the live holder it found (or the worker is stopping).
  * - `renewed`: a confirmed renewal; `at` when it was sent (the lease lasts at least a TTL from then).
  * - `releasing`: reported just before a release is sent (`force`: a hand-over or a failure deletes
  *   the lease whatever is queued); `at` is the send time. Until `kept` answers it, the lease may
@@ -78,7 +79,16 @@ const RENEWING: ReadonlySet<TenureState> = new Set(["leased", "running", "settli
  * - `lost` / `failed`: when the tenure found out.
  */
 export interface LeaseEvent {
-  type: "acquired" | "renewed" | "releasing" | "kept" | "released" | "handoff" | "lost" | "failed";
+  type:
+    | "acquired"
+    | "declined"
+    | "renewed"
+    | "releasing"
+    | "kept"
+    | "released"
+    | "handoff"
+    | "lost"
+    | "failed";
   threadKey: string;
   token: string;
   at: number;
@@ -195,6 +205,7 @@ export class Tenure {
 
   private decline(): false {
     this.to("declined");
+    this.report({ type: "declined", at: this.env.clock.now() });
     return false;
   }
 
