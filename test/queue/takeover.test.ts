@@ -14,6 +14,7 @@ import { LocalControlBus } from "../../src/queue/control-bus.js";
 import { MemoryThreadState } from "../../src/queue/embedded/memory-thread-state.js";
 import { RecordingSinks } from "../../src/queue/recording-sink.js";
 import { FileSessionStore } from "../../src/queue/store/file-store.js";
+import type { SessionStore } from "../../src/queue/store/types.js";
 import { plainInboundFormatter } from "../../src/queue/worker/item-messages.js";
 import { INTERRUPTED_TOOL_TEXT } from "../../src/queue/worker/recovery.js";
 import { WorkerCore } from "../../src/queue/worker/worker-core.js";
@@ -123,11 +124,15 @@ function cluster() {
   const leases = new LeaseLog();
   const sinks = new RecordingSinks();
   const errors: string[] = [];
-  const worker = (name: string, stream: ScriptedStream, o: { tools?: AgentTool[]; death?: Death } = {}) => {
+  const worker = (
+    name: string,
+    stream: ScriptedStream,
+    o: { tools?: AgentTool[]; death?: Death; store?: (s: SessionStore) => SessionStore } = {},
+  ) => {
     const mortal = new Mortal(o.death);
     const core = new WorkerCore({
       state: mortal.wrap(state),
-      store: mortal.wrap(store),
+      store: mortal.wrap(o.store?.(store) ?? store),
       factory: scriptedFactory(stream, o.tools),
       sinks: sinks.factory,
       format: plainInboundFormatter,
@@ -157,7 +162,7 @@ function cluster() {
       { cap: 20, dropPolicy: "new" },
     );
   const lines = async () => (await sessionMessages(store, T)).map((m) => `${m.role}:${textOf(m)}`);
-  return { clock, state, store, log, leases, errors, worker, deliver, lines };
+  return { clock, state, store, sinks, log, leases, errors, worker, deliver, lines };
 }
 
 /** Calls `slow` for a message that says "tool", then acknowledges; answers other messages at once. */
@@ -310,5 +315,51 @@ describe("takeover between workers (test clock)", () => {
     ]);
     expect(c.log.filter((e) => e.type === "renewed").length).toBeGreaterThanOrEqual(30);
     expect(findLeaseOverlaps(c.log, TTL)).toEqual([]);
+  });
+
+  it("a save that fails after reaching the store fails the tenure; nothing queued behind it is written", async () => {
+    const c = cluster();
+    const answered = createGate();
+    gates.push(answered);
+    // The user message's append is stored, but its reply is an error (a connection reset), and it
+    // arrives only after the model's reply is queued for saving behind it.
+    const flaky = (s: SessionStore): SessionStore => {
+      const wrapped: SessionStore = Object.create(s);
+      let failed = false;
+      wrapped.append = async (threadKey, sessionId, entries, options) => {
+        const first = entries[0];
+        if (failed || first?.type !== "message" || first.message.role !== "user")
+          return s.append(threadKey, sessionId, entries, options);
+        failed = true;
+        await answered.arrive();
+        await s.append(threadKey, sessionId, entries, options);
+        throw new Error("connection reset");
+      };
+      return wrapped;
+    };
+    const a = c.worker("A", toolThenAck(), { store: flaky, tools: [gatedTool("slow", () => undefined)] });
+    const streamB = toolThenAck();
+    const b = c.worker("B", streamB, { tools: [gatedTool("slow", () => undefined)] });
+    await c.deliver("use the tool");
+    const aDone = a.core.process(T, { rerun: false });
+    await c.sinks.waitFor(() =>
+      c.sinks
+        .runsOf(T)
+        .some((r) => r.events.some((e) => e.type === "message_end" && e.message.role === "assistant")),
+    );
+    answered.release();
+    await aDone;
+    expect(c.log.map((e) => `${e.worker} ${e.type}`)).toEqual(["A acquired", "A failed", "A releasing"]);
+    expect(c.errors).toEqual([`A saving a session entry of ${T}: connection reset`]);
+    // The reply queued behind the failed save was not written (its parent would be a guess).
+    expect(await c.lines()).toEqual(["user:use the tool"]);
+    // A failed tenure is retried later (the sweeper's job); here the next job goes to B.
+    await b.core.process(T, { rerun: false });
+    expect(await c.lines()).toEqual([
+      "user:use the tool",
+      "assistant:",
+      "toolResult:slow done",
+      "assistant:ack use the tool",
+    ]);
   });
 });

@@ -19,8 +19,6 @@ import { SessionCommands } from "./session-commands.js";
 import type { Tenure, TenureEnv, TenureState } from "./tenure.js";
 import { ThreadSession } from "./thread-session.js";
 
-export type { LeaseEvent } from "./tenure.js";
-
 /** Everything a holder needs; shared by all holders of one worker process. */
 export interface HolderEnv extends TenureEnv {
   store: SessionStore;

@@ -3,7 +3,8 @@
  * stored session and binds it to the tenure (the run driver's hooks in front of the factory's, its
  * event handler subscribed), and appends entries after the current leaf, one at a time, in event
  * order, fenced by the lease token. What it may write follows the tenure: nothing new once the
- * tenure's work must stop, not even what was queued once the lease is lost.
+ * tenure's work must stop, not even what was queued once the lease is lost or a write failed (the
+ * next holder continues from what is stored).
  */
 import type { InboundMessage } from "../../adapters/types.js";
 import type { Model, ThinkingLevel } from "../../agent/llm/types.js";
@@ -220,7 +221,8 @@ export class ThreadSession implements AgentDriver {
     if (!this.writing) return Promise.resolve(undefined);
     const step = this.chain.then(async (): Promise<SessionEntry | undefined> => {
       const entry = this.entry;
-      if (!entry || this.tenure.state === "lost") return undefined;
+      // Lost: the fence would refuse it. Failed: a write failed, so where the leaf is is not known.
+      if (!entry || this.tenure.state === "lost" || this.tenure.state === "failed") return undefined;
       const full = {
         ...input,
         id: options.id ?? newEntryId(),

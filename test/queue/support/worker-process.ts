@@ -32,8 +32,20 @@ const env = (name: string, fallback?: string): string => {
 };
 
 const worker = env("SB_WORKER", String(process.pid));
+/**
+ * Writes one event line to stdout before returning. The pipe is non-blocking, so a full pipe
+ * (the test reads slowly under load) answers EAGAIN: wait for the test to read, never drop a line.
+ */
 const emit = (event: Record<string, unknown>): void => {
-  writeSync(1, `${JSON.stringify({ ...event, worker })}\n`);
+  const line = Buffer.from(`${JSON.stringify({ ...event, worker })}\n`);
+  let off = 0;
+  while (off < line.length) {
+    try {
+      off += writeSync(1, line, off);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "EAGAIN") throw e;
+    }
+  }
 };
 
 const [dieStep, dieAfter] = (process.env.SB_DIE_AT ?? "").split(":");
