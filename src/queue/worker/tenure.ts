@@ -19,8 +19,9 @@
  * ```
  *
  * - `running` is an agent run or a session command (`/new`, `/compact`); `settling` is the end of
- *   one: its session writes are flushed, its sink is closed (awaited: what the user must see is
- *   done or owed before the items settle), and its items are settled.
+ *   one: its session writes are flushed, its sink is closed (awaited, before the items settle: the
+ *   step where a run's final render is to be confirmed, or recorded as owed), and its items are
+ *   settled.
  * - `handingOff` (shutdown): the work stops at its next checkpoint, or at once (`now`); the lease
  *   is renewed until `end()` deletes it, so the items settle under the lease.
  * - Terminal states (`declined`, `released`, `handedOff`, `lost`, `failed`) ignore every further
