@@ -74,8 +74,6 @@ export function pacedAgentFactory(model: PacedModel): AgentFactory {
       initialState: { model: pacedModelInfo(), thinkingLevel: "off", messages: ctx.messages, tools: [] },
       streamFn: model.streamFn,
       convertToLlm,
-      getSteeringMessages: ctx.getSteeringMessages,
-      getFollowUpMessages: ctx.getFollowUpMessages,
     });
 }
 

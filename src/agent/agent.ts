@@ -64,6 +64,26 @@ export function defaultConvertToLlm(messages: AgentMessage[]): Message[] {
   });
 }
 
+/**
+ * Hooks composed onto an agent after it was built (`Agent.addHooks`). A runtime adds its inbox and
+ * its per-call compaction this way to an agent that a factory built, without the factory wiring
+ * them and without touching the agent's options.
+ */
+export interface AgentHooks {
+  /** Rewrites the history before every LLM call, composed with the other transforms (see `addHooks`). */
+  transformContext?: AgentLoopConfig["transformContext"];
+  /** An external steering source, drained with the others at every steering checkpoint. */
+  getSteeringMessages?: () => Promise<AgentMessage[]>;
+  /** An external follow-up source, drained with the others when the agent would stop. */
+  getFollowUpMessages?: () => Promise<AgentMessage[]>;
+}
+
+/** Where `addHooks` puts hooks among those the agent has. */
+export interface AddHooksOptions {
+  /** `first`: before every hook so far, the construction options' included; `last` (default): after them. */
+  position?: "first" | "last";
+}
+
 function takeFrom(queue: AgentMessage[], mode: QueueMode): AgentMessage[] {
   return mode === "all" ? queue.splice(0) : queue.splice(0, 1);
 }
@@ -91,6 +111,8 @@ export class Agent {
   private abortController: AbortController | undefined;
   private running: Promise<void> | undefined;
   private readonly options: AgentOptions;
+  /** The composed hooks, in order; the construction options' hooks are the first entry. */
+  private hooks: AgentHooks[];
 
   steeringMode: QueueMode;
   followUpMode: QueueMode;
@@ -114,6 +136,39 @@ export class Agent {
     this.followUpMode = options.followUpMode ?? "one-at-a-time";
     this.toolExecution = options.toolExecution ?? "sequential";
     this.sessionId = options.sessionId;
+    this.hooks = [
+      {
+        transformContext: options.transformContext,
+        getSteeringMessages: options.getSteeringMessages,
+        getFollowUpMessages: options.getFollowUpMessages,
+      },
+    ];
+  }
+
+  /**
+   * Composes `hooks` with the agent's own and returns the function that removes them again. The
+   * hooks are read at every use, so adding or removing them applies from the next LLM call or
+   * checkpoint, also during a run.
+   *
+   * - `transformContext`: every transform runs before each LLM call, in order, each on the result
+   *   of the one before. `position: "first"` makes a transform see the loop's full history (what
+   *   compaction needs); the transforms after it see what it returned.
+   * - `getSteeringMessages` / `getFollowUpMessages`: every source is drained at each checkpoint, in
+   *   order, after the internal `steer()`/`followUp()` queue; the messages are concatenated. With
+   *   `one-at-a-time` the external sources are asked only when the internal queue gave nothing.
+   *
+   * ```ts
+   * const remove = agent.addHooks({ getSteeringMessages: () => inbox.take() }, { position: "first" });
+   * // ...
+   * remove();
+   * ```
+   */
+  addHooks(hooks: AgentHooks, options: AddHooksOptions = {}): () => void {
+    const entry: AgentHooks = { ...hooks };
+    this.hooks = options.position === "first" ? [entry, ...this.hooks] : [...this.hooks, entry];
+    return () => {
+      this.hooks = this.hooks.filter((h) => h !== entry);
+    };
   }
 
   get state(): Readonly<AgentState> {
@@ -271,15 +326,36 @@ export class Agent {
       thinkingLevel: this._state.thinkingLevel,
       getThinkingLevel: () => this._state.thinkingLevel,
       convertToLlm: o.convertToLlm ?? defaultConvertToLlm,
-      transformContext: o.transformContext,
+      transformContext: (messages, signal) => this.transform(messages, signal),
       getApiKey: o.getApiKey,
       sessionId: this.sessionId,
       streamOptions: o.streamOptions,
       beforeToolCall: o.beforeToolCall,
       afterToolCall: o.afterToolCall,
       toolExecution: this.toolExecution,
-      getSteeringMessages: () => this.drain(this.steeringQueue, this.steeringMode, o.getSteeringMessages),
-      getFollowUpMessages: () => this.drain(this.followUpQueue, this.followUpMode, o.getFollowUpMessages),
+      getSteeringMessages: () => this.drain(this.steeringQueue, this.steeringMode, this.sources("steer")),
+      getFollowUpMessages: () => this.drain(this.followUpQueue, this.followUpMode, this.sources("followUp")),
+    };
+  }
+
+  /** Every composed `transformContext`, in order. */
+  private async transform(messages: AgentMessage[], signal?: AbortSignal): Promise<AgentMessage[]> {
+    let out = messages;
+    for (const h of this.hooks) if (h.transformContext) out = await h.transformContext(out, signal);
+    return out;
+  }
+
+  /** The composed external sources of one queue as one source; undefined when there is none. */
+  private sources(which: "steer" | "followUp"): (() => Promise<AgentMessage[]>) | undefined {
+    const fns = this.hooks.flatMap((h) => {
+      const fn = which === "steer" ? h.getSteeringMessages : h.getFollowUpMessages;
+      return fn ? [fn] : [];
+    });
+    if (fns.length === 0) return undefined;
+    return async () => {
+      const out: AgentMessage[] = [];
+      for (const fn of fns) out.push(...((await fn()) ?? []));
+      return out;
     };
   }
 

@@ -4,7 +4,14 @@
  * the engine from here.
  */
 
-export { Agent, type AgentInitialState, type AgentOptions, defaultConvertToLlm } from "./agent.js";
+export {
+  type AddHooksOptions,
+  Agent,
+  type AgentHooks,
+  type AgentInitialState,
+  type AgentOptions,
+  defaultConvertToLlm,
+} from "./agent.js";
 export {
   type AgentEventSink,
   agentLoop,

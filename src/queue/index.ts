@@ -17,4 +17,4 @@ export * from "./types.js";
 export type { CompactionConfig } from "./worker/compaction-step.js";
 export { plainInboundFormatter } from "./worker/item-messages.js";
 export { INTERRUPTED_TOOL_TEXT } from "./worker/recovery.js";
-export type { LeaseEvent } from "./worker/thread-holder.js";
+export type { LeaseEvent, TenureState } from "./worker/tenure.js";

@@ -48,22 +48,14 @@ export class RecordingSinks {
     return this.runs.filter((r) => r.threadKey === threadKey).flatMap((r) => r.notices);
   }
 
-  /** Resolves when `check()` is true (checked now and after every recorded change); rejects after `timeoutMs`. */
-  waitFor(check: () => boolean, timeoutMs = 10_000, what = "a condition"): Promise<void> {
+  /**
+   * Resolves when `check()` is true, checked now and after every recorded change. It has no
+   * timeout of its own: it waits on what the runtime records, and the test runner's timeout applies.
+   */
+  waitFor(check: () => boolean): Promise<void> {
     if (check()) return Promise.resolve();
-    return new Promise((resolve, reject) => {
-      const waiter = {
-        check,
-        resolve: () => {
-          clearTimeout(timer);
-          resolve();
-        },
-      };
-      const timer = setTimeout(() => {
-        this.waiters.splice(this.waiters.indexOf(waiter), 1);
-        reject(new Error(`Timed out after ${timeoutMs} ms waiting for ${what}.`));
-      }, timeoutMs);
-      this.waiters.push(waiter);
+    return new Promise((resolve) => {
+      this.waiters.push({ check, resolve });
     });
   }
 

@@ -119,11 +119,16 @@ export interface RunSink {
 export type RunSinkFactory = (threadKey: string, runId: string) => RunSink;
 
 /**
- * What an `AgentFactory` receives. The factory must pass `getSteeringMessages` and
- * `getFollowUpMessages` to the `Agent` as its external queue sources: they drain the thread's
- * inbox at the engine's checkpoints. `messages` is the session's context; `model` and
- * `thinkingLevel` are the thread's settings (`model` undefined: the factory's default).
- * `signal` aborts when the runtime drops the agent (idle eviction, shutdown).
+ * What an `AgentFactory` receives. `messages` is the session's context; `model` and `thinkingLevel`
+ * are the thread's settings (`model` undefined: the factory's default). `signal` aborts when the
+ * runtime drops the agent (idle eviction, shutdown).
+ *
+ * The factory wires neither the inbox nor compaction: while a worker holds the thread, the runtime
+ * adds them to the agent itself with `Agent.addHooks` (position `first`): the thread's inbox as
+ * steering and follow-up sources (drained at the engine's checkpoints) and per-call compaction as
+ * the outermost `transformContext` (it sees the loop's full history; the factory's own transform,
+ * e.g. the extensions' `context` handlers, sees the compacted view). Hooks the factory passes to
+ * `new Agent(...)` stay as they are.
  */
 export interface AgentFactoryContext {
   threadKey: string;
@@ -132,18 +137,6 @@ export interface AgentFactoryContext {
   model: string | undefined;
   thinkingLevel: ThinkingLevel | undefined;
   signal: AbortSignal;
-  getSteeringMessages: () => Promise<AgentMessage[]>;
-  getFollowUpMessages: () => Promise<AgentMessage[]>;
-  /**
-   * Per-call compaction (always set by the runtime; optional only so that hand-made contexts stay
-   * valid). Pass it to the `Agent` as `transformContext`, or call it first from your own transform
-   * (`async (m, s) => mine(await ctx.transformContext(m, s), s)`): before every LLM call it checks
-   * the history against the compaction threshold, compacts the session when it is over (a fenced
-   * compaction entry), and returns the summary plus the kept messages; later calls of the run reuse
-   * that compaction. It is idempotent and never throws. When the factory passes nothing or another
-   * transform, the runtime puts this one in front of it itself.
-   */
-  transformContext?: (messages: AgentMessage[], signal?: AbortSignal) => Promise<AgentMessage[]>;
   /**
    * Appends a `custom` entry (`customType`, `data`; never sent to the model) to the thread's current
    * session, after the entries of the run in progress, through the holder's lease-fenced writer

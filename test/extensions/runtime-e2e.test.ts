@@ -113,8 +113,6 @@ async function start(extraTools: AgentTool[] = []): Promise<World> {
       streamFn,
       convertToLlm,
       ...thread.agentHooks(),
-      getSteeringMessages: ctx.getSteeringMessages,
-      getFollowUpMessages: ctx.getFollowUpMessages,
     });
     thread.attach(agent);
     return agent;

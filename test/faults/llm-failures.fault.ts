@@ -94,8 +94,6 @@ describe("fault: LLM server failing and stalling mid-stream", () => {
           getApiKey: () => "test-key",
           convertToLlm,
           streamOptions: { idleTimeoutMs: IDLE_TIMEOUT_MS },
-          getSteeringMessages: ctx.getSteeringMessages,
-          getFollowUpMessages: ctx.getFollowUpMessages,
         }),
     });
     await runtime.start();

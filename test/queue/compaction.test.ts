@@ -25,6 +25,8 @@ import {
   scriptedModel,
 } from "../support/scripted-stream.js";
 import { inbound, sessionEntries, sessionMessages, textOf, waitIdle } from "./support/harness.js";
+import { LeaseLog } from "./support/lease-log.js";
+import { TestClock } from "./support/test-clock.js";
 
 const SUMMARY = "SUMMARY of the earlier work";
 
@@ -42,6 +44,8 @@ const bigTool: AgentTool = {
 
 interface World {
   runtime: EmbeddedRuntime;
+  leases: LeaseLog;
+  clock: TestClock;
   sinks: RecordingSinks;
   summaries: string[];
   transformed: AgentMessage[][];
@@ -60,7 +64,7 @@ async function start(
   stream: ScriptedStream,
   o: {
     contextWindow: number;
-    hook: "none" | "passed" | "own";
+    hook: "none" | "own";
     tools?: AgentTool[];
     extra?: Partial<EmbeddedRuntimeOptions>;
   },
@@ -74,14 +78,12 @@ async function start(
       transformed.push(messages);
       return messages;
     };
-    const transformContext = o.hook === "passed" ? ctx.transformContext : o.hook === "own" ? own : undefined;
+    const transformContext = o.hook === "own" ? own : undefined;
     return new Agent({
       initialState: { model, messages: ctx.messages, tools: [bigTool, ...(o.tools ?? [])] },
       streamFn: stream.streamFn,
       convertToLlm,
       ...(transformContext ? { transformContext } : {}),
-      getSteeringMessages: ctx.getSteeringMessages,
-      getFollowUpMessages: ctx.getFollowUpMessages,
     });
   };
   const compaction: CompactionConfig = {
@@ -92,8 +94,12 @@ async function start(
     },
   };
   const sinks = new RecordingSinks();
+  const clock = new TestClock();
+  const leases = new LeaseLog();
   const runtime = new EmbeddedRuntime({
     dataDir: dir,
+    clock,
+    onLease: leases.record,
     sinks: sinks.factory,
     agentFactory: factory,
     compaction,
@@ -105,7 +111,7 @@ async function start(
     await runtime.stop({ graceMs: 200 });
     rmSync(dir, { recursive: true, force: true });
   });
-  return { runtime, sinks, summaries, transformed };
+  return { runtime, leases, clock, sinks, summaries, transformed };
 }
 
 function seesSummary(call: RecordedStreamCall | undefined): boolean {
@@ -133,13 +139,13 @@ function sixTools(): ScriptedStream {
 }
 
 describe("compaction within a run", () => {
-  for (const hook of ["none", "passed", "own"] as const) {
+  for (const hook of ["none", "own"] as const) {
     it(`compacts before the call that would go over the threshold; the later calls of the run reuse it (factory hook: ${hook})`, async () => {
       const stream = sixTools();
       const w = await start(stream, { contextWindow: 3000, hook });
       const t = `web:compact-run-${hook}`;
       await w.runtime.deliver(inbound(t, "work please"));
-      await waitIdle(w.runtime, t);
+      await waitIdle(w, t);
 
       // 6 tool calls and the answer: 7 model calls in one run, and one summary request.
       expect(stream.calls).toHaveLength(7);
@@ -175,7 +181,7 @@ describe("compaction within a run", () => {
 
       // The next run starts from the compacted history (the agent was kept, not rebuilt).
       await w.runtime.deliver(inbound(t, "thanks"));
-      await waitIdle(w.runtime, t);
+      await waitIdle(w, t);
       const next = stream.calls[7];
       expect(seesSummary(next)).toBe(true);
       expect(toolResultsIn(next)).toEqual(["result 4", "result 5", "result 6"]);
@@ -198,7 +204,7 @@ async function overflowWorld(overflows: number) {
   const t = `web:overflow-${overflows}`;
   for (let i = 0; i < 3; i++) {
     await w.runtime.deliver(inbound(t, `early ${i} ${"x".repeat(2000)}`));
-    await waitIdle(w.runtime, t);
+    await waitIdle(w, t);
   }
   expect(w.summaries).toHaveLength(0);
   return { w, stream, t };
@@ -208,7 +214,7 @@ describe("a reply that overflowed the context window", () => {
   it("is compacted once and retried; the user sees only the answer; the failed reply is off the branch", async () => {
     const { w, stream, t } = await overflowWorld(1);
     await w.runtime.deliver(inbound(t, `last ${"z".repeat(2000)}`));
-    await waitIdle(w.runtime, t);
+    await waitIdle(w, t);
 
     expect(w.summaries).toHaveLength(1);
     expect(stream.calls).toHaveLength(5);
@@ -238,7 +244,7 @@ describe("a reply that overflowed the context window", () => {
   it("never loops: a second overflow after the retry is shown as it is", async () => {
     const { w, stream, t } = await overflowWorld(2);
     await w.runtime.deliver(inbound(t, `last ${"z".repeat(2000)}`));
-    await waitIdle(w.runtime, t);
+    await waitIdle(w, t);
 
     expect(w.summaries).toHaveLength(1);
     expect(stream.calls).toHaveLength(5);
@@ -251,7 +257,7 @@ describe("a reply that overflowed the context window", () => {
 
     // The thread goes on normally afterwards.
     await w.runtime.deliver(inbound(t, "again"));
-    await waitIdle(w.runtime, t);
+    await waitIdle(w, t);
     expect(textOf((await sessionMessages(w.runtime.store, t)).at(-1) as AgentMessage)).toBe("ok again");
   });
 });
@@ -271,7 +277,10 @@ describe("/compact (the compact control command)", () => {
     expect((await w.runtime.status(t)).contextTokens).toBeUndefined();
     for (let i = 0; i < 3; i++) {
       await w.runtime.deliver(inbound(t, `early ${i} ${"x".repeat(2000)}`));
-      await waitIdle(w.runtime, t);
+      // Collect mode: the holder waits out the window on the clock first.
+      await w.clock.sleeping(10);
+      await w.clock.advance(10);
+      await waitIdle(w, t);
     }
     const before = await w.runtime.status(t);
     expect(before.mode).toBe("collect");
@@ -280,8 +289,8 @@ describe("/compact (the compact control command)", () => {
 
     const r = await w.runtime.control(t, { type: "compact", instructions: "keep the numbers" });
     expect(r).toEqual({ wasRunning: false, discarded: [] });
-    await w.sinks.waitFor(() => w.sinks.noticesOf(t).length > 0, 5000, "the compaction notice");
-    await waitIdle(w.runtime, t);
+    await w.sinks.waitFor(() => w.sinks.noticesOf(t).length > 0);
+    await waitIdle(w, t);
     expect(w.summaries).toHaveLength(1);
     expect(w.summaries[0]).toContain("keep the numbers");
     const notice = w.sinks.noticesOf(t)[0] ?? "";
@@ -295,7 +304,9 @@ describe("/compact (the compact control command)", () => {
     expect((await w.runtime.status("web:other")).mode).toBe("steer");
 
     await w.runtime.deliver(inbound(t, "next"));
-    await waitIdle(w.runtime, t);
+    await w.clock.sleeping(10);
+    await w.clock.advance(10);
+    await waitIdle(w, t);
     expect(seesSummary(stream.calls.at(-1))).toBe(true);
   });
 
@@ -320,14 +331,14 @@ describe("/compact (the compact control command)", () => {
     const t = "web:manual-busy";
     for (let i = 0; i < 2; i++) {
       await w.runtime.deliver(inbound(t, `early ${i} ${"x".repeat(2000)}`));
-      await waitIdle(w.runtime, t);
+      await waitIdle(w, t);
     }
     await w.runtime.deliver(inbound(t, `wait ${"w".repeat(2000)}`));
     await gate.reached;
     expect((await w.runtime.control(t, { type: "compact" })).wasRunning).toBe(true);
     await w.runtime.deliver(inbound(t, "after"), "followUp");
     gate.release();
-    await waitIdle(w.runtime, t);
+    await waitIdle(w, t);
 
     const kinds = (await sessionEntries(w.runtime.store, t)).map((e) =>
       e.type === "message" ? `${e.message.role}:${textOf(e.message).slice(0, 7)}` : e.type,
@@ -348,9 +359,9 @@ describe("/compact (the compact control command)", () => {
     const w = await start(stream, { contextWindow: 100_000, hook: "none" });
     const t = "web:manual-short";
     await w.runtime.deliver(inbound(t, "hello"));
-    await waitIdle(w.runtime, t);
+    await waitIdle(w, t);
     await w.runtime.control(t, { type: "compact" });
-    await w.sinks.waitFor(() => w.sinks.noticesOf(t).length > 0, 5000, "the notice");
+    await w.sinks.waitFor(() => w.sinks.noticesOf(t).length > 0);
     expect(w.sinks.noticesOf(t)).toEqual(["Nothing compacted: there is not enough history to compact yet."]);
     expect(w.summaries).toHaveLength(0);
   });

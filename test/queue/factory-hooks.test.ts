@@ -27,6 +27,8 @@ import type {
 import type { CompactionConfig } from "../../src/queue/worker/compaction-step.js";
 import { lastUserText, ScriptedStream, scriptedModel } from "../support/scripted-stream.js";
 import { inbound, sessionEntries, sessionMessages, textOf, waitIdle } from "./support/harness.js";
+import { LeaseLog } from "./support/lease-log.js";
+import { TestClock } from "./support/test-clock.js";
 
 // The extensions' thread binding plugs into the hooks as it is.
 const emitFits: SessionEventHook = null as unknown as ThreadExtensions["emitSession"];
@@ -36,6 +38,8 @@ void prepareFits;
 
 interface World {
   runtime: EmbeddedRuntime;
+  leases: LeaseLog;
+  clock: TestClock;
   sinks: RecordingSinks;
   events: RuntimeSessionEvent[];
   contexts: AgentFactoryContext[];
@@ -67,8 +71,12 @@ async function start(
   const prepared: string[][] = [];
   const askers: string[][] = [];
   const sinks = new RecordingSinks();
+  const clock = new TestClock();
+  const leases = new LeaseLog();
   const runtime = new EmbeddedRuntime({
     dataDir: dir,
+    clock,
+    onLease: leases.record,
     sinks: sinks.factory,
     compaction: o.compaction,
     onError: () => {},
@@ -97,8 +105,6 @@ async function start(
         },
         streamFn: stream.streamFn,
         convertToLlm,
-        getSteeringMessages: ctx.getSteeringMessages,
-        getFollowUpMessages: ctx.getFollowUpMessages,
       });
       return {
         agent,
@@ -119,7 +125,7 @@ async function start(
     await runtime.stop({ graceMs: 200 });
     rmSync(dir, { recursive: true, force: true });
   });
-  return { runtime, sinks, events, contexts, prepared, askers };
+  return { runtime, leases, clock, sinks, events, contexts, prepared, askers };
 }
 
 describe("factory hooks", () => {
@@ -128,9 +134,9 @@ describe("factory hooks", () => {
     const w = await start(stream);
     const t = "web:prepare";
     await w.runtime.deliver(inbound(t, "one"));
-    await waitIdle(w.runtime, t);
+    await waitIdle(w, t);
     await w.runtime.deliver(inbound(t, "two"));
-    await waitIdle(w.runtime, t);
+    await waitIdle(w, t);
 
     expect(w.prepared).toEqual([["one"], ["two"]]);
     expect(stream.calls[0]?.context.systemPrompt).toBe("base + run 1");
@@ -157,7 +163,7 @@ describe("factory hooks", () => {
     const w = await start(stream);
     const t = "web:append";
     await w.runtime.deliver(inbound(t, "please audit"));
-    await waitIdle(w.runtime, t);
+    await waitIdle(w, t);
 
     expect(w.askers).toEqual([["Ada: please audit"]]);
     const entries = await sessionEntries(w.runtime.store, t);
@@ -184,11 +190,11 @@ describe("factory hooks", () => {
     });
     const t = "web:new";
     await w.runtime.deliver(inbound(t, "one"));
-    await waitIdle(w.runtime, t);
+    await waitIdle(w, t);
     const first = (await w.runtime.store.getThreadMeta(t))?.currentSessionId;
 
     await w.runtime.control(t, { type: "newSession" });
-    await waitIdle(w.runtime, t);
+    await waitIdle(w, t);
     const second = (await w.runtime.store.getThreadMeta(t))?.currentSessionId;
     expect(second).not.toBe(first);
     expect(w.events.map((e) => e.type)).toEqual([
@@ -206,7 +212,7 @@ describe("factory hooks", () => {
 
     keep = true;
     await w.runtime.control(t, { type: "newSession" });
-    await waitIdle(w.runtime, t);
+    await waitIdle(w, t);
     expect((await w.runtime.store.getThreadMeta(t))?.currentSessionId).toBe(second);
     expect(w.sinks.noticesOf(t).at(-1)).toBe("Kept the current session: busy.");
   });
@@ -230,7 +236,7 @@ describe("factory hooks", () => {
     const t = "web:compact-events";
     for (let i = 0; i < 5; i++) {
       await w.runtime.deliver(inbound(t, `msg ${i} ${"x".repeat(2000)}`));
-      await waitIdle(w.runtime, t);
+      await waitIdle(w, t);
     }
     expect(summaries).toHaveLength(0);
     expect(w.events.filter((e) => e.type === "session_before_compact").length).toBeGreaterThan(0);
@@ -238,7 +244,7 @@ describe("factory hooks", () => {
 
     cancel = false;
     await w.runtime.deliver(inbound(t, `msg 5 ${"x".repeat(2000)}`));
-    await waitIdle(w.runtime, t);
+    await waitIdle(w, t);
     expect(summaries).toHaveLength(1);
     const done = w.events.find((e) => e.type === "session_compact");
     expect(done).toMatchObject({ type: "session_compact" });

@@ -1,7 +1,10 @@
 /**
  * Worker lifecycle on Redis: graceful hand-over on shutdown (at a checkpoint, or by abort after
- * the grace period), a holder that loses its lease, the sweeper that repairs a lost wake, idle
- * eviction of cached agents, and the signal handlers.
+ * the grace period), a holder that loses its lease, the sweeper that repairs a lost wake, a stop
+ * that never uses a closed connection, idle eviction of cached agents, and the signal handlers.
+ * Everything runs on a test clock: time moves only when a test advances it, and the tests wait on
+ * lease events and gates. The lease TTL is longer than any test runs, so Redis never expires a
+ * lease on its own clock unless a test says so.
  */
 import { EventEmitter } from "node:events";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -20,7 +23,7 @@ import { installShutdownHandlers } from "../../src/queue/shutdown.js";
 import { RedisSessionStore } from "../../src/queue/store/redis-store.js";
 import type { AgentFactory } from "../../src/queue/types.js";
 import { INTERRUPTED_TOOL_TEXT } from "../../src/queue/worker/recovery.js";
-import { connectRedis, uniquePrefix } from "../support/redis.js";
+import { connectRedis, redisUrl, uniquePrefix } from "../support/redis.js";
 import {
   createGate,
   type Gate,
@@ -34,9 +37,12 @@ import {
   resolveTestModel,
   scriptedFactory,
   sessionMessages,
+  type ToolSeen,
   textOf,
   waitIdle,
 } from "./support/harness.js";
+import { LeaseLog } from "./support/lease-log.js";
+import { TestClock } from "./support/test-clock.js";
 
 /** Calls the `slow` tool for a user message that says "tool", then acknowledges. */
 function toolThenAck(): ScriptedStream {
@@ -60,11 +66,15 @@ describe("worker lifecycle (Redis)", () => {
     for (const c of cleanups.splice(0).reverse()) await c();
   });
 
-  function setup(leaseTtlMs = 1000) {
+  const TTL = 60_000;
+
+  function setup() {
     const redis = connectRedis();
     const prefix = uniquePrefix();
     const store = new RedisSessionStore({ redis, prefix });
     const sinks = new RecordingSinks();
+    const clock = new TestClock();
+    const leases = new LeaseLog();
     const runtimes: RedisRuntime[] = [];
     const make = (factory: AgentFactory, extra: Partial<RedisRuntimeOptions> = {}) => {
       const r = new RedisRuntime({
@@ -74,23 +84,37 @@ describe("worker lifecycle (Redis)", () => {
         sinks: sinks.factory,
         agentFactory: factory,
         resolveModel: resolveTestModel,
-        leaseTtlMs,
-        controlPollMs: 100,
-        sweepIntervalMs: 200,
+        leaseTtlMs: TTL,
+        controlPollMs: 7_000,
+        sweepIntervalMs: 3_600_000,
+        clock,
+        onLease: leases.record,
         ...extra,
       });
       runtimes.push(r);
       return r;
     };
     cleanups.push(async () => {
-      for (const r of runtimes) await r.stop({ graceMs: 200 });
+      for (const r of runtimes) {
+        const stopping = r.stop({ graceMs: 200 });
+        await clock.advance(200);
+        await stopping;
+      }
       await redis.quit();
     });
-    return { redis, prefix, store, make };
+    return {
+      redis,
+      prefix,
+      store,
+      clock,
+      leases,
+      make,
+      watch: (runtime: RedisRuntime) => ({ runtime, leases }),
+    };
   }
 
   it("creates a thread's first session and a /new session under the holder's lease (fenced)", async () => {
-    const { redis, prefix, store, make } = setup();
+    const { redis, prefix, store, make, watch } = setup();
     const fences: { call: string; key?: string; token?: string }[] = [];
     const watched = Object.create(store) as RedisSessionStore;
     watched.createSession = (threadKey, options) => {
@@ -101,27 +125,24 @@ describe("worker lifecycle (Redis)", () => {
       fences.push({ call: "newSession", key: options?.fence?.key, token: options?.fence?.token });
       return store.newSession(threadKey, options);
     };
-    const tokens: string[] = [];
     const stream = new ScriptedStream((call) => `ack ${lastUserText(call)}`);
-    const r = make(scriptedFactory(stream), {
-      store: watched,
-      onLease: (e) => {
-        if (e.type === "acquired") tokens.push(e.token);
-      },
-    });
+    const r = make(scriptedFactory(stream), { store: watched });
     await r.start();
     const t = "web:fenced-sessions";
     await r.deliver(inbound(t, "hello"));
-    await waitIdle(r, t);
+    await waitIdle(watch(r), t);
     await r.control(t, { type: "newSession" });
-    await waitIdle(r, t);
+    await waitIdle(watch(r), t);
+    const tokens = watch(r)
+      .leases.events.filter((e) => e.threadKey === t && e.type === "acquired")
+      .map((e) => e.token);
     const key = new RuntimeKeys(prefix).lease(t);
     expect(fences).toEqual([
       { call: "createSession", key, token: tokens[0] },
       { call: "newSession", key, token: tokens[1] },
     ]);
     // A stale holder's /new writes nothing.
-    await redis.set(key, "someone-else", "PX", 2000);
+    await redis.set(key, "someone-else", "PX", TTL);
     await expect(store.newSession(t, { fence: { key, token: tokens[1] as string } })).rejects.toThrow(
       /lease/i,
     );
@@ -129,7 +150,7 @@ describe("worker lifecycle (Redis)", () => {
   });
 
   it("on shutdown a run stops at its next checkpoint and another worker finishes it", async () => {
-    const { store, make } = setup();
+    const { store, clock, leases, make, watch } = setup();
     const gate = createGate();
     gates.push(gate);
     const streamA = toolThenAck();
@@ -141,12 +162,14 @@ describe("worker lifecycle (Redis)", () => {
     await gate.reached;
     const b = make(scriptedFactory(streamB, [gatedTool("slow", () => undefined)]));
     await b.start();
-    const startedAt = Date.now();
+    const startedAt = clock.now();
     const stopping = a.stop({ graceMs: 10_000 });
     gate.release(); // the tool finishes; the checkpoint after it hands the thread over
     await stopping;
-    expect(Date.now() - startedAt).toBeLessThan(5000);
-    await waitIdle(b, t);
+    // Handed over at the checkpoint, not by the grace period: the clock never moved.
+    expect(clock.now()).toBe(startedAt);
+    expect(leases.typesOf(t).slice(0, 4)).toEqual(["acquired", "releasing", "handoff", "acquired"]);
+    await waitIdle(watch(b), t);
     expect(lines(await sessionMessages(store, t))).toEqual([
       "user:use the tool",
       "assistant:",
@@ -158,10 +181,10 @@ describe("worker lifecycle (Redis)", () => {
   });
 
   it("after the grace period a running tool is aborted and the next worker closes its call as interrupted", async () => {
-    const { store, make } = setup();
+    const { store, clock, make, watch } = setup();
     const gate = createGate();
     gates.push(gate);
-    const seen = { runs: 0, abortedAt: undefined as number | undefined };
+    const seen: ToolSeen = { runs: 0 };
     const a = make(scriptedFactory(toolThenAck(), [gatedTool("slow", () => gate, seen)]));
     await a.start();
     const t = "web:grace";
@@ -169,11 +192,14 @@ describe("worker lifecycle (Redis)", () => {
     await gate.reached;
     const b = make(scriptedFactory(toolThenAck(), []));
     await b.start();
-    const startedAt = Date.now();
-    await a.stop({ graceMs: 300 });
-    expect(seen.abortedAt).toBeDefined();
-    expect(Date.now() - startedAt).toBeLessThan(3000);
-    await waitIdle(b, t);
+    const stopping = a.stop({ graceMs: 300 });
+    await clock.sleeping(300);
+    await clock.advance(299);
+    expect(seen.aborted).toBeUndefined();
+    await clock.advance(1);
+    await stopping;
+    expect(seen.aborted).toBe(true);
+    await waitIdle(watch(b), t);
     const messages = await sessionMessages(store, t);
     expect(lines(messages)).toEqual([
       "user:tool forever",
@@ -184,24 +210,35 @@ describe("worker lifecycle (Redis)", () => {
     expect(messages[2]).toMatchObject({ isError: true });
   });
 
-  it("a holder that loses its lease stops writing; the thread is recovered by the next holder", async () => {
-    const { redis, prefix, store, make } = setup(3000);
+  it("a holder that loses its lease stops writing at its next renewal; the thread is recovered after the intruder", async () => {
+    const { redis, prefix, store, clock, leases, make, watch } = setup();
     const gate = createGate();
     gates.push(gate);
-    const seen = { runs: 0, abortedAt: undefined as number | undefined };
-    const r = make(scriptedFactory(toolThenAck(), [gatedTool("slow", () => gate, seen)]));
+    const seen: ToolSeen = { runs: 0 };
+    const sweepEvery = 2 * TTL + 50_000;
+    const r = make(scriptedFactory(toolThenAck(), [gatedTool("slow", () => gate, seen)]), {
+      sweepIntervalMs: sweepEvery,
+    });
     await r.start();
     const t = "web:intruder";
     await r.deliver(inbound(t, "tool please"));
     await gate.reached;
     // Someone else takes the lease (as if this worker had stalled past its TTL).
-    await redis.set(new RuntimeKeys(prefix).lease(t), "intruder", "PX", 400);
-    const deadline = Date.now() + 5000;
-    while (seen.abortedAt === undefined && Date.now() < deadline)
-      await new Promise((res) => setTimeout(res, 20));
-    expect(seen.abortedAt).toBeDefined();
+    const key = new RuntimeKeys(prefix).lease(t);
+    await redis.set(key, "intruder", "PX", TTL);
+    const lost = leases.next((e) => e.threadKey === t && e.type === "lost");
+    // The lost holder wakes the thread again; that job finds the intruder alive and leaves it be.
+    const declined = leases.next((e) => e.threadKey === t && e.type === "declined");
+    await clock.advance(TTL / 3);
+    await lost;
+    expect(seen.aborted).toBe(true);
+    await declined;
+    // The intruder dies without releasing; the sweeper wakes the thread once it has been quiet for
+    // two lease TTLs (the sweep at 170 s finds it 150 s old).
+    await redis.del(key);
     gate.release();
-    await waitIdle(r, t);
+    await clock.advance(sweepEvery);
+    await waitIdle(watch(r), t);
     const messages = await sessionMessages(store, t);
     // The old holder's tool result was never written; the next holder closed the call.
     expect(lines(messages)).toEqual([
@@ -210,29 +247,85 @@ describe("worker lifecycle (Redis)", () => {
       `toolResult:${INTERRUPTED_TOOL_TEXT}`,
       "assistant:ack tool please",
     ]);
+    expect(leases.typesOf(t)).toEqual(["acquired", "lost", "declined", "acquired", "releasing", "released"]);
   });
 
-  it("the sweeper wakes a thread whose wake job was never added", async () => {
-    const { redis, prefix, store, make } = setup(200);
-    const r = make(scriptedFactory(new ScriptedStream((call) => `ack ${lastUserText(call)}`)));
+  it("the sweeper wakes a thread whose wake job was never added, once it is two lease TTLs old", async () => {
+    const { redis, prefix, store, clock, make, watch } = setup();
+    const sweepEvery = 2 * TTL + 10_000;
+    const r = make(scriptedFactory(new ScriptedStream((call) => `ack ${lastUserText(call)}`)), {
+      sweepIntervalMs: sweepEvery,
+    });
     await r.start();
     const t = "web:lost-wake";
     // A gateway that died right after the inbox append: flag set, no job.
-    const state = new RedisThreadState(redis, new RuntimeKeys(prefix));
+    const state = new RedisThreadState(redis, new RuntimeKeys(prefix), { clock });
     const out = await state.append(
       t,
       { mode: "steer", kind: "message", message: inbound(t, "anyone?") },
-      {
-        cap: 20,
-        dropPolicy: "new",
-      },
+      { cap: 20, dropPolicy: "new" },
     );
     expect(out).toMatchObject({ accepted: true, woke: true });
-    const deadline = Date.now() + 8000;
-    while ((await sessionMessages(store, t)).length < 2 && Date.now() < deadline) {
-      await new Promise((res) => setTimeout(res, 50));
-    }
+    await clock.sleeping(sweepEvery);
+    const answered = watch(r).leases.next((e) => e.threadKey === t && e.type === "released");
+    await clock.advance(sweepEvery);
+    await answered;
+    await waitIdle(watch(r), t);
     expect(lines(await sessionMessages(store, t))).toEqual(["user:anyone?", "assistant:ack anyone?"]);
+  });
+
+  it("a stop lets a sweep in progress finish before it hands threads over and closes connections", async () => {
+    const { redis, prefix, clock } = setup();
+    const errors: string[] = [];
+    const every = 1000;
+    const graceMs = 4321;
+    const sweepGate = createGate();
+    gates.push(sweepGate);
+    let sweepEnded = false;
+    /** Its sweep waits at a gate before it starts. */
+    class GatedSweep extends RedisRuntime {
+      override async sweepOnce(lockMs?: number): Promise<string[]> {
+        await sweepGate.arrive();
+        try {
+          return await super.sweepOnce(lockMs);
+        } finally {
+          sweepEnded = true;
+        }
+      }
+    }
+    // The runtime owns its connection: stop() closes it.
+    const r = new GatedSweep({
+      redis: redisUrl(),
+      prefix,
+      store: new RedisSessionStore({ redis, prefix }),
+      sinks: new RecordingSinks().factory,
+      agentFactory: scriptedFactory(new ScriptedStream(() => "ok")),
+      leaseTtlMs: TTL,
+      sweepIntervalMs: every,
+      clock,
+      onError: (e, context) => errors.push(`${context}: ${e instanceof Error ? e.message : String(e)}`),
+    });
+    await r.start();
+    // A thread with a queued item and a live lease elsewhere: the sweep probes it and leaves it be.
+    const keys = new RuntimeKeys(prefix);
+    const k = keys.thread("web:swept");
+    await redis.rpush(k.inbox, '{"seq":1,"at":0,"mode":"steer","kind":"message"}');
+    await redis.set(k.lease, "elsewhere", "PX", TTL);
+    await redis.zadd(keys.pending, clock.now() - 10 * TTL, "web:swept");
+    await clock.sleeping(every);
+    await clock.advance(every);
+    await sweepGate.reached;
+    let sweepEndedAtStop: boolean | undefined;
+    const stopping = r.stop({ graceMs }).then(() => {
+      sweepEndedAtStop = sweepEnded;
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+    // The sweep is in flight: nothing is handed over yet.
+    expect(clock.isSleeping(graceMs)).toBe(false);
+    sweepGate.release();
+    await stopping;
+    expect(sweepEndedAtStop).toBe(true);
+    expect(errors).toEqual([]);
   });
 });
 
@@ -244,17 +337,18 @@ describe("compaction, usage, idle eviction and signals", () => {
       usage: { input: 2500, output: 3 },
     }));
     const summaries: string[] = [];
+    const leases = new LeaseLog();
     const runtime = new EmbeddedRuntime({
       dataDir: dir,
       sinks: new RecordingSinks().factory,
+      clock: new TestClock(),
+      onLease: leases.record,
       agentFactory: (ctx) =>
         new Agent({
           initialState: { model: scriptedModel({ contextWindow: 3000 }), messages: ctx.messages },
           streamFn: stream.streamFn,
           // The session's converter shows compaction summaries to the model.
           convertToLlm,
-          getSteeringMessages: ctx.getSteeringMessages,
-          getFollowUpMessages: ctx.getFollowUpMessages,
         }),
       compaction: {
         settings: { enabled: true, reserveTokens: 1000, keepRecentTokens: 300 },
@@ -272,7 +366,7 @@ describe("compaction, usage, idle eviction and signals", () => {
       const t = "web:compact";
       for (let i = 0; i < 6; i++) {
         await runtime.deliver(inbound(t, `message ${i} ${"x".repeat(2000)}`));
-        await waitIdle(runtime, t);
+        await waitIdle({ runtime, leases }, t);
       }
       expect(summaries.length).toBeGreaterThan(0);
       const meta = await runtime.store.getThreadMeta(t);
@@ -283,7 +377,7 @@ describe("compaction, usage, idle eviction and signals", () => {
       // Usage of every answer is added to the thread's totals.
       expect((await runtime.status(t)).meta?.usage).toMatchObject({ input: 15_000, output: 18 });
     } finally {
-      await runtime.stop({ graceMs: 100 });
+      await runtime.stop({ graceMs: 0 });
       rmSync(dir, { recursive: true, force: true });
     }
   });
@@ -293,6 +387,9 @@ describe("compaction, usage, idle eviction and signals", () => {
     const stream = new ScriptedStream((call) => `ack ${lastUserText(call)}`);
     const built: AbortSignal[] = [];
     const inner = scriptedFactory(stream);
+    const clock = new TestClock();
+    const leases = new LeaseLog();
+    const idleMs = 777;
     const runtime = new EmbeddedRuntime({
       dataDir: dir,
       sinks: new RecordingSinks().factory,
@@ -300,25 +397,30 @@ describe("compaction, usage, idle eviction and signals", () => {
         built.push(ctx.signal);
         return inner(ctx);
       },
-      agentIdleMs: 50,
+      agentIdleMs: idleMs,
+      clock,
+      onLease: leases.record,
     });
+    const w = { runtime, leases };
     try {
       await runtime.start();
       const t = "web:evict";
       await runtime.deliver(inbound(t, "one"));
-      await waitIdle(runtime, t);
+      await waitIdle(w, t);
       await runtime.deliver(inbound(t, "two"));
-      await waitIdle(runtime, t);
+      await waitIdle(w, t);
       expect(built).toHaveLength(1);
-      await new Promise<void>((resolve) =>
-        built[0]?.addEventListener("abort", () => resolve(), { once: true }),
-      );
+      await clock.sleeping(idleMs);
+      await clock.advance(idleMs - 1);
+      expect(built[0]?.aborted).toBe(false);
+      await clock.advance(1);
+      expect(built[0]?.aborted).toBe(true);
       await runtime.deliver(inbound(t, "three"));
-      await waitIdle(runtime, t);
+      await waitIdle(w, t);
       expect(built).toHaveLength(2);
       expect(stream.calls.at(-1)?.context.messages.filter((m) => m.role === "user")).toHaveLength(3);
     } finally {
-      await runtime.stop({ graceMs: 100 });
+      await runtime.stop({ graceMs: 0 });
       rmSync(dir, { recursive: true, force: true });
     }
   });

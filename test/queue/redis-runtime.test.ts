@@ -1,5 +1,7 @@
 /**
- * The Redis runtime (BullMQ queue, Lua steps, Redis session store) against the runtime contract.
+ * The Redis runtime (BullMQ queue, Lua steps, Redis session store) against the runtime contract,
+ * on a test clock. The lease TTL is longer than any test may run, so a lease never expires on
+ * Redis's own clock while the test clock stands still.
  */
 
 import { RecordingSinks } from "../../src/queue/recording-sink.js";
@@ -8,12 +10,16 @@ import { RedisSessionStore } from "../../src/queue/store/redis-store.js";
 import { connectRedis, uniquePrefix } from "../support/redis.js";
 import { runtimeContract } from "./runtime-contract.js";
 import { type HarnessFactory, resolveTestModel, scriptedFactory } from "./support/harness.js";
+import { LeaseLog } from "./support/lease-log.js";
+import { TestClock } from "./support/test-clock.js";
 
 const makeRedis: HarnessFactory = async (o) => {
   const redis = connectRedis();
   const prefix = uniquePrefix();
   const store = new RedisSessionStore({ redis, prefix });
   const sinks = new RecordingSinks();
+  const clock = new TestClock();
+  const leases = new LeaseLog();
   const runtime = new RedisRuntime({
     redis,
     prefix,
@@ -26,15 +32,19 @@ const makeRedis: HarnessFactory = async (o) => {
     collectDebounceMs: o.collectDebounceMs ?? 400,
     defaultMode: o.defaultMode,
     compaction: o.compaction,
-    leaseTtlMs: 3000,
+    leaseTtlMs: 60_000,
     controlPollMs: 200,
     sweepIntervalMs: 1000,
+    clock,
+    onLease: leases.record,
   });
   await runtime.start();
   return {
     runtime,
     store,
     sinks,
+    clock,
+    leases,
     close: async () => {
       await runtime.stop({ graceMs: 1000 });
       await redis.quit();

@@ -2,8 +2,8 @@
  * The lost-wakeup race: a message that arrives while the holder is releasing the thread must never
  * be stranded. The runtime's release step is wrapped so that each release attempt triggers the
  * next delivery at a different point of the window: before the release Lua, concurrently with it,
- * or right after it (while the old wake job is still finishing). The sweeper is off, so only the
- * wake-flag protocol itself can bring each message to a worker.
+ * or right after it (while the old wake job is still finishing). The sweeper is off (the test clock
+ * never moves), so only the wake-flag protocol itself can bring each message to a worker.
  */
 import type { Redis } from "ioredis";
 import { afterEach, describe, expect, it } from "vitest";
@@ -23,6 +23,8 @@ import {
   textOf,
   waitIdle,
 } from "./support/harness.js";
+import { LeaseLog } from "./support/lease-log.js";
+import { TestClock } from "./support/test-clock.js";
 
 type Hook = (phase: "before" | "after") => Promise<void>;
 
@@ -61,6 +63,7 @@ describe("release race", () => {
     const store = new RedisSessionStore({ redis, prefix });
     const stream = new ScriptedStream((call) => `ack ${lastUserText(call)}`);
     const sinks = new RecordingSinks();
+    const leases = new LeaseLog();
     const common = {
       redis,
       prefix,
@@ -68,8 +71,10 @@ describe("release race", () => {
       sinks: sinks.factory,
       agentFactory: scriptedFactory(stream),
       resolveModel: resolveTestModel,
-      leaseTtlMs: 5000,
+      leaseTtlMs: 60_000,
       sweepIntervalMs: 3_600_000,
+      clock: new TestClock(),
+      onLease: leases.record,
     };
     // Two worker runtimes compete for the wake jobs, as two processes would.
     const a = new HookedRuntime(common);
@@ -86,8 +91,13 @@ describe("release race", () => {
     const total = 300;
     let next = 0;
     const pending: Promise<unknown>[] = [];
+    let allSent!: () => void;
+    const sent = new Promise<void>((resolve) => {
+      allSent = resolve;
+    });
     const deliverNext = (runtime: Runtime) => {
       next++;
+      if (next === total) allSent();
       const p = runtime.deliver(inbound(thread, `m${next}`), next % 2 === 0 ? "steer" : "followUp");
       pending.push(p);
       return p;
@@ -102,10 +112,10 @@ describe("release race", () => {
     };
 
     await deliverNext(a);
-    const deadline = Date.now() + 20_000;
-    while (next < total && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    // Each release attempt delivers the next message, until all are sent.
+    await sent;
     await Promise.all(pending);
-    await waitIdle(a, thread, 15_000);
+    await waitIdle({ runtime: a, leases }, thread);
 
     const users = (await sessionMessages(store, thread)).filter((m) => m.role === "user").map(textOf);
     expect(next).toBe(total);

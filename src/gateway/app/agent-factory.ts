@@ -1,8 +1,9 @@
 /**
  * The worker side's `AgentFactory`: one `Agent` per thread with the thread's model (its setting,
  * else the deployment's default), thinking level (clamped to the model), the system prompt, the
- * channel's tools, the extensions' hooks, `convertToLlm` (so compaction summaries and injected
- * messages reach the model), and the inbox as its steering and follow-up sources.
+ * channel's tools, the extensions' hooks and `convertToLlm` (so compaction summaries and injected
+ * messages reach the model). The runtime adds the inbox (steering and follow-up sources) and
+ * per-call compaction itself, in front of the extensions' `context` handlers (`Agent.addHooks`).
  */
 import { Agent } from "../../agent/agent.js";
 import { streamSimple } from "../../agent/llm/stream.js";
@@ -64,11 +65,6 @@ export function createAgentFactory(o: AgentFactoryOptions): AgentFactory {
     }
     const level: ThinkingLevel = ctx.thinkingLevel ?? o.models.thinkingLevel;
     const hooks = thread.agentHooks();
-    // The runtime's per-call compaction first, then the extensions' `context` handlers.
-    const compacting = ctx.transformContext;
-    const transformContext: typeof hooks.transformContext = compacting
-      ? async (messages, signal) => hooks.transformContext(await compacting(messages, signal), signal)
-      : hooks.transformContext;
     const agent = new Agent({
       initialState: {
         model: model ?? NO_MODEL,
@@ -79,10 +75,7 @@ export function createAgentFactory(o: AgentFactoryOptions): AgentFactory {
       },
       convertToLlm,
       ...hooks,
-      transformContext,
       streamFn,
-      getSteeringMessages: ctx.getSteeringMessages,
-      getFollowUpMessages: ctx.getFollowUpMessages,
       onListenerError: (err, event) =>
         log.error(
           { err: err instanceof Error ? err.message : String(err), event: event.type },

@@ -9,6 +9,7 @@
  */
 
 import type { InboundMessage } from "../../adapters/types.js";
+import { type Clock, systemClock } from "../../agent/clock.js";
 import { findModel } from "../../agent/llm/models.js";
 import { LocalControlBus } from "../control-bus.js";
 import { Dispatcher } from "../dispatcher.js";
@@ -45,7 +46,7 @@ function defaultOnError(error: unknown, context: string): void {
 }
 
 export class EmbeddedRuntime implements Runtime {
-  readonly state = new MemoryThreadState();
+  readonly state: MemoryThreadState;
   readonly store: SessionStore;
   private readonly ownsStore: boolean;
   private readonly bus = new LocalControlBus();
@@ -53,11 +54,15 @@ export class EmbeddedRuntime implements Runtime {
   private readonly onError: (error: unknown, context: string) => void;
   private scheduler: LocalScheduler | undefined;
   private core: WorkerCore | undefined;
-  private sweepTimer: ReturnType<typeof setInterval> | undefined;
+  private readonly clock: Clock;
+  private readonly stopSweeping = new AbortController();
+  private sweeping: Promise<void> | undefined;
   private stopped: Promise<void> | undefined;
 
   constructor(private readonly o: EmbeddedRuntimeOptions) {
     this.onError = o.onError ?? defaultOnError;
+    this.clock = o.clock ?? systemClock;
+    this.state = new MemoryThreadState({ clock: this.clock });
     this.ownsStore = o.store === undefined;
     this.store =
       o.store ??
@@ -104,7 +109,7 @@ export class EmbeddedRuntime implements Runtime {
     if (!o.agentFactory)
       throw new Error("EmbeddedRuntime.start() needs `agentFactory` to build thread agents.");
     const rewake = async (threadKey: string) => {
-      this.state.setWake(threadKey, `rewake:${Date.now()}`);
+      this.state.setWake(threadKey, `rewake:${this.clock.now()}`);
       this.scheduler?.add(threadKey);
     };
     const core = new WorkerCore({
@@ -121,6 +126,7 @@ export class EmbeddedRuntime implements Runtime {
       compaction: o.compaction,
       onError: this.onError,
       onLease: o.onLease,
+      clock: this.clock,
       bus: this.bus,
       rewake,
       agentIdleMs: o.agentIdleMs,
@@ -133,10 +139,20 @@ export class EmbeddedRuntime implements Runtime {
     );
     // Messages delivered before start, and threads a failed tenure left behind, get (re)woken.
     for (const t of this.state.strandedThreads()) this.scheduler.add(t);
-    this.sweepTimer = setInterval(() => {
-      for (const t of this.state.strandedThreads()) void rewake(t);
-    }, o.sweepIntervalMs ?? 5000);
-    this.sweepTimer.unref?.();
+    this.sweeping = this.sweepLoop(o.sweepIntervalMs ?? 5000, rewake);
+  }
+
+  /** Re-wakes stranded threads every `every` ms on the clock until `stop()`. */
+  private async sweepLoop(every: number, rewake: (threadKey: string) => Promise<void>): Promise<void> {
+    const signal = this.stopSweeping.signal;
+    while (!signal.aborted) {
+      try {
+        await this.clock.sleep(every, signal);
+      } catch {
+        return;
+      }
+      for (const t of this.state.strandedThreads()) await rewake(t);
+    }
   }
 
   stop(options: { graceMs?: number } = {}): Promise<void> {
@@ -145,7 +161,8 @@ export class EmbeddedRuntime implements Runtime {
   }
 
   private async doStop(graceMs: number): Promise<void> {
-    if (this.sweepTimer) clearInterval(this.sweepTimer);
+    this.stopSweeping.abort();
+    await this.sweeping;
     const scheduler = this.scheduler;
     const closing: Promise<unknown>[] = [];
     if (this.core) closing.push(this.core.shutdown(graceMs));

@@ -1,8 +1,10 @@
 /**
  * `ThreadState` in one process, for the embedded runtime. Each method runs synchronously (no await
  * between its reads and writes), which makes it as atomic as the Lua step it mirrors; the rules are
- * the same as in redis/scripts.ts.
+ * the same as in redis/scripts.ts. Time (lease expiry, the collect window, dedupe) is the given
+ * `Clock`'s, so tests move it by hand.
  */
+import { type Clock, systemClock } from "../../agent/clock.js";
 import type {
   AcquireOutcome,
   AppendOptions,
@@ -42,8 +44,8 @@ function splitQueued(items: InboxItem[]): { drop: InboxItem[]; keep: InboxItem[]
 export interface MemoryThreadStateOptions {
   /** How long a delivered event id is remembered. Default 24 h. */
   dedupeTtlMs?: number;
-  /** Clock, for tests. Default `Date.now`. */
-  now?: () => number;
+  /** Default: the system clock. */
+  clock?: Clock;
 }
 
 /** The in-process implementation of the coordination primitives. */
@@ -56,7 +58,8 @@ export class MemoryThreadState implements ThreadState {
 
   constructor(options: MemoryThreadStateOptions = {}) {
     this.dedupeTtlMs = options.dedupeTtlMs ?? 24 * 3600_000;
-    this.now = options.now ?? Date.now;
+    const clock = options.clock ?? systemClock;
+    this.now = () => clock.now();
   }
 
   private thread(key: string): Thread {

@@ -6,6 +6,7 @@
 import { type Job, Queue, Worker } from "bullmq";
 import { Redis } from "ioredis";
 import type { InboundMessage } from "../../adapters/types.js";
+import { type Clock, systemClock } from "../../agent/clock.js";
 import { findModel } from "../../agent/llm/models.js";
 import { RedisControlBus } from "../control-bus.js";
 import { Dispatcher } from "../dispatcher.js";
@@ -26,7 +27,7 @@ import type {
 } from "../types.js";
 import type { CompactionConfig } from "../worker/compaction-step.js";
 import { plainInboundFormatter } from "../worker/item-messages.js";
-import type { LeaseEvent } from "../worker/thread-holder.js";
+import type { LeaseEvent } from "../worker/tenure.js";
 import { WorkerCore } from "../worker/worker-core.js";
 import { RedisThreadState } from "./redis-thread-state.js";
 import { RedisWaker, type WakeJobData } from "./redis-waker.js";
@@ -66,7 +67,14 @@ export interface RuntimeOptions {
   /** Interval of the safety-net sweep for lost wakes. Default 5 s. */
   sweepIntervalMs?: number;
   onError?: (error: unknown, context: string) => void;
+  /** Every lease event of this process's tenures (acquired, renewed, releasing, …), in order. */
   onLease?: (event: LeaseEvent) => void;
+  /**
+   * The time every part of the runtime reads and waits on: lease renewals, the stale-lease watch,
+   * the collect window, control polls, hand-over grace, sweeps, idle eviction, item times. Default:
+   * the system clock. (A Redis lease still expires on Redis's own clock.)
+   */
+  clock?: Clock;
 }
 
 export interface RedisRuntimeOptions extends RuntimeOptions {
@@ -104,7 +112,9 @@ export class RedisRuntime implements Runtime {
   private core: WorkerCore | undefined;
   private worker: Worker<WakeJobData> | undefined;
   private workerConnection: Redis | undefined;
-  private sweepTimer: ReturnType<typeof setInterval> | undefined;
+  private readonly clock: Clock;
+  private readonly stopSweeping = new AbortController();
+  private sweeping: Promise<void> | undefined;
   private stopped: Promise<void> | undefined;
 
   constructor(private readonly o: RedisRuntimeOptions) {
@@ -112,6 +122,7 @@ export class RedisRuntime implements Runtime {
     this.redis = typeof o.redis === "string" ? new Redis(o.redis, { maxRetriesPerRequest: null }) : o.redis;
     this.keys = new RuntimeKeys(o.prefix);
     this.onError = o.onError ?? defaultOnError;
+    this.clock = o.clock ?? systemClock;
     this.queue = new Queue<WakeJobData>(o.queueName ?? "runs", {
       connection: this.redis,
       prefix: this.keys.bullPrefix,
@@ -119,7 +130,7 @@ export class RedisRuntime implements Runtime {
     this.queue.on("error", (e) => this.onError(e, "the wake queue"));
     this.bus = new RedisControlBus(this.redis, this.keys.controlChannel);
     this.state = this.createState(this.redis, this.keys);
-    this.waker = new RedisWaker(this.redis, this.queue, this.keys);
+    this.waker = new RedisWaker(this.redis, this.queue, this.keys, this.clock);
     this.dispatcher = new Dispatcher({
       state: this.state,
       waker: this.waker,
@@ -136,7 +147,7 @@ export class RedisRuntime implements Runtime {
 
   /** The coordination primitives; a subclass may wrap them (tests drive race windows this way). */
   protected createState(redis: Redis, keys: RuntimeKeys): ThreadState {
-    return new RedisThreadState(redis, keys, { dedupeTtlMs: this.o.dedupeTtlMs });
+    return new RedisThreadState(redis, keys, { dedupeTtlMs: this.o.dedupeTtlMs, clock: this.clock });
   }
 
   deliver(inbound: InboundMessage, mode?: DeliveryMode): Promise<DeliverResult> {
@@ -175,6 +186,7 @@ export class RedisRuntime implements Runtime {
       compaction: o.compaction,
       onError: this.onError,
       onLease: o.onLease,
+      clock: this.clock,
       bus: this.bus,
       rewake: (t) => this.waker.wake(t),
       agentIdleMs: o.agentIdleMs,
@@ -205,11 +217,20 @@ export class RedisRuntime implements Runtime {
     this.worker = worker;
     void worker.run().catch((e: unknown) => this.onError(e, "running the BullMQ worker"));
     await worker.waitUntilReady();
-    const every = o.sweepIntervalMs ?? 5000;
-    this.sweepTimer = setInterval(() => {
-      void this.sweepOnce(every).catch((e: unknown) => this.onError(e, "sweeping pending threads"));
-    }, every);
-    this.sweepTimer.unref?.();
+    this.sweeping = this.sweepLoop(o.sweepIntervalMs ?? 5000);
+  }
+
+  /** Sweeps every `every` ms on the clock until `stop()`; a sweep in progress finishes first. */
+  private async sweepLoop(every: number): Promise<void> {
+    const signal = this.stopSweeping.signal;
+    while (!signal.aborted) {
+      try {
+        await this.clock.sleep(every, signal);
+      } catch {
+        return;
+      }
+      await this.sweepOnce(every).catch((e: unknown) => this.onError(e, "sweeping pending threads"));
+    }
   }
 
   /** One safety-net sweep (one process at a time); tests call it directly. */
@@ -226,8 +247,14 @@ export class RedisRuntime implements Runtime {
     return this.stopped;
   }
 
+  /**
+   * The stop order never uses a closed connection: the sweeper stops (a sweep in progress
+   * finishes), then the holders hand over and the BullMQ worker finishes its jobs (their re-wakes
+   * included), and only then are the connections closed.
+   */
   private async doStop(graceMs: number): Promise<void> {
-    if (this.sweepTimer) clearInterval(this.sweepTimer);
+    this.stopSweeping.abort();
+    await this.sweeping;
     const worker = this.worker;
     const closing: Promise<unknown>[] = [];
     if (this.core) closing.push(this.core.shutdown(graceMs));

@@ -1,8 +1,11 @@
 /**
  * `ThreadState` on Redis: every step is one Lua script on the keys of one thread (see scripts.ts),
- * plus the `pending` sorted set that the sweeper uses as a safety net.
+ * plus the `pending` sorted set that the sweeper uses as a safety net. Item times and the collect
+ * window come from the given `Clock`; a lease expires on Redis's own clock (`PX`), one time source
+ * for every process whatever their clocks say.
  */
 import type { Redis } from "ioredis";
+import { type Clock, systemClock } from "../../agent/clock.js";
 import { parseItem, parseItems } from "../inbox-item.js";
 import type { RuntimeKeys } from "../keys.js";
 import type {
@@ -30,6 +33,8 @@ export interface RedisThreadStateOptions {
    * retry gets through. Default 30 s.
    */
   claimTtlMs?: number;
+  /** Default: the system clock. */
+  clock?: Clock;
 }
 
 function num(reply: ScriptReply | undefined): number {
@@ -44,6 +49,7 @@ function rest(reply: ScriptReply[], from: number): string[] {
 export class RedisThreadState implements ThreadState {
   private readonly dedupeTtlMs: number;
   private readonly claimTtlMs: number;
+  private readonly clock: Clock;
 
   constructor(
     private readonly redis: Redis,
@@ -52,6 +58,7 @@ export class RedisThreadState implements ThreadState {
   ) {
     this.dedupeTtlMs = options.dedupeTtlMs ?? 24 * 3600_000;
     this.claimTtlMs = options.claimTtlMs ?? 30_000;
+    this.clock = options.clock ?? systemClock;
   }
 
   async claimEvent(eventId: string): Promise<boolean> {
@@ -82,12 +89,13 @@ export class RedisThreadState implements ThreadState {
     // The pending entry goes first: a thread with a queued item is always in the sweeper's set,
     // whatever happens to this process next. (Awaited, not pipelined: on a cluster the two keys
     // live on different nodes.)
-    await this.redis.zadd(this.keys.pending, Date.now(), threadKey);
+    const now = this.clock.now();
+    await this.redis.zadd(this.keys.pending, now, threadKey);
     const reply = await runScript(
       this.redis,
       APPEND,
       [k.inbox, k.wake, k.seq, k.control, k.lease],
-      [body, Math.max(1, options.cap), options.dropPolicy, item.mode],
+      [body, Math.max(1, options.cap), options.dropPolicy, item.mode, now],
     );
     const r = reply as ScriptReply[];
     if (num(r[0]) === 0) return { accepted: false, depth: num(r[1]), active: num(r[2]) === 1 };
@@ -168,7 +176,7 @@ export class RedisThreadState implements ThreadState {
       this.redis,
       TAKE,
       [k.inbox, k.inflight, k.lease],
-      [token, rule, debounceMs],
+      [token, rule, debounceMs, this.clock.now()],
     )) as ScriptReply[];
     const status = num(r[0]);
     if (status === -1) return { status: "lost" };

@@ -5,6 +5,7 @@
 import { randomUUID } from "node:crypto";
 import type { Queue } from "bullmq";
 import type { Redis } from "ioredis";
+import type { Clock } from "../../agent/clock.js";
 import type { RuntimeKeys } from "../keys.js";
 import type { Waker } from "../state/types.js";
 import { runScript, type ScriptReply } from "./run-script.js";
@@ -23,6 +24,7 @@ export class RedisWaker implements Waker {
     private readonly redis: Redis,
     private readonly queue: Queue<WakeJobData>,
     private readonly keys: RuntimeKeys,
+    private readonly clock: Clock,
   ) {}
 
   /**
@@ -34,11 +36,9 @@ export class RedisWaker implements Waker {
     const wakeKey = this.keys.thread(threadKey).wake;
     let flag = marker;
     if (!flag) {
-      flag = `rewake:${Date.now()}:${randomUUID().slice(0, 8)}`;
-      await Promise.all([
-        this.redis.set(wakeKey, flag),
-        this.redis.zadd(this.keys.pending, Date.now(), threadKey),
-      ]);
+      const now = this.clock.now();
+      flag = `rewake:${now}:${randomUUID().slice(0, 8)}`;
+      await Promise.all([this.redis.set(wakeKey, flag), this.redis.zadd(this.keys.pending, now, threadKey)]);
     }
     const job = await this.queue.add(
       "wake",
@@ -54,7 +54,7 @@ export class RedisWaker implements Waker {
    * Returns the threads it woke.
    */
   async sweep(minAgeMs: number, limit = 500): Promise<string[]> {
-    const now = Date.now();
+    const now = this.clock.now();
     const rows = await this.redis.zrangebyscore(
       this.keys.pending,
       "-inf",

@@ -9,14 +9,6 @@ export interface LuaScript {
   lua: string;
 }
 
-/** Shared Lua helpers, prepended where needed. */
-const NOW_MS = `
-local function now_ms()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
-`;
-
 /** Keeps `newSession` items (a `/new` must survive a later stop or interrupt). */
 const SPLIT_QUEUED = `
 local function split_queued(list)
@@ -42,16 +34,16 @@ export const APPEND: LuaScript = {
   ARGV[3] drop policy when full: "new" refuses this item, "old" drops the oldest items
   ARGV[4] the item's delivery mode; "interrupt" discards every queued message first, sets
           control.abortAt to seq - 1 and bumps control.stops so that the run in progress aborts
+  ARGV[5] now (ms, the caller's clock): the item's "at" and the wake marker's time
   Returns {0, depth, active}                          refused: the inbox is full (policy "new")
           {1, seq, depth, woke, active, marker, dropped...}   queued
     woke   1 when the wake flag was newly set (value marker): the caller must add a wake job
     active 1 when a lease is held (a run is in progress)
     dropped the JSON of each item removed to make room or discarded by the interrupt
 ]]` +
-    NOW_MS +
     SPLIT_QUEUED +
     `
-local now = now_ms()
+local now = tonumber(ARGV[5])
 local active = redis.call('EXISTS', KEYS[5])
 local cap = tonumber(ARGV[2])
 local dropped = {}
@@ -173,20 +165,18 @@ return 0
 
 export const TAKE: LuaScript = {
   numberOfKeys: 3,
-  lua:
-    `--[[
+  lua: `--[[
   Moves items from the head of the inbox to the inflight list, never out of order.
   KEYS[1] inbox  KEYS[2] inflight  KEYS[3] lease
   ARGV[1] token  ARGV[2] rule: "steer" | "followUp" | "next"  ARGV[3] collect debounce in ms
+  ARGV[4] now (ms, the caller's clock), compared with the items' "at"
   Rules: "steer" takes the consecutive steer/interrupt messages at the head. "next" takes one
   followUp message, or the consecutive steer/interrupt messages, or the consecutive collect
   messages once the newest is older than the debounce, or one newSession item. "followUp" is
   "next" without the newSession item (the run ends first).
   Returns {-1} lost (not the holder); {0, waitMs} a collect group is still in its window;
           {1, items...} the items moved (possibly none)
-]]` +
-    NOW_MS +
-    `
+]]
 if redis.call('GET', KEYS[3]) ~= ARGV[1] then return {-1} end
 local raw = redis.call('LRANGE', KEYS[1], 0, -1)
 local items = {}
@@ -222,7 +212,7 @@ elseif head then
       local at = tonumber(items[count].at) or 0
       if at > newest then newest = at end
     end
-    local waited = now_ms() - newest
+    local waited = tonumber(ARGV[4]) - newest
     local debounce = tonumber(ARGV[3])
     if waited < debounce then return {0, debounce - waited} end
   end

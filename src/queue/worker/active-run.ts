@@ -2,13 +2,16 @@
  * What one run of a thread's agent knows: the inbox items it took (as the user messages it
  * delivered), which of them the session holds, who it answers, whether a stop targets it, and
  * where its events go. Events of a reply that overflowed the context window can be held back from
- * the sink while the holder compacts and retries, so the user never sees the failed attempt.
+ * the sink while the holder compacts and retries, so the user never sees the failed attempt. It is
+ * the tenure's work while it runs: a stop that targets it aborts its agent.
  */
 import type { InboundMessage } from "../../adapters/types.js";
+import type { Agent } from "../../agent/agent.js";
 import type { AgentEvent, AgentMessage } from "../../agent/types.js";
 import type { ControlState } from "../state/types.js";
 import type { InboundFormatter, InboxItem, RunSink } from "../types.js";
 import { groupItems, type ItemGroup } from "./item-messages.js";
+import type { TenureWork } from "./tenure.js";
 
 export interface ActiveRunOptions {
   id: string;
@@ -17,10 +20,12 @@ export interface ActiveRunOptions {
   /** The control state's stop count when the run started. */
   stopsAtStart: number;
   sink: RunSink;
+  /** The agent the run drives (aborted when a stop targets the run). */
+  agent: Agent;
   onError: (error: unknown, context: string) => void;
 }
 
-export class ActiveRun {
+export class ActiveRun implements TenureWork {
   readonly id: string;
   /**
    * The newest item the run has taken. A stop or interrupt aborts the run only while all its items
@@ -50,6 +55,13 @@ export class ActiveRun {
   /** Whether the durable control state `c` aborts this run. */
   abortedBy(c: ControlState): boolean {
     return this.maxSeq === undefined ? c.stops > this.stopsAtStart : c.abortAt >= this.maxSeq;
+  }
+
+  /** `TenureWork`: aborts the run's agent when `c` targets the run (a stop or an interrupt). */
+  onControl(c: ControlState): void {
+    if (this.aborted || !this.abortedBy(c)) return;
+    this.aborted = true;
+    this.o.agent.abort();
   }
 
   /**

@@ -2,26 +2,34 @@
  * The agents a worker process keeps in memory, one per thread, so that a thread that comes back to
  * the same process skips rebuilding its agent from the session. An entry is valid only while the
  * session has not moved elsewhere (the holder compares `sessionId` and `leafId` with the store's
- * metadata), and it is dropped after `idleMs` without use.
+ * metadata), and it is dropped after `idleMs` without use (on the worker's clock).
  */
 
 import type { InboundMessage } from "../../adapters/types.js";
-import type { Agent } from "../../agent/agent.js";
-import type { AgentEvent, AgentMessage } from "../../agent/types.js";
+import type { Agent, AgentHooks } from "../../agent/agent.js";
+import type { Clock } from "../../agent/clock.js";
+import type { AgentEvent } from "../../agent/types.js";
 import type { SessionEventHook, ThreadAgent } from "../types.js";
 import type { CompactionView } from "./compaction-view.js";
 
-/** What a holder plugs into a cached agent while it holds the thread. */
+/**
+ * What a tenure plugs into the agent while it drives it (the run driver implements it): its hooks
+ * go in front of the factory's own (`Agent.addHooks` with `position: "first"`), its event handler
+ * subscribes, and the factory context's `currentInbound` reads from it.
+ */
 export interface AgentBinding {
-  getSteeringMessages(): Promise<AgentMessage[]>;
-  getFollowUpMessages(): Promise<AgentMessage[]>;
+  /** The inbox as the agent's steering and follow-up sources; per-call compaction as the outermost transform. */
+  readonly hooks: AgentHooks;
   onEvent(event: AgentEvent): void;
-  /** Called before every LLM call with the loop's history; returns what the model sees. */
-  transformContext?(messages: AgentMessage[], signal?: AbortSignal): Promise<AgentMessage[]>;
-  /** A fenced `custom` entry after the run's entries; rejects when it was not written. */
-  appendEntry?(customType: string, data: unknown): Promise<void>;
   /** The chat messages the current run answers. */
-  currentInbound?(): InboundMessage[];
+  currentInbound(): InboundMessage[];
+}
+
+/** The tenure's side of a cached agent while it drives it: where the factory context's calls go. */
+export interface AgentDriver {
+  /** A fenced `custom` entry after the run's entries; rejects when it was not written. */
+  appendEntry(customType: string, data: unknown): Promise<void>;
+  currentInbound(): InboundMessage[];
 }
 
 export interface CachedAgent {
@@ -33,8 +41,10 @@ export interface CachedAgent {
   /** Model (`provider/id`) and thinking level last recorded in the session. */
   recordedModel: string | undefined;
   recordedThinking: string | undefined;
-  /** The holder currently driving the agent (the queue sources and events go there). */
-  binding: AgentBinding | undefined;
+  /** The tenure driving the agent now; undefined between tenures. */
+  driver: AgentDriver | undefined;
+  /** Removes the driving tenure's hooks and event subscription from the agent. */
+  detach: (() => void) | undefined;
   /** A compaction made during the current run: how the loop's copy of the history shrinks. */
   view?: CompactionView;
   /** The factory's per-run hook (`ThreadAgent.prepareRun`). */
@@ -43,8 +53,8 @@ export interface CachedAgent {
   onSessionEvent?: SessionEventHook;
   /** Aborted when the entry is dropped. */
   controller: AbortController;
-  unsubscribe: () => void;
-  timer?: ReturnType<typeof setTimeout>;
+  /** Cancels the idle timer. */
+  idle?: AbortController;
 }
 
 export class AgentCache {
@@ -52,14 +62,15 @@ export class AgentCache {
 
   constructor(
     private readonly idleMs: number,
+    private readonly clock: Clock,
     private readonly onError: (error: unknown, context: string) => void = () => {},
   ) {}
 
   get(threadKey: string): CachedAgent | undefined {
     const e = this.entries.get(threadKey);
-    if (e?.timer) {
-      clearTimeout(e.timer);
-      e.timer = undefined;
+    if (e?.idle) {
+      e.idle.abort();
+      e.idle = undefined;
     }
     return e;
   }
@@ -78,10 +89,16 @@ export class AgentCache {
     const threadKey = entry.threadKey;
     const e = this.entries.get(threadKey);
     if (e !== entry) return;
-    e.binding = undefined;
-    if (e.timer) clearTimeout(e.timer);
-    e.timer = setTimeout(() => this.drop(threadKey), this.idleMs);
-    e.timer.unref?.();
+    e.detach?.();
+    e.idle?.abort();
+    const timer = new AbortController();
+    e.idle = timer;
+    this.clock.sleep(this.idleMs, timer.signal).then(
+      () => {
+        if (this.entries.get(threadKey) === e && e.idle === timer) this.drop(threadKey);
+      },
+      () => {},
+    );
   }
 
   /**
@@ -93,9 +110,8 @@ export class AgentCache {
     const e = this.entries.get(threadKey);
     if (!e || (only && e !== only)) return;
     this.entries.delete(threadKey);
-    if (e.timer) clearTimeout(e.timer);
-    e.binding = undefined;
-    e.unsubscribe();
+    e.idle?.abort();
+    e.detach?.();
     e.agent.abort();
     if (e.onSessionEvent) {
       const hook = e.onSessionEvent;

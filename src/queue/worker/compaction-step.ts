@@ -21,10 +21,10 @@ import {
 } from "../../agent/session/compaction/index.js";
 import { buildSessionContext } from "../../agent/session/context.js";
 import type { AgentMessage } from "../../agent/types.js";
-import type { SessionStore } from "../store/types.js";
-import type { SessionEventHook } from "../types.js";
 import { applyView, withoutFailedTail } from "./compaction-view.js";
 import { emitSessionEvent } from "./session-events.js";
+import type { Tenure } from "./tenure.js";
+import type { HolderEnv } from "./thread-holder.js";
 import type { ThreadSession } from "./thread-session.js";
 
 /** How the runtime compacts sessions. */
@@ -49,28 +49,29 @@ export interface CompactionAttempt {
   tokensAfter?: number;
 }
 
-export interface CompactorEnv {
-  threadKey: string;
-  store: SessionStore;
-  /** Undefined: no automatic compaction (a manual one uses the defaults). */
-  config: CompactionConfig | undefined;
-  session: ThreadSession;
-  onError: (error: unknown, context: string) => void;
-  /** False while the tenure ends or the run is aborted: no automatic compaction starts then. */
-  mayCompact(): boolean;
-  /** The factory's session-event hook (extensions may cancel a compaction). */
-  sessionEvent(): SessionEventHook | undefined;
-}
-
 export class ThreadCompactor {
   private busy: Promise<unknown> = Promise.resolve();
   /** The last history message when an automatic compaction last failed: no new try before it grows. */
   private failedAt: AgentMessage | undefined;
 
-  constructor(private readonly env: CompactorEnv) {}
+  constructor(
+    private readonly tenure: Tenure,
+    private readonly session: ThreadSession,
+    private readonly env: HolderEnv,
+  ) {}
+
+  /** Undefined: no automatic compaction (a manual one uses the defaults). */
+  private get config(): CompactionConfig | undefined {
+    return this.env.compaction;
+  }
 
   private settings(): CompactionSettings {
-    return this.env.config?.settings ?? DEFAULT_COMPACTION_SETTINGS;
+    return this.config?.settings ?? DEFAULT_COMPACTION_SETTINGS;
+  }
+
+  /** No automatic compaction starts while the tenure ends or hands over, or its run was stopped. */
+  private mayCompact(): boolean {
+    return this.tenure.active && !this.tenure.work?.aborted;
   }
 
   /**
@@ -78,10 +79,10 @@ export class ThreadCompactor {
    * compaction, and compacts first when the result is over the threshold. Never throws.
    */
   async beforeCall(messages: AgentMessage[], signal?: AbortSignal): Promise<AgentMessage[]> {
-    const entry = this.env.session.entry;
+    const entry = this.session.entry;
     if (!entry) return messages;
     const view = applyView(messages, entry.view);
-    if (!this.env.config || signal?.aborted || !this.env.mayCompact()) return view;
+    if (!this.config || signal?.aborted || !this.mayCompact()) return view;
     const tokens = estimateContextTokens(view).tokens;
     if (!shouldCompact(tokens, entry.agent.state.model.contextWindow, this.settings())) return view;
     const last = messages[messages.length - 1];
@@ -91,7 +92,7 @@ export class ThreadCompactor {
       this.failedAt = last;
       return view;
     }
-    return applyView(messages, this.env.session.entry?.view);
+    return applyView(messages, this.session.entry?.view);
   }
 
   /**
@@ -115,7 +116,7 @@ export class ThreadCompactor {
    * compaction left them off the branch).
    */
   settle(o: { dropFailedTail?: boolean } = {}): void {
-    const entry = this.env.session.entry;
+    const entry = this.session.entry;
     if (!entry?.view) return;
     const messages = entry.agent.state.messages;
     entry.agent.replaceMessages(
@@ -126,8 +127,8 @@ export class ThreadCompactor {
 
   /** The after-run check: compacts when the agent's history is over the threshold. Never throws. */
   async afterRun(): Promise<void> {
-    const entry = this.env.session.entry;
-    if (!entry || !this.env.config || !this.env.mayCompact()) return;
+    const entry = this.session.entry;
+    if (!entry || !this.config || !this.mayCompact()) return;
     const messages = entry.agent.state.messages;
     const tokens = estimateContextTokens(messages).tokens;
     if (!shouldCompact(tokens, entry.agent.state.model.contextWindow, this.settings())) return;
@@ -142,7 +143,8 @@ export class ThreadCompactor {
     trigger: CompactionTrigger,
     o: { history?: AgentMessage[]; instructions?: string; signal?: AbortSignal },
   ): Promise<CompactionAttempt> {
-    const { session, threadKey } = this.env;
+    const { session } = this;
+    const threadKey = this.tenure.threadKey;
     try {
       await session.flush();
       const entry = session.entry;
@@ -160,7 +162,7 @@ export class ThreadCompactor {
       const preparation = prepareCompaction(path, settings);
       if (!preparation) return { compacted: false, reason: "there is not enough history to compact yet" };
       const verdict = await emitSessionEvent(
-        this.env.sessionEvent(),
+        entry.onSessionEvent,
         {
           type: "session_before_compact",
           ...(o.instructions !== undefined ? { instructions: o.instructions } : {}),
@@ -170,7 +172,7 @@ export class ThreadCompactor {
       if (verdict?.cancel)
         return { compacted: false, reason: verdict.reason ?? "an extension cancelled the compaction" };
 
-      const config = this.env.config ?? {};
+      const config = this.config ?? {};
       const model = entry.agent.state.model;
       const options: CompactOptions = { ...((await config.options?.(model)) ?? {}) };
       if (o.instructions !== undefined) options.customInstructions = o.instructions;
@@ -202,7 +204,7 @@ export class ThreadCompactor {
       this.failedAt = undefined;
       const tokensAfter = estimateContextTokens(rebuilt).tokens;
       await emitSessionEvent(
-        this.env.sessionEvent(),
+        entry.onSessionEvent,
         { type: "session_compact", tokensBefore: preparation.tokensBefore, tokensAfter },
         this.env.onError,
       );

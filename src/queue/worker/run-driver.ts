@@ -1,93 +1,77 @@
 /**
  * The runs of one tenure: starting a run from taken inbox items (after the factory's `prepareRun`)
- * or from what a dead predecessor left, feeding the agent from the inbox at its checkpoints,
- * routing its events to the run's sink and persisting its messages, compacting once and retrying
- * after a context overflow, and settling the run's items when it ends. The holder (the tenure:
- * lease, control, loop) owns one and tells it what the tenure allows.
+ * or from what a dead predecessor left, feeding the agent from the inbox at its checkpoints (it is
+ * the agent's binding: queue sources, per-call compaction, events), persisting its messages,
+ * compacting once and retrying after a context overflow, and settling the run when it ends. What
+ * it may do at each step it asks the tenure; a run is the tenure's work from `begin` to `settled`.
  */
 import { randomUUID } from "node:crypto";
+import type { InboundMessage } from "../../adapters/types.js";
+import type { AgentHooks } from "../../agent/agent.js";
 import { isContextOverflow } from "../../agent/llm/overflow.js";
-import { estimateContextTokens } from "../../agent/session/compaction/tokens.js";
 import type { AgentEvent, AgentMessage } from "../../agent/types.js";
 import { describeMessages, discardedNotice } from "../inbox-item.js";
-import type { ControlState, TakeOutcome } from "../state/types.js";
+import type { TakeOutcome } from "../state/types.js";
 import type { InboxItem } from "../types.js";
 import { ActiveRun } from "./active-run.js";
-import type { CachedAgent } from "./agent-cache.js";
+import type { AgentBinding, CachedAgent } from "./agent-cache.js";
 import type { ThreadCompactor } from "./compaction-step.js";
+import type { ControlWatch } from "./control-watch.js";
 import { heldSeqs } from "./item-messages.js";
+import { postNotice } from "./notices.js";
 import { danglingToolResults, needsAnswer } from "./recovery.js";
+import type { Tenure } from "./tenure.js";
 import type { HolderEnv } from "./thread-holder.js";
 import type { ThreadSession } from "./thread-session.js";
 
-/** What the runs need from their tenure. */
-export interface RunDriverHost {
-  threadKey: string;
-  token: string;
-  env: HolderEnv;
-  session: ThreadSession;
-  compactor: ThreadCompactor;
-  /** The tenure goes on: not ended, not handing over. */
-  active(): boolean;
-  /** A shutdown asked the tenure to hand the thread over. */
-  handingOff(): boolean;
-  /** The tenure has an outcome (lost, failed, released): nothing more may be settled. */
-  ended(): boolean;
-  stopNow(): void;
-  markLost(): void;
-  checkControl(): Promise<void>;
-  notice(text: string): Promise<void>;
-}
-
-export class RunDriver {
+export class RunDriver implements AgentBinding {
   private run: ActiveRun | undefined;
 
-  constructor(private readonly h: RunDriverHost) {}
+  /** Added in front of the factory's hooks while this tenure drives the agent. */
+  readonly hooks: AgentHooks = {
+    transformContext: (messages, signal) => this.compactor.beforeCall(messages, signal),
+    getSteeringMessages: () => this.fromInbox("steer"),
+    getFollowUpMessages: () => this.fromInbox("followUp"),
+  };
 
-  /** The run in progress, if any. */
-  get current(): ActiveRun | undefined {
-    return this.run;
+  constructor(
+    private readonly tenure: Tenure,
+    private readonly session: ThreadSession,
+    private readonly compactor: ThreadCompactor,
+    private readonly control: ControlWatch,
+    private readonly env: HolderEnv,
+  ) {}
+
+  private get threadKey(): string {
+    return this.tenure.threadKey;
   }
 
-  /** Aborts the run in progress when the control state targets it (a stop or an interrupt). */
-  applyAbort(c: ControlState): void {
-    const run = this.run;
-    if (!run || run.aborted || !run.abortedBy(c)) return;
-    run.aborted = true;
-    this.h.session.entry?.agent.abort();
+  /** The chat messages the run in progress answers (empty between runs). */
+  currentInbound(): InboundMessage[] {
+    return [...(this.run?.inbound ?? [])];
   }
 
   /** The agent's queue source at a checkpoint: control first, then the inbox by rule. */
-  async fromInbox(which: "steer" | "followUp"): Promise<AgentMessage[]> {
-    if (this.h.handingOff()) {
-      this.h.stopNow();
+  private async fromInbox(which: "steer" | "followUp"): Promise<AgentMessage[]> {
+    if (this.tenure.handingOff) {
+      // The checkpoint a hand-over waits for: what ended before it is saved; stop here.
+      this.tenure.stop();
       return [];
     }
-    await this.h.checkControl();
+    await this.control.check();
     const run = this.run;
-    if (!this.h.active() || !run || run.aborted) return [];
-    const t = await this.h.env.state.take(
-      this.h.threadKey,
-      this.h.token,
-      which === "steer" ? "steer" : "followUp",
-      this.h.env.collectDebounceMs,
-    );
-    return this.accept(run, t);
+    if (!this.tenure.active || !run || run.aborted) return [];
+    return this.accept(run, await this.tenure.take(which));
   }
 
   private accept(run: ActiveRun, t: TakeOutcome): AgentMessage[] {
-    if (t.status === "lost") {
-      this.h.markLost();
-      return [];
-    }
-    if (t.status === "wait") return [];
     // Aborted while the items were being taken: they stay unsaved and go back to the inbox when the
     // run settles, so the next run answers them.
-    if (run.aborted) return [];
-    return run.take(t.items, this.h.env.format);
+    if (t.status !== "taken" || run.aborted) return [];
+    return run.take(t.items, this.env.format);
   }
 
-  onAgentEvent(event: AgentEvent): void {
+  onEvent(event: AgentEvent): void {
     const run = this.run;
     run?.show(event, event.type === "message_end" && this.mayRetryOverflow(run, event.message));
     if (event.type !== "message_end") return;
@@ -95,16 +79,16 @@ export class RunDriver {
     const input = group
       ? { type: "message" as const, message: event.message, inbox: group.mark }
       : { type: "message" as const, message: event.message };
-    this.h.session.persist(input, group?.entryId, () => {
+    this.session.persist(input, group?.entryId, () => {
       if (group && run) for (const i of group.items) run.persisted.add(i.seq);
     });
   }
 
   /** A failed reply that said the context was too long, in a run that may still compact and retry. */
   private mayRetryOverflow(run: ActiveRun, message: AgentMessage): boolean {
-    if (run.retried || !this.h.env.compaction || message.role !== "assistant") return false;
+    if (run.retried || !this.env.compaction || message.role !== "assistant") return false;
     if (message.stopReason !== "error") return false;
-    return isContextOverflow(message, this.h.session.entry?.agent.state.model.contextWindow);
+    return isContextOverflow(message, this.session.entry?.agent.state.model.contextWindow);
   }
 
   /**
@@ -113,19 +97,19 @@ export class RunDriver {
    * error as it is.
    */
   private async retryAfterOverflow(run: ActiveRun): Promise<void> {
-    const entry = this.h.session.entry;
+    const entry = this.session.entry;
     const held = run.takeHeld();
     if (!held) return;
     run.retried = true;
     if (!entry) return run.releaseHeld(held);
-    if (this.h.active() && !run.aborted) {
-      const r = await this.h.compactor.compact("overflow");
-      if (r.compacted && this.h.active() && !run.aborted) {
-        this.h.compactor.settle({ dropFailedTail: true });
+    if (this.tenure.active && !run.aborted) {
+      const r = await this.compactor.compact("overflow");
+      if (r.compacted && this.tenure.active && !run.aborted) {
+        this.compactor.settle({ dropFailedTail: true });
         try {
           await entry.agent.continue();
         } catch (e) {
-          this.h.env.onError(e, `retrying after a context overflow in ${this.h.threadKey}`);
+          this.env.onError(e, `retrying after a context overflow in ${this.threadKey}`);
         }
         return;
       }
@@ -133,46 +117,55 @@ export class RunDriver {
     run.releaseHeld(held);
   }
 
-  private startRun(maxSeq: number | undefined, stopsAtStart: number): ActiveRun {
+  /**
+   * `leased → running`: a run of `entry`'s agent becomes the tenure's work. Undefined when no work
+   * may start (a hand-over or a loss came meanwhile).
+   */
+  private startRun(
+    entry: CachedAgent,
+    maxSeq: number | undefined,
+    stopsAtStart: number,
+  ): ActiveRun | undefined {
+    if (!this.tenure.mayBegin) return undefined;
     const id = randomUUID();
     const run = new ActiveRun({
       id,
       maxSeq,
       stopsAtStart,
-      sink: this.h.env.sinks(this.h.threadKey, id),
-      onError: this.h.env.onError,
+      sink: this.env.sinks(this.threadKey, id),
+      agent: entry.agent,
+      onError: this.env.onError,
     });
     this.run = run;
+    this.tenure.begin(run);
     return run;
   }
 
+  /** Runs the agent for items the holder took ("next" rule), then settles them. */
   async runItems(items: InboxItem[]): Promise<void> {
-    const { state } = this.h.env;
-    const c = await state.readControl(this.h.threadKey);
+    const c = await this.env.state.readControl(this.threadKey);
     const first = items[0] as InboxItem;
-    if (!this.h.active()) {
-      // Handing over: the items go back to the inbox for the next holder.
-      await state.settle(this.h.threadKey, this.h.token, [], false);
-      return;
-    }
     const stale = items.filter((i) => i.seq <= c.abortAt);
     if (stale.length > 0) {
       // Delivered before a stop or interrupt and not in the session (a stopped run's messages that
       // its worker never saved): the stop discards them, as it discards queued ones. The rest go
       // back to the inbox and start the next run.
-      const ok = await state.settle(
-        this.h.threadKey,
-        this.h.token,
+      const ok = await this.tenure.settle(
         stale.map((i) => i.seq),
         true,
       );
-      if (!ok) return this.h.markLost();
+      if (!ok) return;
       const text = discardedNotice(describeMessages(stale), "Stopped");
-      if (text) await this.h.notice(text);
+      if (text) await postNotice(this.env, this.threadKey, text);
       return;
     }
-    const entry = await this.h.session.ensureAgent();
-    const run = this.startRun(first.seq, c.stops);
+    const entry = await this.session.ensureAgent();
+    const run = this.startRun(entry, first.seq, c.stops);
+    if (!run) {
+      // Handing over: the items go back to the inbox for the next holder.
+      if (!this.tenure.ended) await this.tenure.settle([], false);
+      return;
+    }
     const messages = this.accept(run, { status: "taken", items });
     await this.drive(run, async () => {
       if (messages.length > 0) await entry.agent.prompt(await this.prepareRun(entry, messages));
@@ -189,40 +182,33 @@ export class RunDriver {
       const added = Array.isArray(prepared) ? prepared.filter((m) => !prompts.includes(m)) : [];
       return [...added, ...prompts];
     } catch (e) {
-      this.h.env.onError(e, `preparing a run of ${this.h.threadKey}`);
+      this.env.onError(e, `preparing a run of ${this.threadKey}`);
       return prompts;
     }
   }
 
-  /** Runs the agent for `run`, then settles its items and checks compaction. */
+  /**
+   * Runs the agent for `run`, then settles it (`running → settling → leased`): its writes are
+   * flushed, its sink is closed (awaited), its items are settled, and compaction is checked.
+   */
   private async drive(run: ActiveRun, start: () => Promise<void>): Promise<void> {
     try {
       await start();
       await this.retryAfterOverflow(run);
     } finally {
-      await this.h.session.flush();
-      this.h.compactor.settle();
+      this.tenure.endWork();
+      await this.session.flush();
+      this.compactor.settle();
       this.run = undefined;
       await run.close();
     }
-    if (this.h.ended()) return;
+    if (this.tenure.ended) return;
     // A handed-over run is unfinished: its delivered items stay inflight for the next holder.
-    const finished = !this.h.handingOff();
-    const ok = await this.h.env.state.settle(this.h.threadKey, this.h.token, [...run.persisted], finished);
-    if (!ok) return this.h.markLost();
-    if (finished && this.h.session.entry && !run.aborted) await this.h.compactor.afterRun();
-    this.recordContextTokens();
-  }
-
-  /** Records the agent's context estimate for `status` (best effort). */
-  recordContextTokens(): void {
-    const entry = this.h.session.entry;
-    const set = this.h.env.state.setContextTokens;
-    if (!entry || !set) return;
-    const tokens = estimateContextTokens(entry.agent.state.messages).tokens;
-    set
-      .call(this.h.env.state, this.h.threadKey, tokens)
-      .catch((e: unknown) => this.h.env.onError(e, "recording the context size"));
+    const finished = !this.tenure.handingOff;
+    if (!(await this.tenure.settle([...run.persisted], finished))) return;
+    this.tenure.settled();
+    if (finished && this.session.entry && !run.aborted) await this.compactor.afterRun();
+    this.session.recordContextTokens();
   }
 
   /**
@@ -230,41 +216,42 @@ export class RunDriver {
    * inbox; tool calls without a result get an error result; an unanswered tail is answered.
    */
   async recover(): Promise<void> {
-    const { state, store } = this.h.env;
-    const entry = await this.h.session.ensureAgent();
-    const inflight = await state.inflight(this.h.threadKey);
+    const { state, store } = this.env;
+    const entry = await this.session.ensureAgent();
+    const inflight = await state.inflight(this.threadKey);
     let held: number[] = [];
     if (inflight.length > 0) {
-      const branch = await store.readBranch(this.h.threadKey);
+      const branch = await store.readBranch(this.threadKey);
       held = heldSeqs(branch?.entries ?? [], inflight);
       if (held.length < inflight.length && branch) {
         // A compaction may have cut the marker out of the branch; the whole session still has it.
-        const all = await store.readAll(this.h.threadKey, branch.header.id);
+        const all = await store.readAll(this.threadKey, branch.header.id);
         held = heldSeqs(all.entries, inflight);
       }
-      if (!(await state.settle(this.h.threadKey, this.h.token, held, false))) return this.h.markLost();
+      if (!(await this.tenure.settle(held, false))) return;
     }
-    const closing = danglingToolResults(entry.agent.state.messages);
+    const closing = danglingToolResults(entry.agent.state.messages, this.env.clock.now());
     for (const m of closing) {
       entry.agent.appendMessage(m);
-      this.h.session.persist({ type: "message", message: m });
+      this.session.persist({ type: "message", message: m });
     }
     const heldItems = inflight.filter((i) => held.includes(i.seq));
     if (!needsAnswer(entry.agent.state.messages)) {
-      if (heldItems.length > 0 && !(await state.settle(this.h.threadKey, this.h.token, held, true)))
-        this.h.markLost();
-      await this.h.session.flush();
+      if (heldItems.length > 0) await this.tenure.settle(held, true);
+      await this.session.flush();
       return;
     }
-    const c = await state.readControl(this.h.threadKey);
+    const c = await state.readControl(this.threadKey);
     const maxSeq = heldItems.length > 0 ? Math.max(...heldItems.map((i) => i.seq)) : undefined;
     if (maxSeq !== undefined && c.abortAt >= maxSeq) {
       // A stop came after these messages: leave the question unanswered.
-      await this.h.session.flush();
-      if (!(await state.settle(this.h.threadKey, this.h.token, held, true))) this.h.markLost();
+      await this.session.flush();
+      await this.tenure.settle(held, true);
       return;
     }
-    const run = this.startRun(maxSeq, c.stops);
+    // Handing over: the held items stay inflight and the next holder recovers them.
+    const run = this.startRun(entry, maxSeq, c.stops);
+    if (!run) return;
     run.adopt(heldItems);
     await this.drive(run, () => entry.agent.continue());
   }

@@ -1,20 +1,26 @@
 /**
- * A holder's view of its thread's session and agent: builds (or reuses) the cached agent from the
- * stored session, and appends entries after the current leaf, one at a time, in event order,
- * fenced by the lease token.
+ * A tenure's view of its thread's session and agent: builds (or reuses) the cached agent from the
+ * stored session and binds it to the tenure (the run driver's hooks in front of the factory's, its
+ * event handler subscribed), and appends entries after the current leaf, one at a time, in event
+ * order, fenced by the lease token. What it may write follows the tenure: nothing new once the
+ * tenure's work must stop, not even what was queued once the lease is lost or a write failed (the
+ * next holder continues from what is stored).
  */
+import type { InboundMessage } from "../../adapters/types.js";
 import type { Model, ThinkingLevel } from "../../agent/llm/types.js";
 import { THINKING_LEVELS } from "../../agent/llm/types.js";
+import { estimateContextTokens } from "../../agent/session/compaction/tokens.js";
 import { branchContext } from "../../agent/session/context.js";
 import { newEntryId } from "../../agent/session/entries.js";
 import { recordSettings } from "../../agent/session/settings.js";
 import type { SessionEntry, SessionEntryInput } from "../../agent/session/types.js";
 import { LeaseLostError } from "../store/errors.js";
-import type { Fence, SessionStore } from "../store/types.js";
-import type { AgentFactory, ModelResolver, ThreadAgent } from "../types.js";
-import type { AgentBinding, AgentCache, CachedAgent } from "./agent-cache.js";
-import { ensureTransformContext, type TransformContextFn } from "./agent-hooks.js";
+import type { Fence } from "../store/types.js";
+import type { ThreadAgent } from "../types.js";
+import type { AgentBinding, AgentDriver, CachedAgent } from "./agent-cache.js";
 import { emitSessionEvent } from "./session-events.js";
+import type { Tenure } from "./tenure.js";
+import type { HolderEnv } from "./thread-holder.js";
 
 export function modelRef(model: Model): string {
   return `${model.provider}/${model.id}`;
@@ -24,50 +30,38 @@ export function asThinkingLevel(v: string | undefined): ThinkingLevel | undefine
   return THINKING_LEVELS.find((l) => l === v);
 }
 
-export interface ThreadSessionEnv {
-  store: SessionStore;
-  cache: AgentCache;
-  factory: AgentFactory;
-  fenceKey: (threadKey: string) => string;
-  onError: (error: unknown, context: string) => void;
-}
-
-export interface ThreadSessionHooks {
-  /** Where the agent's queue sources and events go while this holder drives it. */
-  binding: AgentBinding;
-  /** An append failed the fence: the lease is gone. */
-  onLost(): void;
-  /** An append failed for another reason: the tenure cannot go on safely. */
-  onFailed(): void;
-}
-
-export class ThreadSession {
+export class ThreadSession implements AgentDriver {
   entry: CachedAgent | undefined;
   private chain: Promise<void> = Promise.resolve();
-  private writesOff = false;
-  private lost = false;
+  private binding: AgentBinding | undefined;
 
   constructor(
-    private readonly threadKey: string,
-    private readonly token: string,
-    private readonly env: ThreadSessionEnv,
-    private readonly hooks: ThreadSessionHooks,
-  ) {}
+    private readonly tenure: Tenure,
+    private readonly env: HolderEnv,
+  ) {
+    // The work must stop: abort the agent, unless a newer tenure in this process drives it now.
+    tenure.stopSignal.addEventListener(
+      "abort",
+      () => {
+        const entry = this.entry;
+        if (entry && entry.driver === this) entry.agent.abort();
+      },
+      { once: true },
+    );
+  }
+
+  private get threadKey(): string {
+    return this.tenure.threadKey;
+  }
+
+  /** What this tenure plugs into the agent (set once, before the first `ensureAgent`). */
+  bind(binding: AgentBinding): void {
+    this.binding = binding;
+  }
 
   /** The lease fence every session write of this tenure carries. */
   fence(): Fence {
-    return { key: this.env.fenceKey(this.threadKey), token: this.token };
-  }
-
-  /** No entry queued from now on is written (entries queued before still are). */
-  stopWriting(): void {
-    this.writesOff = true;
-  }
-
-  /** The lease is gone: skip even the queued writes (the fence would refuse them). */
-  markLost(): void {
-    this.writesOff = true;
-    this.lost = true;
+    return { key: this.env.fenceKey(this.threadKey), token: this.tenure.token };
   }
 
   /** Resolves when every queued write is done. */
@@ -75,9 +69,15 @@ export class ThreadSession {
     return this.chain;
   }
 
+  /** Whether entries queued now would be written. */
+  get writing(): boolean {
+    return !this.tenure.stopSignal.aborted;
+  }
+
   /**
    * The thread's agent: the cached one if its history still ends at the session's leaf, else a new
-   * one from the stored session (creating the first session with the thread's settings).
+   * one from the stored session (creating the first session with the thread's settings). Either
+   * way it is bound to this tenure.
    */
   async ensureAgent(o: { switchedFrom?: string } = {}): Promise<CachedAgent> {
     const { store, cache, factory } = this.env;
@@ -96,8 +96,7 @@ export class ThreadSession {
       (own || cached.leafId === meta.leafId) &&
       !cached.agent.state.isStreaming
     ) {
-      cached.binding = this.hooks.binding;
-      this.entry = cached;
+      this.attach(cached);
       return cached;
     }
     if (cached) cache.drop(this.threadKey);
@@ -116,60 +115,52 @@ export class ThreadSession {
     const recordedModel = ctx.model ? `${ctx.model.provider}/${ctx.model.modelId}` : undefined;
     const controller = new AbortController();
     let entry: CachedAgent | undefined;
-    const transformContext: TransformContextFn = (messages, signal) =>
-      entry?.binding?.transformContext?.(messages, signal) ?? Promise.resolve(messages);
+    const threadKey = this.threadKey;
     const built = await factory({
-      threadKey: this.threadKey,
+      threadKey,
       meta,
       messages: ctx.messages,
       model: meta?.model ?? recordedModel,
       thinkingLevel: asThinkingLevel(meta?.thinkingLevel ?? ctx.thinkingLevel),
       signal: controller.signal,
-      getSteeringMessages: () => entry?.binding?.getSteeringMessages() ?? Promise.resolve([]),
-      getFollowUpMessages: () => entry?.binding?.getFollowUpMessages() ?? Promise.resolve([]),
-      transformContext,
+      // The cached agent outlives this tenure: these go to whichever tenure drives it when called.
       appendEntry: (customType, data) => {
-        const append = entry?.binding?.appendEntry;
-        if (!append)
+        const driver = entry?.driver;
+        if (!driver)
           return Promise.reject(
             new Error(
-              `No run holds thread ${this.threadKey} in this process now; the ${customType} entry was not written.`,
+              `No run holds thread ${threadKey} in this process now; the ${customType} entry was not written.`,
             ),
           );
-        return append(customType, data);
+        return driver.appendEntry(customType, data);
       },
-      currentInbound: () => entry?.binding?.currentInbound?.() ?? [],
+      currentInbound: () => entry?.driver?.currentInbound() ?? [],
     });
     const threadAgent: ThreadAgent = "agent" in built ? built : { agent: built };
     const agent = threadAgent.agent;
-    if (typeof agent?.prompt !== "function" || typeof agent.subscribe !== "function")
+    if (
+      typeof agent?.prompt !== "function" ||
+      typeof agent.subscribe !== "function" ||
+      typeof agent.addHooks !== "function"
+    )
       throw new Error(
         `The agent factory returned no Agent for ${this.threadKey}: return an Agent or { agent, prepareRun?, onSessionEvent? }.`,
       );
-    if (ensureTransformContext(agent, transformContext) === "unavailable")
-      this.env.onError(
-        new Error(
-          "The agent from the factory has no hook for per-call compaction; compacting after runs only.",
-        ),
-        `building the agent of ${this.threadKey}`,
-      );
     entry = {
-      threadKey: this.threadKey,
+      threadKey,
       agent,
       sessionId: branch.header.id,
       leafId: branch.leafId,
       recordedModel,
       recordedThinking: ctx.thinkingLevel,
-      binding: this.hooks.binding,
+      driver: undefined,
+      detach: undefined,
       controller,
-      unsubscribe: () => {},
     };
     if (threadAgent.prepareRun) entry.prepareRun = threadAgent.prepareRun;
     if (threadAgent.onSessionEvent) entry.onSessionEvent = threadAgent.onSessionEvent;
-    const bound = entry;
-    entry.unsubscribe = agent.subscribe((event) => bound.binding?.onEvent(event));
     cache.set(entry);
-    this.entry = entry;
+    this.attach(entry);
     this.recordSettings();
     await emitSessionEvent(
       entry.onSessionEvent,
@@ -186,18 +177,36 @@ export class ThreadSession {
     return entry;
   }
 
-  /** Forgets the agent (it may be ahead of the session), unless a newer holder replaced it. */
+  /** Makes `entry` this tenure's agent: its hooks and event handler go onto the agent. */
+  private attach(entry: CachedAgent): void {
+    this.entry = entry;
+    if (entry.driver === this) return;
+    const binding = this.binding;
+    if (!binding) throw new Error("ThreadSession.bind() must be called before the agent is used.");
+    entry.detach?.();
+    const removeHooks = entry.agent.addHooks(binding.hooks, { position: "first" });
+    const unsubscribe = entry.agent.subscribe((event) => binding.onEvent(event));
+    entry.driver = this;
+    entry.detach = () => {
+      removeHooks();
+      unsubscribe();
+      if (entry.driver === this) entry.driver = undefined;
+      entry.detach = undefined;
+    };
+  }
+
+  /** Forgets the agent (it may be ahead of the session), unless a newer tenure took it. */
   forgetAgent(): void {
     const entry = this.entry;
     this.entry = undefined;
-    if (!entry || entry.binding !== this.hooks.binding) return;
+    if (!entry || entry.driver !== this) return;
     this.env.cache.drop(this.threadKey, entry);
   }
 
   /** Keeps the agent cached for the next tenure in this process. */
   parkAgent(): void {
     const entry = this.entry;
-    if (!entry || entry.binding !== this.hooks.binding) return;
+    if (!entry || entry.driver !== this) return;
     this.env.cache.idle(entry);
   }
 
@@ -207,24 +216,25 @@ export class ThreadSession {
   }
 
   /**
-   * Like `persist`, resolving with the entry as stored, or undefined when it was not written (writes
-   * are off, the lease is gone, or the store failed: the hooks were told). `parentId` attaches the
-   * entry elsewhere than the current leaf (a compaction that leaves a failed reply off the branch);
-   * the leaf moves to the new entry either way.
+   * Like `persist`, resolving with the entry as stored, or undefined when it was not written (the
+   * work was stopped, the lease is gone, or the store failed: the tenure was told). `parentId`
+   * attaches the entry elsewhere than the current leaf (a compaction that leaves a failed reply off
+   * the branch); the leaf moves to the new entry either way.
    */
   write(
     input: SessionEntryInput,
     options: { id?: string | undefined; parentId?: string | null; after?: (() => void) | undefined } = {},
   ): Promise<SessionEntry | undefined> {
-    if (this.writesOff) return Promise.resolve(undefined);
+    if (!this.writing) return Promise.resolve(undefined);
     const step = this.chain.then(async (): Promise<SessionEntry | undefined> => {
       const entry = this.entry;
-      if (!entry || this.lost) return undefined;
+      // Lost: the fence would refuse it. Failed: a write failed, so where the leaf is is not known.
+      if (!entry || this.tenure.state === "lost" || this.tenure.state === "failed") return undefined;
       const full = {
         ...input,
         id: options.id ?? newEntryId(),
         parentId: options.parentId !== undefined ? options.parentId : entry.leafId,
-        timestamp: new Date().toISOString(),
+        timestamp: new Date(this.env.clock.now()).toISOString(),
       } as SessionEntry;
       try {
         const r = await this.env.store.append(this.threadKey, entry.sessionId, [full], {
@@ -235,11 +245,8 @@ export class ThreadSession {
         options.after?.();
         return stored;
       } catch (e) {
-        if (e instanceof LeaseLostError) this.hooks.onLost();
-        else {
-          this.env.onError(e, `saving a session entry of ${this.threadKey}`);
-          this.hooks.onFailed();
-        }
+        if (e instanceof LeaseLostError) this.tenure.lose();
+        else this.tenure.fail(e, `saving a session entry of ${this.threadKey}`);
         return undefined;
       }
     });
@@ -247,14 +254,19 @@ export class ThreadSession {
     return step;
   }
 
-  /** Whether entries queued now would be written. */
-  get writing(): boolean {
-    return !this.writesOff;
+  /** `AgentDriver`: a `custom` entry for the factory's `appendEntry`. */
+  appendEntry(customType: string, data: unknown): Promise<void> {
+    return this.appendCustom(customType, data);
+  }
+
+  /** `AgentDriver`: the chat messages the current run answers. */
+  currentInbound(): InboundMessage[] {
+    return this.binding?.currentInbound() ?? [];
   }
 
   /**
    * A `custom` entry (never sent to the model) after the entries queued so far, fenced. Rejects,
-   * having written nothing, when this holder no longer writes (lease lost, handed over).
+   * having written nothing, when this tenure no longer writes (lease lost, handed over).
    */
   async appendCustom(customType: string, data: unknown): Promise<void> {
     const stored = await this.write(
@@ -270,13 +282,13 @@ export class ThreadSession {
    * Applies the thread's stored settings (`/model`, `/thinking`) to the agent, from its next LLM
    * call, and records the changes in the session. An unknown model is reported and ignored.
    */
-  async applyStoredSettings(resolveModel: ModelResolver): Promise<void> {
+  async applyStoredSettings(): Promise<void> {
     const entry = this.entry;
     if (!entry) return;
     const meta = await this.env.store.getThreadMeta(this.threadKey);
     const agent = entry.agent;
     if (meta?.model && meta.model !== modelRef(agent.state.model)) {
-      const model = resolveModel(meta.model);
+      const model = this.env.resolveModel(meta.model);
       if (model) agent.setModel(model);
       else
         this.env.onError(
@@ -307,5 +319,16 @@ export class ThreadSession {
     entry.recordedModel = r.recorded.model;
     entry.recordedThinking = r.recorded.thinkingLevel;
     for (const input of r.entries) this.persist(input);
+  }
+
+  /** Records the agent's context estimate for `status` (best effort). */
+  recordContextTokens(): void {
+    const entry = this.entry;
+    const set = this.env.state.setContextTokens;
+    if (!entry || !set) return;
+    const tokens = estimateContextTokens(entry.agent.state.messages).tokens;
+    set
+      .call(this.env.state, this.threadKey, tokens)
+      .catch((e: unknown) => this.env.onError(e, "recording the context size"));
   }
 }

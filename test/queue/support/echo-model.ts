@@ -6,6 +6,7 @@
  * answer, however runs were steered, aborted or recovered.
  */
 import { Type } from "@sinclair/typebox";
+import type { Clock } from "../../../src/agent/clock.js";
 import type { AgentMessage, AgentTool } from "../../../src/agent/types.js";
 import type { RecordedStreamCall, ScriptedStreamReply } from "../../support/scripted-stream.js";
 import { textOf } from "./harness.js";
@@ -44,27 +45,17 @@ export function echoResponder(call: RecordedStreamCall): ScriptedStreamReply {
   return { text: `ack ${ids.join(",")}` };
 }
 
-/** A tool that works for `ms` milliseconds, or until its run is aborted. */
-export const workTool: AgentTool = {
-  name: "work",
-  label: "work",
-  description: "Works for a while.",
-  parameters: Type.Object({ ms: Type.Number() }),
-  execute(_id, params, signal) {
-    const ms = Number((params as { ms: number }).ms);
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(
-        () => resolve({ content: [{ type: "text", text: `worked ${ms} ms` }], details: {} }),
-        ms,
-      );
-      signal?.addEventListener(
-        "abort",
-        () => {
-          clearTimeout(timer);
-          reject(new Error("aborted"));
-        },
-        { once: true },
-      );
-    });
-  },
-};
+/** A tool that works for `ms` milliseconds of `clock`, or until its run is aborted. */
+export function workTool(clock: Clock): AgentTool {
+  return {
+    name: "work",
+    label: "work",
+    description: "Works for a while.",
+    parameters: Type.Object({ ms: Type.Number() }),
+    async execute(_id, params, signal) {
+      const ms = Number((params as { ms: number }).ms);
+      await clock.sleep(ms, signal);
+      return { content: [{ type: "text", text: `worked ${ms} ms` }], details: {} };
+    },
+  };
+}

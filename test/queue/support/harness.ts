@@ -15,6 +15,8 @@ import type { SessionStore } from "../../../src/queue/store/types.js";
 import type { AgentFactory, DeliveryMode, Runtime } from "../../../src/queue/types.js";
 import type { CompactionConfig } from "../../../src/queue/worker/compaction-step.js";
 import { type Gate, type ScriptedStream, scriptedModel } from "../../support/scripted-stream.js";
+import type { LeaseLog } from "./lease-log.js";
+import type { TestClock } from "./test-clock.js";
 
 let counter = 0;
 
@@ -56,16 +58,20 @@ export function scriptedFactory(stream: ScriptedStream, tools: AgentTool[] = [])
       },
       streamFn: stream.streamFn,
       convertToLlm,
-      getSteeringMessages: ctx.getSteeringMessages,
-      getFollowUpMessages: ctx.getFollowUpMessages,
     });
+}
+
+/** What a gated tool saw: how often it ran, and whether its abort signal fired. */
+export interface ToolSeen {
+  runs: number;
+  aborted?: boolean;
 }
 
 /** A tool that waits at `gate` (or until aborted) and records whether its signal fired. */
 export function gatedTool(
   name: string,
   gate: () => Gate | undefined,
-  seen: { abortedAt?: number; runs: number } = { runs: 0 },
+  seen: ToolSeen = { runs: 0 },
 ): AgentTool {
   return {
     name,
@@ -81,7 +87,7 @@ export function gatedTool(
           signal?.addEventListener(
             "abort",
             () => {
-              seen.abortedAt = Date.now();
+              seen.aborted = true;
               reject(new Error("aborted"));
             },
             { once: true },
@@ -119,22 +125,32 @@ export async function sessionEntries(store: SessionStore, threadKey: string): Pr
   return (await store.readAll(threadKey, meta.currentSessionId)).entries;
 }
 
-/** Resolves when the thread has nothing queued and no holder (bounded poll). */
-export async function waitIdle(runtime: Runtime, threadKey: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
+/** What `waitIdle` watches: a runtime and its lease events. */
+export interface Watched {
+  runtime: Runtime;
+  leases: LeaseLog;
+}
+
+/**
+ * Resolves when the thread has nothing queued, nothing inflight and no holder. It re-reads the
+ * status after each lease event of the thread (a thread becomes idle only when a tenure ends), so
+ * it waits on the runtime, never on time.
+ */
+export async function waitIdle(w: Watched, threadKey: string): Promise<void> {
   for (;;) {
-    const s = await runtime.status(threadKey);
+    const next = w.leases.next((e) => e.threadKey === threadKey);
+    const s = await w.runtime.status(threadKey);
     if (!s.active && s.inboxDepth === 0) return;
-    if (Date.now() > deadline) throw new Error(`Thread ${threadKey} still busy after ${timeoutMs} ms.`);
-    await new Promise((r) => setTimeout(r, 20));
+    await next;
   }
 }
 
 /** A harness around one runtime instance, as the contract suite needs it. */
-export interface RuntimeHarness {
-  runtime: Runtime;
+export interface RuntimeHarness extends Watched {
   store: SessionStore;
   sinks: RecordingSinks;
+  /** The runtime's clock: it moves only when the test advances it. */
+  clock: TestClock;
   close(): Promise<void>;
 }
 

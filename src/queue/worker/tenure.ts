@@ -1,0 +1,381 @@
+/**
+ * One worker's tenure on one thread, as one state machine: every state it can be in, every
+ * transition, and every lease step (acquire, renew, take, settle, release, hand over) that moves
+ * it. The parts of the worker that act within a tenure (the holder's loop, the lease renewer, the
+ * run driver, session commands, compaction, the session writer) receive this object and ask it
+ * what they may do; a step whose reply says the lease is gone moves it to `lost` by itself.
+ *
+ * ```
+ *          acquire()               begin(work)            endWork()
+ *   idle ────────────► leased ─────────────► running ─────────────► settling
+ *     │                 ▲  │ ▲                                          │
+ *     │ a live holder   │  │ └───────────────── settled() ──────────────┘
+ *     ▼                 │  │ release(): nothing left to take
+ *   declined      busy  │  ▼
+ *                       └─ releasing ────────► released
+ *
+ *   leased, running, settling, releasing ── handOff() ──► handingOff ── end() ──► handedOff
+ *   any state but idle and the terminal ones ── lose() ──► lost    ── fail() ──► failed
+ * ```
+ *
+ * - `running` is an agent run or a session command (`/new`, `/compact`); `settling` is the end of
+ *   one: its session writes are flushed, its sink is closed (awaited, before the items settle: the
+ *   step where a run's final render is to be confirmed, or recorded as owed), and its items are
+ *   settled.
+ * - `handingOff` (shutdown): the work stops at its next checkpoint, or at once (`now`); the lease
+ *   is renewed until `end()` deletes it, so the items settle under the lease.
+ * - Terminal states (`declined`, `released`, `handedOff`, `lost`, `failed`) ignore every further
+ *   transition: a renewal refused after the tenure ended is not a loss.
+ *
+ * Lease events are reported write-ahead: `releasing` is reported before a release is sent, so a
+ * log kept by `onLease` bounds the end of every tenure from below even when the process dies with
+ * the release on the wire (docs/runtime.md, "No two holders").
+ */
+import type { Clock } from "../../agent/clock.js";
+import type { ControlState, ReleaseOutcome, TakeOutcome, TakeRule, ThreadState } from "../state/types.js";
+
+export type TenureState =
+  | "idle"
+  | "leased"
+  | "running"
+  | "settling"
+  | "releasing"
+  | "handingOff"
+  | "declined"
+  | "released"
+  | "handedOff"
+  | "lost"
+  | "failed";
+
+/** Every allowed transition; terminal states have none. */
+const TRANSITIONS: Readonly<Record<TenureState, readonly TenureState[]>> = {
+  idle: ["leased", "declined"],
+  leased: ["running", "releasing", "handingOff", "lost", "failed"],
+  running: ["settling", "handingOff", "lost", "failed"],
+  settling: ["leased", "handingOff", "lost", "failed"],
+  releasing: ["released", "leased", "handingOff", "lost", "failed"],
+  handingOff: ["released", "handedOff", "lost", "failed"],
+  declined: [],
+  released: [],
+  handedOff: [],
+  lost: [],
+  failed: [],
+};
+
+/** States in which new work may start. */
+const ACTIVE: ReadonlySet<TenureState> = new Set(["leased", "running", "settling", "releasing"]);
+/** States in which the lease is renewed (not while a release is on the wire). */
+const RENEWING: ReadonlySet<TenureState> = new Set(["leased", "running", "settling", "handingOff"]);
+
+/**
+ * A lease event, for observability and for the multi-process test's overlap check.
+ * - `acquired`: `at` when the reply arrived (the lease was set no later), `sentAt` when it was sent.
+ * - `declined`: a wake job left the thread to the live holder it found (or the worker is stopping).
+ * - `renewed`: a confirmed renewal; `at` when it was sent (the lease lasts at least a TTL from then).
+ * - `releasing`: reported just before a release is sent (`force`: a hand-over or a failure deletes
+ *   the lease whatever is queued); `at` is the send time. Until `kept` answers it, the lease may
+ *   have ended at `at`.
+ * - `kept`: the release answered "busy": the lease stays.
+ * - `released` / `handoff`: the lease was deleted; `at` is when the request was sent.
+ * - `lost` / `failed`: when the tenure found out.
+ */
+export interface LeaseEvent {
+  type:
+    | "acquired"
+    | "declined"
+    | "renewed"
+    | "releasing"
+    | "kept"
+    | "released"
+    | "handoff"
+    | "lost"
+    | "failed";
+  threadKey: string;
+  token: string;
+  at: number;
+  sentAt?: number;
+  force?: boolean;
+}
+
+/** What a tenure needs; shared by every tenure of a worker process. */
+export interface TenureEnv {
+  state: ThreadState;
+  clock: Clock;
+  leaseTtlMs: number;
+  collectDebounceMs: number;
+  onError: (error: unknown, context: string) => void;
+  onLease?: (event: LeaseEvent) => void;
+}
+
+/** The work a tenure does while `running`: an agent run or a session command. */
+export interface TenureWork {
+  /** A stop aborted it: nothing more is taken for it and no automatic compaction starts. */
+  readonly aborted: boolean;
+  /** The thread's durable control state changed: abort when a stop targets this work. */
+  onControl(c: ControlState): void;
+}
+
+export class Tenure {
+  private current: TenureState = "idle";
+  private activeWork: TenureWork | undefined;
+  private readonly stopping = new AbortController();
+  private readonly ending = new AbortController();
+  /** Send time of the last confirmed acquire or renewal: the lease holds for a TTL from it. */
+  private confirmedAt = 0;
+
+  constructor(
+    readonly threadKey: string,
+    readonly token: string,
+    private readonly env: TenureEnv,
+  ) {}
+
+  get state(): TenureState {
+    return this.current;
+  }
+
+  /** Holds the lease and may start new work (not handing over, not ended). */
+  get active(): boolean {
+    return ACTIVE.has(this.current);
+  }
+
+  /** A shutdown asked for the thread to be handed over. */
+  get handingOff(): boolean {
+    return this.current === "handingOff";
+  }
+
+  /** In a terminal state. */
+  get ended(): boolean {
+    return TRANSITIONS[this.current].length === 0;
+  }
+
+  /** The work in progress (`running`, `settling`, or a hand-over that interrupted it). */
+  get work(): TenureWork | undefined {
+    return this.activeWork;
+  }
+
+  /**
+   * Aborted when the work must stop at once: the lease is lost, the tenure failed, or a hand-over
+   * reached its stopping point. The session writer queues nothing more and the agent is aborted.
+   */
+  get stopSignal(): AbortSignal {
+    return this.stopping.signal;
+  }
+
+  /** Aborted when the tenure reaches a terminal state: renewals and control polls stop. */
+  get endSignal(): AbortSignal {
+    return this.ending.signal;
+  }
+
+  // ---- idle → leased | declined ----
+
+  /**
+   * Takes the lease, or declines because a live holder has it. A lease that looks stale (not
+   * renewed within half its TTL, or any lease met by a stalled job's rerun, whose holder may be
+   * the dead worker) is watched until it expires (then taken) or is renewed or replaced (then its
+   * holder is alive). The lease itself expires on the store's clock (Redis's own in Redis mode);
+   * the watch only decides how long to keep asking.
+   */
+  async acquire(o: { rerun: boolean; signal?: AbortSignal }): Promise<boolean> {
+    const { state, clock, leaseTtlMs: ttl } = this.env;
+    const tolerance = Math.max(25, ttl / 20);
+    const deadline = clock.now() + 2 * ttl + 1000;
+    let seen: { holder: string; expiresAt: number } | undefined;
+    for (;;) {
+      const sentAt = clock.now();
+      const r = await state.acquire(this.threadKey, this.token, ttl);
+      if (r.acquired) {
+        this.confirmedAt = sentAt;
+        this.to("leased");
+        this.report({ type: "acquired", at: clock.now(), sentAt });
+        return true;
+      }
+      const now = clock.now();
+      const expiresAt = now + Math.max(0, r.pttl);
+      const alive = seen
+        ? seen.holder !== r.holder || expiresAt > seen.expiresAt + tolerance
+        : !o.rerun && r.pttl > ttl / 2;
+      if (alive || o.signal?.aborted || now > deadline) return this.decline();
+      seen ??= { holder: r.holder, expiresAt };
+      try {
+        await clock.sleep(Math.min(Math.max(r.pttl, 5), ttl / 4), o.signal);
+      } catch {
+        return this.decline();
+      }
+    }
+  }
+
+  private decline(): false {
+    this.to("declined");
+    this.report({ type: "declined", at: this.env.clock.now() });
+    return false;
+  }
+
+  // ---- leased → running → settling → leased ----
+
+  /** Work may start now: `leased` (not handing over, not ended, no work in progress). */
+  get mayBegin(): boolean {
+    return this.current === "leased";
+  }
+
+  /** Work starts (a run or a session command); check `mayBegin` first, in the same tick. */
+  begin(work: TenureWork): void {
+    this.to("running");
+    this.activeWork = work;
+  }
+
+  /** The work ended; its writes, sink and items are settled next. A hand-over stays a hand-over. */
+  endWork(): void {
+    if (this.current === "running") this.to("settling");
+  }
+
+  /** The work's items are settled: back to `leased`. */
+  settled(): void {
+    this.activeWork = undefined;
+    if (this.current === "settling") this.to("leased");
+  }
+
+  // ---- lease steps ----
+
+  /** Moves items from the inbox head to the inflight list by `rule` (fenced); `lost` ends the tenure. */
+  async take(rule: TakeRule): Promise<TakeOutcome> {
+    const t = await this.env.state.take(this.threadKey, this.token, rule, this.env.collectDebounceMs);
+    if (t.status === "lost") this.lose();
+    return t;
+  }
+
+  /**
+   * Settles the inflight list against the seqs the session holds (fenced): the others go back to
+   * the inbox head; held ones are removed (`dropPersisted`) or kept. False (and `lost`) when the
+   * lease is gone.
+   */
+  async settle(persisted: readonly number[], dropPersisted: boolean): Promise<boolean> {
+    const ok = await this.env.state.settle(this.threadKey, this.token, persisted, dropPersisted);
+    if (!ok) this.lose();
+    return ok;
+  }
+
+  /**
+   * `leased → releasing`: deletes the lease only if the inbox and the inflight list are empty (one
+   * atomic step). `released`: the tenure is over; `busy`: back to `leased` (something arrived);
+   * `lost`: the lease was gone.
+   */
+  async release(): Promise<ReleaseOutcome> {
+    this.to("releasing");
+    const sentAt = this.env.clock.now();
+    this.report({ type: "releasing", at: sentAt });
+    const r = await this.env.state.release(this.threadKey, this.token);
+    if (r === "released") {
+      this.to("released");
+      this.report({ type: "released", at: sentAt });
+    } else if (r === "lost") {
+      this.lose();
+    } else {
+      this.report({ type: "kept", at: this.env.clock.now() });
+      if (this.current === "releasing") this.to("leased");
+    }
+    return r;
+  }
+
+  /**
+   * One renewal (the renewer calls it every third of the TTL). Without a confirmed renewal for a
+   * whole TTL the lease may have expired: the tenure is lost. A refused renewal is a loss.
+   */
+  renew(): void {
+    if (!RENEWING.has(this.current)) return;
+    const { state, clock, leaseTtlMs: ttl } = this.env;
+    const sentAt = clock.now();
+    if (sentAt - this.confirmedAt >= ttl) {
+      this.lose();
+      return;
+    }
+    state.renew(this.threadKey, this.token, ttl).then(
+      (ok) => {
+        if (!ok) return this.lose();
+        this.confirmedAt = Math.max(this.confirmedAt, sentAt);
+        this.report({ type: "renewed", at: sentAt });
+      },
+      (e: unknown) => this.env.onError(e, `renewing the lease of ${this.threadKey}`),
+    );
+  }
+
+  // ---- hand-over, loss, failure ----
+
+  /**
+   * Shutdown: hand the thread over. `checkpoint` lets the work run to its next checkpoint (what
+   * ended before it is saved); `now` stops it at once. Work that has not started stops at once.
+   */
+  handOff(mode: "checkpoint" | "now"): void {
+    if (this.ended || this.current === "idle") return;
+    if (this.current !== "handingOff") this.to("handingOff");
+    if (mode === "now" || !this.activeWork) this.stop();
+  }
+
+  /** Stop the work now: the session writes nothing more it is asked to, the agent is aborted. */
+  stop(): void {
+    this.stopping.abort();
+  }
+
+  /** The lease is gone: nothing more is written (the fence would refuse it anyway). */
+  lose(): void {
+    if (!this.to("lost")) return;
+    this.report({ type: "lost", at: this.env.clock.now() });
+  }
+
+  /** An unexpected error: stop at once; `end()` deletes the lease so another attempt can start later. */
+  fail(error: unknown, context: string): void {
+    if (this.ended) return;
+    this.env.onError(error, context);
+    this.to("failed");
+    this.report({ type: "failed", at: this.env.clock.now() });
+  }
+
+  /**
+   * After the holder's loop: a hand-over (or a loop that ended without an outcome) deletes the
+   * lease whatever is queued (`handedOff`; the caller wakes the thread for the next worker); a
+   * failed tenure deletes it too, so the thread can be tried again later. A delete that fails is
+   * reported; the lease then expires by itself. Never throws; returns the terminal state.
+   */
+  async end(): Promise<TenureState> {
+    if (!this.ended && this.current !== "idle" && this.current !== "handingOff") this.to("handingOff");
+    if (this.current === "handingOff" || this.current === "failed") {
+      const sentAt = this.env.clock.now();
+      this.report({ type: "releasing", at: sentAt, force: true });
+      try {
+        await this.env.state.forceRelease(this.threadKey, this.token);
+      } catch (e) {
+        this.env.onError(e, `releasing the lease of ${this.threadKey} (it expires by itself)`);
+      }
+      if (this.to("handedOff")) this.report({ type: "handoff", at: sentAt });
+    }
+    this.stopping.abort();
+    this.ending.abort();
+    return this.current;
+  }
+
+  // ---- the machine ----
+
+  /** Moves to `next`; false when the tenure already ended (ignored). A transition not in the table is a bug. */
+  private to(next: TenureState): boolean {
+    if (this.ended) return false;
+    if (!TRANSITIONS[this.current].includes(next)) {
+      throw new Error(
+        `Tenure of ${this.threadKey}: no transition ${this.current} → ${next}; this is a bug in the worker.`,
+      );
+    }
+    this.current = next;
+    if (this.ended) {
+      this.activeWork = undefined;
+      this.stopping.abort();
+      this.ending.abort();
+    }
+    return true;
+  }
+
+  private report(e: Omit<LeaseEvent, "threadKey" | "token">): void {
+    try {
+      this.env.onLease?.({ ...e, threadKey: this.threadKey, token: this.token });
+    } catch (err) {
+      this.env.onError(err, "a lease event observer");
+    }
+  }
+}
