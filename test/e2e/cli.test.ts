@@ -6,7 +6,6 @@
  * prints its address.
  */
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -123,11 +122,11 @@ describe("switchboard start as a process", () => {
   });
 
   it("with no config and no Redis, starts the web chat, prints its address and keeps data in ./data", async () => {
-    expect(await portFree(8787), "port 8787 (the default) must be free for this test").toBe(true);
     const cwd = mkdtempSync(join(tmpdir(), "sb-fresh-"));
     try {
-      const p = launch(["start"], {}, cwd);
-      const [, url] = await p.waitForLine(/^Web chat: (http:\/\/127\.0\.0\.1:8787\/)$/);
+      // --port 0: any free port, so the test runs beside a Switchboard on the default 8787.
+      const p = launch(["start", "--port", "0"], {}, cwd);
+      const [, url] = await p.waitForLine(/^Web chat: (http:\/\/127\.0\.0\.1:\d+\/)$/);
       const page = await fetch(url as string);
       expect(page.status).toBe(200);
       expect(await page.text()).toContain("<html");
@@ -145,9 +144,11 @@ describe("switchboard start as a process", () => {
       const reply = await until(async () => {
         const res = await fetch(`${url}api/conversations/${conversation.id}/messages`);
         const { messages } = (await res.json()) as { messages: { from: { isBot: boolean }; text: string }[] };
-        return messages.find((m) => m.from.isBot && m.text.includes("No model is set up"));
-      }, "the set-up hint in the web chat");
+        return messages.find((m) => m.from.isBot && m.text.includes("Set-up needed"));
+      }, "the set-up instructions in the web chat");
       expect(reply.text).toContain("ANTHROPIC_API_KEY");
+      expect(reply.text).toContain("models.custom");
+      expect(reply.text).not.toContain("model call failed");
       expect(existsSync(join(cwd, "data", "sessions"))).toBe(true);
       expect(await stop(p)).toBe(0);
     } finally {
@@ -155,11 +156,3 @@ describe("switchboard start as a process", () => {
     }
   });
 });
-
-function portFree(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const srv = createServer();
-    srv.once("error", () => resolve(false));
-    srv.listen(port, "127.0.0.1", () => srv.close(() => resolve(true)));
-  });
-}

@@ -9,9 +9,9 @@
  */
 import type { ChannelAdapter, InboundMessage } from "../../adapters/types.js";
 import type { TextContent, UserMessage } from "../../agent/llm/types.js";
-import { plainInboundFormatter } from "../../queue/index.js";
 import type { SessionStore } from "../../queue/store/types.js";
 import type { InboundFormatter } from "../../queue/types.js";
+import { plainInboundFormatter } from "../../queue/worker/item-messages.js";
 import type { Logger } from "../log.js";
 
 /** One earlier message of the thread, as the model is shown it. */
