@@ -150,6 +150,22 @@ describe("switchboard start as a process", () => {
       expect(reply.text).toContain("models.custom");
       expect(reply.text).not.toContain("model call failed");
       expect(existsSync(join(cwd, "data", "sessions"))).toBe(true);
+
+      // /status names the thread key (what `switchboard export` takes) and the session's file.
+      await fetch(`${url}api/conversations/${conversation.id}/messages`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ text: "/status" }),
+      });
+      const status = await until(async () => {
+        const res = await fetch(`${url}api/conversations/${conversation.id}/messages`);
+        const { messages } = (await res.json()) as { messages: { from: { isBot: boolean }; text: string }[] };
+        return messages.find((m) => m.from.isBot && m.text.includes("Session:"));
+      }, "the /status reply");
+      expect(status.text).toContain(`Thread: web:${conversation.id}`);
+      expect(status.text).toMatch(
+        new RegExp(`Session: \\S+ \\(${join(cwd, "data", "sessions")}/\\S+\\.jsonl\\)`),
+      );
       expect(await stop(p)).toBe(0);
     } finally {
       rmSync(cwd, { recursive: true, force: true });

@@ -1,4 +1,7 @@
-/** `/status` (model, thinking, context, usage, queue, run) and `/help` (every enabled command). */
+/**
+ * `/status` (thread key, model, thinking, context, usage, queue, run, where the session is stored)
+ * and `/help` (every enabled command, each said once).
+ */
 import type { ExtensionAPI } from "../types.js";
 import type { CommandGuard } from "./guard.js";
 
@@ -11,7 +14,8 @@ function money(cost: number): string {
 /** Registers `/status` and `/help` on `api`. */
 export function registerInfoCommands(api: ExtensionAPI, guard: CommandGuard): void {
   api.registerCommand("status", {
-    description: "Show model, thinking level, context use, tokens and cost of this thread",
+    description:
+      "Show this thread's key, model, thinking level, context use, cost and where its session is stored",
     handler: guard("read the status", async (_args, ctx) => {
       const [status, settings, model, level] = await Promise.all([
         ctx.host.status(),
@@ -35,6 +39,7 @@ export function registerInfoCommands(api: ExtensionAPI, guard: CommandGuard): vo
           ? ` · ${n(u.cacheRead)} cache read · ${n(u.cacheWrite)} cache write`
           : "";
       const lines = [
+        `Thread: ${ctx.thread.threadKey}`,
         modelLine,
         `Thinking: ${level}`,
         contextLine,
@@ -42,6 +47,8 @@ export function registerInfoCommands(api: ExtensionAPI, guard: CommandGuard): vo
         `Queue mode: ${status.queueMode}${status.inboxDepth > 0 ? ` · ${status.inboxDepth} waiting` : ""}`,
         `Run: ${status.running ? "active" : "idle"}`,
       ];
+      const session = status.session;
+      if (session) lines.push(`Session: ${session.id}${session.location ? ` (${session.location})` : ""}`);
       await ctx.reply(lines.join("\n"));
     }),
   });
@@ -54,7 +61,7 @@ export function registerInfoCommands(api: ExtensionAPI, guard: CommandGuard): vo
         const aliases = c.aliases.length > 0 ? ` (also ${c.aliases.map((a) => `/${a}`).join(", ")})` : "";
         return `/${c.name}${usage} — ${c.description}${aliases}`;
       });
-      await ctx.reply(["Commands:", ...lines, "A bare `stop` also stops the run."].join("\n"));
+      await ctx.reply(["Commands:", ...lines].join("\n"));
     }),
   });
 }

@@ -9,7 +9,7 @@
  * connecting to platforms; `start` starts the role's parts; `stop` drains them (inbound first, then
  * running turns within the grace period).
  */
-import { dirname } from "node:path";
+import { dirname, join } from "node:path";
 import { MemoryRateLimiter } from "../../adapters/render/rate-limiter.js";
 import type { ChannelAdapter, Platform } from "../../adapters/types.js";
 import type { WebChatAdapter } from "../../adapters/web/index.js";
@@ -19,7 +19,9 @@ import type { ExtensionRunner } from "../../extensions/runner.js";
 import { MemoryApprovalStore, RedisApprovalStore } from "../../queue/approvals/index.js";
 import { EmbeddedRuntime } from "../../queue/embedded/embedded-runtime.js";
 import type { RuntimeOptions } from "../../queue/redis/redis-runtime.js";
+import { SessionKeys } from "../../queue/store/keys.js";
 import { RedisSessionStore } from "../../queue/store/redis-store.js";
+import { encodeThreadKey } from "../../queue/store/thread-dir.js";
 import type { SessionStore } from "../../queue/store/types.js";
 import type { Runtime } from "../../queue/types.js";
 import type { Role } from "../cli/types.js";
@@ -149,6 +151,10 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
       adapterOf,
       defaultModel: () => (defaultModel ? modelRefOf(defaultModel) : undefined),
       queueModeOf: (p) => config.channels[p].deliveryMode,
+      sessionLocation: (threadKey, sessionId) =>
+        redis
+          ? `Redis key ${new SessionKeys(prefix).session(threadKey, sessionId)}`
+          : join(cfg.dataDir, "sessions", encodeThreadKey(threadKey), `${sessionId}.jsonl`),
       logger,
     };
     const liveAgents = { count: 0 };
