@@ -184,7 +184,7 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
       leaseTtlMs: cfg.leaseTtlMs,
       concurrency: cfg.concurrency,
       agentIdleMs: cfg.idleEvictMs,
-      compaction: {},
+      compaction: { settings: { ...config.agent.compaction } },
       // The runtime's cap and debounce are per process; take the most generous enabled channel's.
       inboxCap: enabled.length > 0 ? Math.max(...enabled.map((c) => c.inboxCap)) : 20,
       collectDebounceMs: enabled.length > 0 ? Math.max(...enabled.map((c) => c.collectWindowMs)) : 500,
