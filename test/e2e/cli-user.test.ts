@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FakeTelegram } from "../fakes/telegram/server.js";
+import { CliProcess } from "./support/cli-process.js";
 import { type CliRun, switchboard } from "./support/cli-run.js";
 
 const dirs: string[] = [];
@@ -149,6 +150,22 @@ describe("switchboard from a fresh directory", () => {
       const ok = await switchboard(["check"], { cwd, env: { TELEGRAM_BOT_TOKEN: telegram.token } });
       expect(ok.stdout).toContain("✓ telegram: bot @");
       expect(ok.code).toBe(0);
+    });
+
+    it("with the right token, start --port 0 prints the address it listens on and serves /healthz", async () => {
+      const cwd = freshDir(
+        `channels:\n  telegram:\n    apiRoot: ${telegram.apiRoot()}\nlogging:\n  level: warn\n`,
+      );
+      const p = new CliProcess(["start", "--port", "0"], {
+        cwd,
+        env: { TELEGRAM_BOT_TOKEN: telegram.token },
+      });
+      try {
+        const [, url] = await p.waitForLine(/^Listening on (http:\/\/127\.0\.0\.1:\d+) \(role all\)$/);
+        expect((await fetch(`${url}/healthz`)).status).toBe(200);
+      } finally {
+        expect(await p.stop()).toBe(0);
+      }
     });
   });
 

@@ -127,6 +127,8 @@ describe("switchboard start as a process", () => {
       // --port 0: any free port, so the test runs beside a Switchboard on the default 8787.
       const p = launch(["start", "--port", "0"], {}, cwd);
       const [, url] = await p.waitForLine(/^Web chat: (http:\/\/127\.0\.0\.1:\d+\/)$/);
+      const [, listening] = await p.waitForLine(/^Listening on (http:\/\/127\.0\.0\.1:\d+) \(role all\)$/);
+      expect(`${listening}/`).toBe(url);
       const page = await fetch(url as string);
       expect(page.status).toBe(200);
       expect(await page.text()).toContain("<html");

@@ -276,6 +276,8 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
           }
         }
         logger.info({ role, url, channels: [...adapters.keys()] }, "switchboard started");
+        // The address for people (with --port 0 it is only known now); /healthz answers there.
+        o.announce?.(`Listening on ${url} (role ${role})`);
         if (role === "worker") return;
         if (built.web) {
           const base = (config.http.publicUrl ?? url).replace(/\/+$/, "");
