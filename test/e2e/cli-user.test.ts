@@ -51,6 +51,21 @@ describe("switchboard from a fresh directory", () => {
     expect(check.stdout).toContain("--port <port>");
   });
 
+  it("check with no config says it is valid, and that without a model key the chat answers with set-up steps", async () => {
+    const cwd = freshDir();
+    const bare = await switchboard(["check", "--offline"], { cwd });
+    expect(bare.code).toBe(0);
+    expect(bare.stdout).toContain("✓ valid");
+    expect(bare.stdout).toContain(
+      "! no model has credentials here: threads will answer with set-up instructions",
+    );
+    const keyed = await switchboard(["check", "--offline"], {
+      cwd,
+      env: { ANTHROPIC_API_KEY: "sk-ant-placeholder" },
+    });
+    expect(keyed.stdout).toMatch(/^ {2}new threads use anthropic\//m);
+  });
+
   // Each mistake: what to write, and what check must say about it (the line, and a hint).
   const mistakes: { name: string; yaml: string; expected: (string | RegExp)[] }[] = [
     {

@@ -9,6 +9,7 @@ import { once } from "node:events";
 import { dirname } from "node:path";
 import type { Redis } from "ioredis";
 import type { ChannelAdapter, Platform } from "../../adapters/types.js";
+import { hasCredentials } from "../../agent/llm/models.js";
 import type { ExtensionRunner } from "../../extensions/runner.js";
 import { MemoryApprovalStore } from "../../queue/approvals/index.js";
 import { FileSessionStore } from "../../queue/store/file-store.js";
@@ -22,7 +23,7 @@ import { buildAdapters } from "./adapters.js";
 import { toolIssues } from "./config-check.js";
 import { loadExtensions } from "./extensions.js";
 import { createGateway } from "./gateway.js";
-import { modelIssues, registerConfiguredModels } from "./models.js";
+import { chooseDefaultModel, modelIssues, modelRefOf, registerConfiguredModels } from "./models.js";
 import { platformProbes } from "./probes.js";
 
 /** The handlers `src/main.ts` passes to `runCli`. */
@@ -50,6 +51,23 @@ export function createCliHandlers(): CliHandlers {
       registerConfiguredModels(ctx.config.models);
       const runner = await extensionsOf(ctx);
       return [...modelIssues(ctx.config.models), ...toolIssues(ctx.config, runner)];
+    },
+
+    async describeConfig(ctx) {
+      registerConfiguredModels(ctx.config.models);
+      const model = chooseDefaultModel(ctx.config.models);
+      if (!model) {
+        return [
+          "! no model has credentials here: threads will answer with set-up instructions. Set " +
+            "ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY, or add a model under models.custom (docs/providers.md)",
+        ];
+      }
+      const ref = modelRefOf(model);
+      return hasCredentials(model)
+        ? [`new threads use ${ref}`]
+        : [
+            `! new threads use ${ref}, which has no credentials here: set its provider's API key (docs/providers.md)`,
+          ];
     },
 
     checkProbes(ctx) {

@@ -134,6 +134,9 @@ export async function runCheck(
 
     io.stdout(`${describeSource(loaded.file)}\n  ✓ valid\n`);
     for (const line of summarizeConfig(config)) io.stdout(`  ${line}\n`);
+    for (const line of handlers.describeConfig ? await handlers.describeConfig(ctx) : []) {
+      io.stdout(`  ${redactSecrets(line)}\n`);
+    }
     for (const w of loaded.warnings) io.stdout(`  ! ${redactSecrets(w)}\n`);
     if (offline || !handlers.checkProbes) {
       io.stdout(`Reachability: not checked${offline ? " (--offline)" : ""}.\n`);

@@ -107,6 +107,11 @@ export interface CliHandlers {
    * tool name no extension registers…), with paths and hints. Contacts nothing.
    */
   validateConfig?(ctx: CommandContext): Promise<readonly ConfigIssue[]>;
+  /**
+   * Lines `check` adds to its summary of a valid config (after `validateConfig`): what the wiring
+   * decides, such as the model new threads get. A line starting with "! " is a warning.
+   */
+  describeConfig?(ctx: CommandContext): Promise<readonly string[]>;
   /** Reachability checks `switchboard check` runs once the config is valid: Redis, each platform's API. */
   checkProbes?(ctx: CommandContext): readonly CheckProbe[] | Promise<readonly CheckProbe[]>;
   /** The thread's session as pi JSONL lines (header first, no trailing newlines); the CLI writes them. */
