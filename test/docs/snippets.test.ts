@@ -28,6 +28,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
+import { resetRegisteredModels } from "../../src/agent/llm/models.js";
 import { createCliHandlers } from "../../src/gateway/app/index.js";
 import { COMMANDS, type CommandName, parseCommandLine, runCli } from "../../src/gateway/cli/index.js";
 import { ConfigSchema } from "../../src/gateway/config/index.js";
@@ -272,6 +273,7 @@ describe("docs: configs", () => {
       const dir = join(tmp, `${b.doc.replace(/\W/g, "_")}-${b.line}`);
       mkdirSync(dir, { recursive: true });
       const { file, env } = prepare(b, dir);
+      resetRegisteredModels(); // each snippet on its own: no custom model left from the one before
       const r = await check(file, env, dir);
       expect(r.code, `${b.doc}:${b.line}\n${b.body}\n--- switchboard check said:\n${r.out}`).toBe(0);
     },

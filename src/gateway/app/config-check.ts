@@ -26,7 +26,7 @@ function unknownTools(
     issues.push({
       path: at(i),
       message:
-        `"${name}" is not a tool${guess ? `; did you mean "${guess}"?` : ""} ` +
+        `"${name}" is not a tool${guess ? `; did you mean "${guess}"?` : "."} ` +
         `The tools are ${known.join(", ")} (docs/tools.md)`,
     });
   });

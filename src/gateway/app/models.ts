@@ -29,17 +29,24 @@ export function registerConfiguredModels(config: ModelsConfig): void {
   registerModels(config.custom.map(customModelToModel));
 }
 
-/** The `n` known model refs closest to `ref` (by edit distance, on the id alone too). */
+/**
+ * Up to `n` known model refs that look like a typo of `ref`: by edit distance on `provider/id`, or
+ * on the id alone, within a third of the id's length (at least 2).
+ */
 export function closestModelRefs(ref: string, n = 3): string[] {
   const wanted = ref.trim().toLowerCase();
   const bare = wanted.includes("/") ? wanted.slice(wanted.indexOf("/") + 1) : wanted;
-  const scored = listModels().map((m) => {
-    const full = modelRefOf(m);
-    const d = Math.min(editDistance(wanted, full.toLowerCase()), editDistance(bare, m.id.toLowerCase()) + 1);
-    return { full, d };
-  });
-  scored.sort((a, b) => a.d - b.d || a.full.localeCompare(b.full));
-  return scored.slice(0, n).map((s) => s.full);
+  const limit = Math.max(2, Math.floor(bare.length / 3));
+  return listModels()
+    .map((m) => {
+      const full = modelRefOf(m);
+      const d = Math.min(editDistance(wanted, full.toLowerCase()), editDistance(bare, m.id.toLowerCase()));
+      return { full, d };
+    })
+    .filter((s) => s.d <= limit)
+    .sort((a, b) => a.d - b.d || a.full.localeCompare(b.full))
+    .slice(0, n)
+    .map((s) => s.full);
 }
 
 /**
@@ -49,12 +56,15 @@ export function closestModelRefs(ref: string, n = 3): string[] {
 export function modelIssues(config: ModelsConfig): ConfigIssue[] {
   if (!config.default || findModel(config.default)) return [];
   const close = closestModelRefs(config.default);
+  const providers = [...new Set(listModels().map((m) => m.provider))];
   return [
     {
       path: "models.default",
       message:
         `"${config.default}" is not a known model` +
-        (close.length > 0 ? `; the closest are ${close.map((r) => `"${r}"`).join(", ")}` : "") +
+        (close.length > 0
+          ? `; the closest are ${close.map((r) => `"${r}"`).join(", ")}`
+          : `; the providers are ${providers.join(", ")}`) +
         ". docs/providers.md lists the built-in models; add your own under models.custom",
     },
   ];
