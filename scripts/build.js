@@ -6,6 +6,9 @@
  * source file never lingers. Plain JavaScript, so it runs before anything is built.
  *
  *   node scripts/build.js [--out-dir <dir>]    default: dist/
+ *
+ * The build imports the modules it compiled (to precompile the validator), so an --out-dir
+ * outside the repository needs the packages reachable from it (a node_modules beside or above).
  */
 import { spawnSync } from "node:child_process";
 import { cpSync, rmSync, statSync, writeFileSync } from "node:fs";

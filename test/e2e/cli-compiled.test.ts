@@ -30,6 +30,8 @@ const npx = (args: string[], env: Record<string, string> = {}) =>
 beforeAll(async () => {
   mkdirSync(pkg);
   mkdirSync(user);
+  // The build imports what it compiled (to precompile the config validator): packages must resolve.
+  symlinkSync(join(repo, "node_modules"), join(pkg, "node_modules"));
   const built = await runProcess(
     process.execPath,
     [join(repo, "scripts", "build.js"), "--out-dir", join(pkg, "dist")],
@@ -40,7 +42,6 @@ beforeAll(async () => {
   if (built.code !== 0) throw new Error(`the build failed:\n${built.stdout}${built.stderr}`);
   cpSync(join(repo, "package.json"), join(pkg, "package.json"));
   cpSync(join(repo, "bin"), join(pkg, "bin"), { recursive: true });
-  symlinkSync(join(repo, "node_modules"), join(pkg, "node_modules"));
   // Built already, so no `prepare` (npm does not run it for a linked folder either).
   const installed = await runProcess(
     "npm",
