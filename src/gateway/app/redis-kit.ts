@@ -30,11 +30,12 @@ export function connectRedis(url: string, logger: Logger): Redis {
 }
 
 /**
- * Resolves once Redis answers PING. When it does not within `ms` (default 1.5 s: a Redis that is
- * still starting gets a moment, a person at the terminal hears within 2 s of launching), throws
- * one error that says where Redis was expected, the last connection error, and what to fix.
+ * Resolves once Redis answers PING. When it does not within `ms` (default 1 s: a Redis that is
+ * still starting gets a moment, and with start-up and loading BullMQ a person at the terminal hears
+ * within 2 s of launching), throws one error that says where Redis was expected, the last
+ * connection error, and what to fix.
  */
-export async function reachRedis(redis: Redis, url: string, ms = 1500): Promise<void> {
+export async function reachRedis(redis: Redis, url: string, ms = 1000): Promise<void> {
   let lastError: string | undefined;
   const onError = (err: unknown) => {
     lastError = errorText(err);
