@@ -1,12 +1,24 @@
 # syntax=docker/dockerfile:1
-# Switchboard: one image for every role (`start --role all|gateway|worker`).
-# TypeScript runs through tsx (a runtime dependency), so there is no build step to ship.
+# Switchboard: one image for every role (`start --role all|gateway|worker`). It runs the compiled
+# JavaScript (dist/); TypeScript and tsx stay in the build stage.
+
+# ---- build: all packages, then tsc into dist/ ------------------------------------------------
+FROM node:20-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+# --ignore-scripts: the `prepare` build needs src/, which is copied after this (cacheable) layer.
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY scripts/build.js ./scripts/build.js
+COPY src ./src
+RUN npm run build
 
 # ---- dependencies: production packages only ---------------------------------------------
 FROM node:20-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+# Without the dev packages there is no compiler, so the `prepare` build is left to the build stage.
+RUN npm pkg delete scripts.prepare && npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 
 # ---- runtime ------------------------------------------------------------------------------
 FROM node:20-slim AS runtime
@@ -23,13 +35,14 @@ WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 COPY package.json ./
 COPY bin ./bin
-COPY src ./src
+COPY --from=build /app/dist ./dist
 COPY config ./config
 # Sessions (embedded mode) and the agent's workspaces; mount volumes here.
 RUN mkdir -p /app/data /app/workspace && chown -R node:node /app/data /app/workspace
 USER node
 EXPOSE 8787
+# `health` asks /healthz at the address the config (and PORT) gives, so it follows the configured port.
 HEALTHCHECK --interval=15s --timeout=5s --start-period=20s --retries=3 \
-  CMD ["node", "-e", "fetch('http://127.0.0.1:8787/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+  CMD ["node", "bin/switchboard.js", "health"]
 ENTRYPOINT ["/usr/bin/tini", "--", "node", "bin/switchboard.js"]
 CMD ["start"]

@@ -17,6 +17,8 @@ function missing(name: string): never {
 
 const handlers: CliHandlers = {
   start: async (ctx) => ((await wiring()).start ?? missing("start"))(ctx),
+  validateConfig: async (ctx) => ((await wiring()).validateConfig ?? missing("check"))(ctx),
+  describeConfig: async (ctx) => ((await wiring()).describeConfig ?? missing("check"))(ctx),
   checkProbes: async (ctx) => ((await wiring()).checkProbes ?? missing("check"))(ctx),
   exportThread: async (ctx) => ((await wiring()).exportThread ?? missing("export"))(ctx),
   importSession: async (ctx) => ((await wiring()).importSession ?? missing("import"))(ctx),

@@ -1,11 +1,11 @@
 /**
- * Launch → polling: from spawning `switchboard start` (`node --import tsx src/main.ts start`, what
- * `tsx src/main.ts start` runs) with a config that enables Telegram against the fake Bot API, to
- * the fake receiving the first `getUpdates`. When the CLI cannot start here, the adapter alone is
- * measured instead and the figure says so.
+ * Launch → polling: from spawning the compiled `switchboard start` (`node bin/switchboard.js start`,
+ * what `npm start` and the Docker image run) with a config that enables Telegram against the fake
+ * Bot API, to the fake receiving the first `getUpdates`; then the process's RSS one second later.
+ * dist/ is rebuilt first when src/ is newer, so the figure never describes a stale build.
  */
-import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -13,6 +13,8 @@ import { FakeTelegram } from "../../test/fakes/telegram/server.js";
 import { freePort } from "../lib/redis-server.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const BIN = join(ROOT, "bin", "switchboard.js");
+const ENTRY = join(ROOT, "dist", "main.js");
 
 /** Resident set size of a process from /proc (Linux), in MB; NaN elsewhere. */
 function rssOf(pid: number | undefined): number {
@@ -24,22 +26,58 @@ function rssOf(pid: number | undefined): number {
   }
 }
 
-async function timeToPoll(
-  args: string[],
-  env: Record<string, string>,
-  fake: FakeTelegram,
-): Promise<{ ms?: number; rssMb?: number; why?: string }> {
+function newestUnder(dir: string): number {
+  let latest = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (e.isFile()) latest = Math.max(latest, statSync(join(e.parentPath, e.name)).mtimeMs);
+  }
+  return latest;
+}
+
+/** Builds dist/ (`npm run build`) unless it is newer than every file under src/. */
+export function ensureBuilt(log: (text: string) => void): void {
+  if (existsSync(ENTRY) && statSync(ENTRY).mtimeMs >= newestUnder(join(ROOT, "src"))) return;
+  log("dist/ is missing or older than src/: building (npm run build)");
+  const r = spawnSync(process.execPath, [join(ROOT, "scripts", "build.js")], { cwd: ROOT, stdio: "inherit" });
+  if (r.status !== 0) throw new Error(`the build failed (exit ${r.status})`);
+}
+
+export interface LaunchSample {
+  /** Spawn → first getUpdates at the fake, in ms. */
+  ms: number;
+  /** RSS of the process one second after that, in MB. */
+  rssMb: number;
+}
+
+/** One launch of the compiled CLI against a fresh fake Bot API, in embedded mode. */
+export async function launchToPolling(): Promise<LaunchSample> {
+  const fake = await new FakeTelegram().start();
+  const dir = mkdtempSync(join(tmpdir(), "sb-bench-launch-"));
+  const port = await freePort();
+  const config = join(dir, "switchboard.yaml");
+  writeFileSync(
+    config,
+    [
+      "channels:",
+      "  telegram:",
+      `    apiRoot: ${fake.apiRoot()}`,
+      "http:",
+      `  port: ${port}`,
+      "runtime:",
+      `  dataDir: ${join(dir, "data")}`,
+      "",
+    ].join("\n"),
+  );
   const t0 = performance.now();
-  const child = spawn(process.execPath, ["--import", "tsx", ...args], {
-    cwd: ROOT,
-    env: { ...process.env, ...env },
-    stdio: ["ignore", "pipe", "pipe"],
+  const child = spawn(process.execPath, [BIN, "start", "--config", config], {
+    cwd: dir,
+    env: { PATH: process.env.PATH ?? "", HOME: dir, TELEGRAM_BOT_TOKEN: fake.token },
+    stdio: ["ignore", "ignore", "pipe"],
   });
   let stderr = "";
   child.stderr?.on("data", (d: Buffer) => {
     stderr += d.toString();
   });
-  child.stdout?.resume();
   const exited = new Promise<void>((r) => child.once("exit", () => r()));
   try {
     const deadline = Date.now() + 15_000;
@@ -50,9 +88,12 @@ async function timeToPoll(
         await new Promise((r) => setTimeout(r, 1000));
         return { ms, rssMb: rssOf(child.pid) };
       }
-      if (child.exitCode !== null)
-        return { why: `exited ${child.exitCode}: ${stderr.trim().split("\n").slice(-2).join(" ")}` };
-      if (Date.now() > deadline) return { why: "no getUpdates within 15 s" };
+      if (child.exitCode !== null) {
+        throw new Error(
+          `switchboard start exited ${child.exitCode}: ${stderr.trim().split("\n").slice(-3).join(" ")}`,
+        );
+      }
+      if (Date.now() > deadline) throw new Error(`no getUpdates within 15 s: ${stderr.trim().slice(-300)}`);
       await new Promise((r) => setTimeout(r, 2));
     }
   } finally {
@@ -62,44 +103,6 @@ async function timeToPoll(
       await exited;
       clearTimeout(killer);
     }
-  }
-}
-
-export async function launchToPolling(): Promise<{ ms: number; rssMb: number; label: string }> {
-  const fake = await new FakeTelegram().start();
-  const dir = mkdtempSync(join(tmpdir(), "sb-bench-launch-"));
-  try {
-    const config = join(dir, "switchboard.yaml");
-    const port = await freePort();
-    writeFileSync(
-      config,
-      [
-        "channels:",
-        "  telegram:",
-        `    apiRoot: ${fake.apiRoot()}`,
-        "http:",
-        `  port: ${port}`,
-        "runtime:",
-        `  dataDir: ${join(dir, "data")}`,
-        "",
-      ].join("\n"),
-    );
-    const env = { TELEGRAM_BOT_TOKEN: fake.token, REDIS_URL: "" };
-    const cli = await timeToPoll(["src/main.ts", "start", "--config", config], env, fake);
-    if (cli.ms !== undefined)
-      return { ms: cli.ms, rssMb: cli.rssMb ?? Number.NaN, label: "switchboard start, embedded mode" };
-    const probe = await timeToPoll(
-      ["bench/lib/launch-probe.ts"],
-      { ...env, SB_TG_API_ROOT: fake.apiRoot() },
-      fake,
-    );
-    if (probe.ms === undefined) throw new Error(`launch probe failed too: ${probe.why}`);
-    return {
-      ms: probe.ms,
-      rssMb: probe.rssMb ?? Number.NaN,
-      label: `adapter alone; CLI start did not poll: ${(cli.why ?? "").slice(0, 120)}`,
-    };
-  } finally {
     await fake.close();
     rmSync(dir, { recursive: true, force: true });
   }

@@ -82,6 +82,11 @@ export interface ThreadStatusView {
   /** Tokens the model saw in the latest request (input + cache), when known. */
   contextTokens?: number;
   usage: { input: number; output: number; cacheRead: number; cacheWrite: number; cost: number };
+  /**
+   * The current session and where it is stored (a Redis key, a file path), for `switchboard export`
+   * and people who look at the store; undefined before the thread's first message.
+   */
+  session?: { id: string; location: string };
 }
 
 /** What a compaction did. */

@@ -6,6 +6,7 @@
  * Discord's menus.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -13,6 +14,17 @@ import { createCliHandlers } from "../../src/gateway/app/index.js";
 import { runCli } from "../../src/gateway/cli/index.js";
 import { silentLogger } from "../../src/gateway/log.js";
 import { World } from "./support/world.js";
+
+/** A loopback port nothing listens on. */
+function closedPort(): Promise<number> {
+  return new Promise((resolve) => {
+    const srv = createServer();
+    srv.listen(0, "127.0.0.1", () => {
+      const { port } = srv.address() as AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
 
 let world: World;
 beforeAll(async () => {
@@ -74,13 +86,44 @@ describe("switchboard check", () => {
     expect(r.code).toBe(0);
   });
 
-  it("names the platform whose token is refused, without printing the token", async () => {
+  it("names the platform whose token is refused, without printing the token: a config error (exit 2)", async () => {
     const config = world.writeConfig("check-bad.yaml", { channels: ["telegram"] });
     const env = { ...world.env(), TELEGRAM_BOT_TOKEN: "7000:WRONG-TOKEN-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa" };
     const r = await cli(["check", "--config", config], env);
-    expect(r.code).toBe(1);
-    expect(r.stdout).toMatch(/✗ telegram: HTTP 40[14]/);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toMatch(/✗ telegram: HTTP 40[14]: .*the token was refused; set TELEGRAM_BOT_TOKEN/);
     expect(r.stdout + r.stderr).not.toContain("WRONG-TOKEN");
+  });
+
+  it("with Redis down, says where it looked and what to do (exit 1)", async () => {
+    const down = await closedPort();
+    const config = join(world.dir, "check-no-redis.yaml");
+    const yaml = world.yaml({ channels: ["telegram"] });
+    writeFileSync(config, yaml.replace(/redisUrl: .*/, `redisUrl: redis://127.0.0.1:${down}`));
+    const r = await cli(["check", "--config", config]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain(
+      `✗ redis: not reachable at 127.0.0.1:${down} (connect ECONNREFUSED 127.0.0.1:${down}). Start Redis, or fix runtime.redisUrl / REDIS_URL`,
+    );
+    expect(r.stdout).not.toContain("Connection is closed");
+  });
+
+  it("an unknown model id and an unknown tool name are config errors with the closest known names", async () => {
+    const config = join(world.dir, "check-deep.yaml");
+    const yaml = world.yaml({ channels: ["telegram"] });
+    writeFileSync(
+      config,
+      `${yaml.replace("default: alpha/one", "default: anthropic/claude-sonet-4-5")}\napproval:\n  tools: [bsh]\n`,
+    );
+    const r = await cli(["check", "--config", config]);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toMatch(
+      /✗ models.default \(line \d+\): "anthropic\/claude-sonet-4-5" is not a known model; the closest are "anthropic\/claude-sonnet-4-5"/,
+    );
+    expect(r.stdout).toMatch(
+      /✗ approval.tools\[0\] \(line \d+\): "bsh" is not a tool; did you mean "bash"\?/,
+    );
+    expect(r.stdout).not.toContain("Reachability");
   });
 });
 
@@ -117,11 +160,20 @@ describe("switchboard import and export", () => {
     }
   });
 
-  it("says which thread has no session", async () => {
+  it("says which thread has no session, and lists a thread's sessions for an unknown --session", async () => {
     const config = world.writeConfig("sessions.yaml");
     const r = await cli(["export", "web:nothing-here", "--config", config]);
-    expect(r.code).toBe(1);
-    expect(r.stderr).toContain("Thread web:nothing-here has no session to export.");
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("switchboard export: thread web:nothing-here has no sessions in Redis.");
+    const file = join(world.dir, "session-for-ids.jsonl");
+    writeFileSync(file, `${SESSION}\n`);
+    await cli(["import", file, "--thread", "web:listed", "--config", config]);
+    const nope = await cli(["export", "web:listed", "--session", "nope", "--config", config]);
+    expect(nope.code).toBe(2);
+    expect(nope.stderr).toContain('thread web:listed has no session "nope". Its sessions:');
+    expect(nope.stderr).toContain("0b6f4c1e-8a53-4d1e-9c3a-5e2b7d9f1a00");
+    expect(nope.stderr).toContain("switchboard export web:listed --session <id>");
+    expect(nope.stderr).not.toContain("listSessions");
   });
 });
 

@@ -6,7 +6,6 @@
  * prints its one-time sign-in link.
  */
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -124,13 +123,15 @@ describe("switchboard start as a process", () => {
   });
 
   it("with no config and no Redis, starts the web chat, prints its sign-in link and keeps data in ./data", async () => {
-    expect(await portFree(8787), "port 8787 (the default) must be free for this test").toBe(true);
     const cwd = mkdtempSync(join(tmpdir(), "sb-fresh-"));
     try {
-      const p = launch(["start"], {}, cwd);
+      // --port 0: any free port, so the test runs beside a Switchboard on the default 8787.
+      const p = launch(["start", "--port", "0"], {}, cwd);
+      const [, listening] = await p.waitForLine(/^Listening on (http:\/\/127\.0\.0\.1:\d+) \(role all\)$/);
       const [link, url] = await p
-        .waitForLine(/^Web chat: (http:\/\/127\.0\.0\.1:8787\/)\?token=[A-Za-z0-9_-]{40,}$/)
+        .waitForLine(/^Web chat: (http:\/\/127\.0\.0\.1:\d+\/)\?token=[A-Za-z0-9_-]{40,}$/)
         .then((m) => [m[0].slice("Web chat: ".length), m[1] as string]);
+      expect(`${listening}/`).toBe(url);
       expect((await fetch(url as string)).status).toBe(401);
       const client = await WebClient.open(link as string);
       const page = await fetch(url as string, { headers: { cookie: client.cookie } });
@@ -141,27 +142,31 @@ describe("switchboard start as a process", () => {
         "api/conversations",
         {},
       );
-      await client.call("POST", `api/conversations/${conversation.id}/messages`, { text: "hello" });
-      const reply = await until(async () => {
-        const { messages } = await client.call<{ messages: { from: { isBot: boolean }; text: string }[] }>(
+      type Listed = { messages: { from: { isBot: boolean }; text: string }[] };
+      const botSays = async (text: string) => {
+        const { messages } = await client.call<Listed>(
           "GET",
           `api/conversations/${conversation.id}/messages`,
         );
-        return messages.find((m) => m.from.isBot && m.text.includes("No model is set up"));
-      }, "the set-up hint in the web chat");
+        return messages.find((m) => m.from.isBot && m.text.includes(text));
+      };
+      await client.call("POST", `api/conversations/${conversation.id}/messages`, { text: "hello" });
+      const reply = await until(() => botSays("Set-up needed"), "the set-up instructions in the web chat");
       expect(reply.text).toContain("ANTHROPIC_API_KEY");
+      expect(reply.text).toContain("models.custom");
+      expect(reply.text).not.toContain("model call failed");
       expect(existsSync(join(cwd, "data", "sessions"))).toBe(true);
+
+      // /status names the thread key (what `switchboard export` takes) and the session's file.
+      await client.call("POST", `api/conversations/${conversation.id}/messages`, { text: "/status" });
+      const status = await until(() => botSays("Session:"), "the /status reply");
+      expect(status.text).toContain(`Thread: web:${conversation.id}`);
+      expect(status.text).toMatch(
+        new RegExp(`Session: \\S+ \\(${join(cwd, "data", "sessions")}/\\S+\\.jsonl\\)`),
+      );
       expect(await stop(p)).toBe(0);
     } finally {
       rmSync(cwd, { recursive: true, force: true });
     }
   });
 });
-
-function portFree(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const srv = createServer();
-    srv.once("error", () => resolve(false));
-    srv.listen(port, "127.0.0.1", () => srv.close(() => resolve(true)));
-  });
-}

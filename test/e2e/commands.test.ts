@@ -2,7 +2,8 @@
  * Chat commands end to end on Telegram, Slack and Discord, through their fakes, the Redis runtime
  * and the fake LLM server: `/model` switches a thread mid-conversation to another provider and the
  * next request carries the history; `/thinking` is clamped to the model and says so; `/stop` ends a
- * running `bash sleep` within a second; `/new` starts a fresh session and keeps the old one.
+ * running `bash sleep` within a second; `/new` starts a fresh session, keeps the old one and says so
+ * once; `/status` names the thread key and where its session is stored.
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -143,11 +144,7 @@ describe.each(platforms)("commands on %s", (platform) => {
     await waitForBot(c, (m) => m.text === `alpha answers: remember ${tag}`, "the first answer");
     const threadKey = await threadWith(`remember ${tag}`);
     await c.command("new");
-    await waitForBot(
-      c,
-      (m) => m.text.includes("Started a new session; the previous one is kept."),
-      "the /new reply",
-    );
+    await waitForBot(c, (m) => m.text.startsWith("Started a new session ("), "the confirmation of /new");
     await until(async () => (await app.store.listSessions(threadKey)).length === 2, "a second session");
     const before = world.requests("openai-completions").length;
     await c.say(`fresh start ${tag}`);
@@ -164,6 +161,8 @@ describe.each(platforms)("commands on %s", (platform) => {
     const sessions = await app.store.listSessions(threadKey);
     const old = await app.store.exportJsonl(threadKey, sessions[0]?.header.id ?? "");
     expect(old).toContain(`remember ${tag}`);
+    // One confirmation for one command.
+    expect(c.botMessages().filter((m) => /new session/i.test(m.text))).toHaveLength(1);
   });
 
   it("/compact is queued and the thread hears what it did; /status shows the thread's model and mode", async () => {
@@ -182,5 +181,12 @@ describe.each(platforms)("commands on %s", (platform) => {
     const status = await waitForBot(c, (m) => m.text.includes("Model:"), "the /status reply");
     expect(status.text).toContain("alpha/one");
     expect(status.text).toContain("steer");
+    // The thread key `switchboard export` takes, and where the session is stored.
+    const threadKey = await threadWith(`a long story ${tag}`);
+    const sessionId = (await app.store.getThreadMeta(threadKey))?.currentSessionId ?? "";
+    expect(status.text).toContain(`Thread: ${threadKey}`);
+    expect(status.text).toContain(
+      `Session: ${sessionId} (Redis key ${world.prefix}{${threadKey}}:s:${sessionId})`,
+    );
   });
 });

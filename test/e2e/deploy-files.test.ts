@@ -1,10 +1,12 @@
 /**
  * The deployment files, checked offline (no Docker engine here): docker-compose.yml describes Redis
- * with AOF on a volume, a gateway and a scalable worker with health checks, and the container
- * config the services share is a valid Switchboard config; the Dockerfile is multi-stage, installs
- * production packages only, runs as a non-root user under tini, and copies only paths that exist
- * and that .dockerignore lets through.
+ * with AOF on a volume, a gateway and a scalable worker with health checks that follow the
+ * configured port, and the container config the services share is a valid Switchboard config; when
+ * `docker compose` is installed, it must accept the file. The Dockerfile builds dist/ in its own
+ * stage, installs production packages only, runs the compiled code as a non-root user under tini,
+ * and copies only paths that exist and that .dockerignore lets through.
  */
+import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -46,10 +48,13 @@ describe("docker-compose.yml", () => {
     expect(redis?.healthcheck?.test).toEqual(["CMD", "redis-cli", "ping"]);
   });
 
-  it("runs a gateway and a scalable worker from one image, both checked on /healthz once Redis is healthy", () => {
+  it("runs a gateway and a scalable worker from one image, health-checked on their port once Redis is healthy", () => {
     expect(gateway?.command).toEqual(["start", "--role", "gateway"]);
     expect(worker?.command).toEqual(["start", "--role", "worker"]);
-    expect(gateway?.ports?.[0]).toMatch(/:8787$/);
+    // One variable decides the port inside the container (PORT) and the one published on the host.
+    const port = ["$", "{SWITCHBOARD_PORT:-8787}"].join(""); // the compose variable, written literally
+    expect(gateway?.environment?.PORT).toBe(port);
+    expect(gateway?.ports?.[0]).toBe(`${port}:${port}`);
     // `--scale worker=N` needs a worker without fixed names or host ports.
     expect(worker?.ports).toBeUndefined();
     expect(worker?.container_name).toBeUndefined();
@@ -57,7 +62,8 @@ describe("docker-compose.yml", () => {
       expect(s?.build).toBe(".");
       expect(s?.environment?.REDIS_URL).toBe("redis://redis:6379");
       expect(s?.depends_on?.redis?.condition).toBe("service_healthy");
-      expect(s?.healthcheck?.test.join(" ")).toContain("http://127.0.0.1:8787/healthz");
+      // `switchboard health` reads the same config and PORT as `start`: no port is written twice.
+      expect(s?.healthcheck?.test).toEqual(["CMD", "node", "bin/switchboard.js", "health"]);
       expect(s?.configs?.[0]?.target).toBe(s?.environment?.SWITCHBOARD_CONFIG);
     }
   });
@@ -74,15 +80,39 @@ describe("docker-compose.yml", () => {
     const source = gateway?.configs?.[0]?.source as string;
     const text = compose.configs[source]?.content ?? "";
     const result = parseConfigText(text, {
-      env: { REDIS_URL: "redis://redis:6379", SWITCHBOARD_HTTP_TOKEN: "0123456789abcdef0123" },
+      env: { REDIS_URL: "redis://redis:6379", SWITCHBOARD_HTTP_TOKEN: "0123456789abcdef0123", PORT: "8790" },
       baseDir: "/app",
     });
     expect(result.ok ? [] : result.issues).toEqual([]);
     if (!result.ok) return;
     expect(result.config.http.host).toBe("0.0.0.0");
+    expect(result.config.http.port).toBe(8790);
     expect(result.config.runtime.redisUrl).toBe("redis://redis:6379");
     expect(worker?.volumes).toContain(`workspaces:${result.config.agent.workspaceDir}`);
   });
+});
+
+const composeVersion = spawnSync("docker", ["compose", "version"], { encoding: "utf8" });
+const hasCompose = composeVersion.status === 0;
+
+describe("docker compose", () => {
+  it.skipIf(!hasCompose)(
+    hasCompose
+      ? "docker compose config accepts docker-compose.yml"
+      : "docker compose config accepts docker-compose.yml (skipped: `docker compose` is not installed on this machine)",
+    () => {
+      const r = spawnSync(
+        "docker",
+        ["compose", "-f", join(repo, "docker-compose.yml"), "config", "--quiet"],
+        {
+          encoding: "utf8",
+          env: { ...process.env, SWITCHBOARD_HTTP_TOKEN: "0123456789abcdef0123" },
+        },
+      );
+      expect(r.stderr).toBe("");
+      expect(r.status).toBe(0);
+    },
+  );
 });
 
 describe("Dockerfile", () => {
@@ -93,19 +123,24 @@ describe("Dockerfile", () => {
     .map((l) => l.trim())
     .filter((l) => l && !l.startsWith("#"));
 
-  it("builds in stages from node:20-slim and installs production packages only", () => {
+  it("builds dist/ in a stage of its own and ships production packages and the compiled code only", () => {
     const froms = lines.filter((l) => l.startsWith("FROM "));
-    expect(froms.length).toBeGreaterThanOrEqual(2);
+    expect(froms.length).toBeGreaterThanOrEqual(3);
     for (const f of froms) expect(f).toMatch(/^FROM node:20-slim AS \w+$/);
+    expect(text).toContain("RUN npm run build");
     expect(text).toContain("npm ci --omit=dev");
+    expect(text).toContain("COPY --from=build /app/dist ./dist");
+    // The runtime stage holds no TypeScript sources.
+    const runtime = text.slice(text.indexOf("AS runtime"));
+    expect(runtime).not.toMatch(/^COPY src/m);
   });
 
-  it("runs as a non-root user under tini, with a health check", () => {
+  it("runs the compiled bin as a non-root user under tini, health-checked with `switchboard health`", () => {
     const users = lines.filter((l) => l.startsWith("USER "));
     expect(users.at(-1)).toBe("USER node");
     expect(text).toMatch(/ENTRYPOINT \["\/usr\/bin\/tini", "--", "node", "bin\/switchboard\.js"\]/);
     expect(text).toContain("apt-get install -y --no-install-recommends tini");
-    expect(text).toMatch(/HEALTHCHECK[\s\S]*\/healthz/);
+    expect(text).toMatch(/HEALTHCHECK[^\n]*\n\s+CMD \["node", "bin\/switchboard\.js", "health"\]/);
   });
 
   it("installs bubblewrap for the tool sandbox", () => {

@@ -280,10 +280,13 @@ describe("run and session commands", () => {
     expect(g.host.calls.filter((c) => c === "stop")).toHaveLength(2);
   });
 
-  it("/new starts a fresh session and keeps the old one", async () => {
+  it("/new asks for a fresh session and leaves the one confirmation to the runtime's notice", async () => {
     const g = await gateway();
-    expect((await g.run("/new")).reply).toBe("Started a new session; the previous one is kept.");
+    expect((await g.run("/new")).reply).toBe("");
     expect(g.host.calls).toContain("newSession");
+    g.host.running = true;
+    g.host.inboxDepth = 1;
+    expect((await g.run("/new")).reply).toBe("⏹️ Stopped the run in progress.");
   });
 
   it("/compact passes the instructions and reports the sizes", async () => {
@@ -313,24 +316,30 @@ describe("run and session commands", () => {
     expect(g.host.delivered).toHaveLength(2);
   });
 
-  it("/status shows model, thinking, context, usage, queue mode and run state", async () => {
+  it("/status shows the thread key, model, thinking, context, usage, queue mode, run state and session", async () => {
     const g = await gateway();
     g.host.running = true;
     g.host.inboxDepth = 1;
+    g.host.session = { id: "0b6f4c1e", location: "Redis key sb:{test:T1}:s:0b6f4c1e" };
     expect((await g.run("/status")).reply).toBe(
       [
+        "Thread: test:T1",
         "Model: cmdtest/thinker-1 (Fake thinker-1)",
         "Thinking: medium",
         "Context: 12,000 / 200,000 tokens (6%)",
         "Thread usage: 1,200 in · 340 out · $0.01",
         "Queue mode: steer · 1 waiting",
         "Run: active",
+        "Session: 0b6f4c1e (Redis key sb:{test:T1}:s:0b6f4c1e)",
       ].join("\n"),
     );
   });
 
-  it("/help lists every command with usage and aliases", async () => {
+  it("/help lists every command with usage and aliases, each said once", async () => {
     const { reply } = await (await gateway()).run("/help");
+    expect(reply.match(/bare `stop`/g)).toHaveLength(1);
+    const lines = reply.split("\n");
+    expect(new Set(lines).size).toBe(lines.length);
     for (const name of [
       "model",
       "thinking",
@@ -371,7 +380,8 @@ describe("run and session commands", () => {
     g.host.failing = new Error("Redis connection refused");
     expect((await g.run("/stop")).reply).toBe("Could not stop the run: Redis connection refused");
     g.host.failing = undefined;
-    expect((await g.run("/new")).reply).toContain("Started a new session");
+    await g.run("/new");
+    expect(g.host.calls.filter((c) => c === "newSession")).toHaveLength(1);
     expect(g.runner.extensions()[0]?.enabled).toBe(true);
   });
 });

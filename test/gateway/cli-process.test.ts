@@ -52,9 +52,13 @@ describe("switchboard CLI as a process", () => {
     const r = await run(["check", "--config", broken]);
     expect(r.code).toBe(2);
     expect(r.stdout).toContain(`Config: ${broken}`);
-    expect(r.stdout).toContain('✗ channels.telegram.mode: must be one of "polling", "webhook" (got "poll")');
-    expect(r.stdout).toContain("✗ channels.telegram.botToken: secrets are not accepted as literal values");
-    expect(r.stdout).toContain("✗ http.port: must be >= 0 (got -1)");
+    expect(r.stdout).toContain(
+      '✗ channels.telegram.mode (line 3): must be one of "polling", "webhook" (got "poll")',
+    );
+    expect(r.stdout).toContain(
+      "✗ channels.telegram.botToken (line 4): secrets are not accepted as literal values",
+    );
+    expect(r.stdout).toContain("✗ http.port (line 6): must be >= 0 (got -1)");
     expect(r.stdout).toContain("3 problems in the config.");
     expect(r.stdout + r.stderr).not.toContain("AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA");
   });

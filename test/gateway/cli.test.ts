@@ -1,4 +1,6 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -12,6 +14,7 @@ import {
   type StartContext,
   UsageError,
 } from "../../src/gateway/cli/index.js";
+import { ConfigError } from "../../src/gateway/config/index.js";
 import { silentLogger } from "../../src/gateway/log.js";
 
 const dir = mkdtempSync(join(tmpdir(), "sb-cli-inproc-"));
@@ -92,7 +95,36 @@ describe("argument parsing", () => {
     expect(parseCommandLine(["--version"])).toEqual({ kind: "version" });
   });
 
+  it("takes options before or after the command", () => {
+    expect(parseCommandLine(["--config", "x.yaml", "check", "--offline"])).toEqual({
+      kind: "check",
+      config: "x.yaml",
+      offline: true,
+    });
+    expect(parseCommandLine(["-r", "worker", "--port=9001", "start"])).toEqual({
+      kind: "start",
+      role: "worker",
+      http: { port: 9001 },
+    });
+    expect(parseCommandLine(["-c", "x.yaml", "export", "web:abc", "-s", "s1"])).toMatchObject({
+      kind: "export",
+      config: "x.yaml",
+      threadKey: "web:abc",
+      sessionId: "s1",
+    });
+    expect(parseCommandLine(["--config", "x.yaml", "--help"])).toEqual({ kind: "help" });
+    expect(parseCommandLine(["-c", "x.yaml", "check", "--help"])).toEqual({ kind: "help", topic: "check" });
+    expect(parseCommandLine(["health", "--host", "::1", "--port", "8788"])).toEqual({
+      kind: "health",
+      http: { host: "::1", port: 8788 },
+    });
+  });
+
   it("refuses what it cannot run, saying why", () => {
+    expect(usageError(["start", "--port", "80a"])).toBe(
+      '--port must be a port number from 0 to 65535 (got "80a")',
+    );
+    expect(usageError(["--offline", "start"])).toMatch(/Unknown option '--offline'/);
     expect(usageError(["strat"])).toBe('unknown command "strat"; did you mean "start"?');
     expect(usageError(["start", "--rol", "worker"])).toMatch(/Unknown option '--rol'/);
     expect(usageError(["start", "--role", "boss"])).toBe(
@@ -137,9 +169,9 @@ describe("check", () => {
     writeFileSync(join(dir, "bad.yaml"), "runtime:\n  concurrency: lots\nlogging:\n  level: loud\n");
     const { out, run } = harness();
     expect(await run("check", "--config", "bad.yaml")).toBe(2);
-    expect(out.stdout).toContain('✗ runtime.concurrency: must be a whole number (got "lots")');
+    expect(out.stdout).toContain('✗ runtime.concurrency (line 2): must be a whole number (got "lots")');
     expect(out.stdout).toContain(
-      '✗ logging.level: must be one of "fatal", "error", "warn", "info", "debug", "trace", "silent" (got "loud")',
+      '✗ logging.level (line 4): must be one of "fatal", "error", "warn", "info", "debug", "trace", "silent" (got "loud")',
     );
     expect(out.stdout).toContain("2 problems in the config.");
   });
@@ -160,7 +192,39 @@ describe("check", () => {
 
     const offline = harness({ checkProbes: () => probes });
     expect(await offline.run("check", "--offline")).toBe(0);
-    expect(offline.out.stdout).toContain("Reachability: not checked.");
+    expect(offline.out.stdout).toContain("Reachability: not checked (--offline).");
+  });
+
+  it("a platform that refuses its credentials is a config error (exit 2); unreachable is 1", async () => {
+    const refused = harness({
+      checkProbes: () => [
+        {
+          name: "telegram",
+          check: async () => ({ ok: false, refused: true, detail: "HTTP 401: Unauthorized" }),
+        },
+        { name: "redis", check: async () => ({ ok: false, detail: "not reachable" }) },
+      ],
+    });
+    expect(await refused.run("check")).toBe(2);
+    expect(refused.out.stdout).toContain("2 of 2 checks failed: credentials in the config were refused.");
+  });
+
+  it("what the wiring refuses beyond the schema is reported like a schema problem, with its line", async () => {
+    writeFileSync(join(dir, "deep.yaml"), "# models\nmodels:\n  default: fake/nope\n");
+    let probed = false;
+    const { out, run } = harness({
+      validateConfig: async (ctx) => [
+        { path: "models.default", message: `"${ctx.config.models.default}" is not a known model` },
+      ],
+      checkProbes: () => {
+        probed = true;
+        return [];
+      },
+    });
+    expect(await run("check", "--config", "deep.yaml", "--offline")).toBe(2);
+    expect(out.stdout).toContain('✗ models.default (line 3): "fake/nope" is not a known model');
+    expect(out.stdout).toContain("1 problem in the config.");
+    expect(probed).toBe(false);
   });
 
   it("warnings are shown: a token without its partner", async () => {
@@ -226,7 +290,82 @@ describe("start", () => {
     });
     expect(await run("start", "-c", "bad-start.yaml")).toBe(2);
     expect(called).toBe(false);
-    expect(out.stderr).toContain('✗ http.token: is required when http.host is "0.0.0.0"');
+    expect(out.stderr).toContain('✗ http.token (line 1): is required when http.host is "0.0.0.0"');
+  });
+
+  it("a config problem the handler finds (ConfigError) is printed like check prints it, exit 2", async () => {
+    writeFileSync(join(dir, "deep-start.yaml"), "channels:\n  web:\n    tools: [read, grep]\n");
+    const { out, run } = harness({
+      start: async () => {
+        throw new ConfigError(
+          [{ path: "channels.web.tools[1]", message: '"grep" is not a tool' }],
+          undefined,
+        );
+      },
+    });
+    expect(await run("start", "-c", "deep-start.yaml")).toBe(2);
+    expect(out.stderr).toContain(`Config: ${join(dir, "deep-start.yaml")}`);
+    expect(out.stderr).toContain('✗ channels.web.tools[1] (line 3): "grep" is not a tool');
+  });
+
+  it("--port and --host (before or after the command) and PORT decide where it listens", async () => {
+    writeFileSync(join(dir, "port.yaml"), "http:\n  port: 9000\n");
+    const ports: number[] = [];
+    const hosts: string[] = [];
+    const start = async (ctx: StartContext) => {
+      ports.push(ctx.config.http.port);
+      hosts.push(ctx.config.http.host);
+    };
+    const shutdown = { shutdown: AbortSignal.abort() };
+    expect(await harness({ start }, {}, shutdown).run("-c", "port.yaml", "start")).toBe(0);
+    expect(await harness({ start }, { PORT: "9100" }, shutdown).run("start", "-c", "port.yaml")).toBe(0);
+    expect(
+      await harness({ start }, { PORT: "9100" }, shutdown).run(
+        "--port",
+        "0",
+        "start",
+        "-c",
+        "port.yaml",
+        "--host",
+        "::1",
+      ),
+    ).toBe(0);
+    expect(ports).toEqual([9000, 9100, 0]);
+    expect(hosts).toEqual(["127.0.0.1", "127.0.0.1", "::1"]);
+
+    const badEnv = harness({ start }, { PORT: "http" });
+    expect(await badEnv.run("start")).toBe(2);
+    expect(badEnv.out.stderr).toContain(
+      'the PORT environment variable is "http", which is not a port number',
+    );
+    const open = harness({ start });
+    expect(await open.run("start", "--host", "0.0.0.0")).toBe(2);
+    expect(open.out.stderr).toContain('http.token: is required when http.host is "0.0.0.0"');
+  });
+});
+
+describe("health", () => {
+  it("asks /healthz where start would listen: 0 when it answers, 1 when nothing does, 2 for port 0", async () => {
+    const server = createServer((req, res) => {
+      res.writeHead(req.url === "/healthz" ? 200 : 404).end('{"ok":true}');
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const { port } = server.address() as AddressInfo;
+    try {
+      const up = harness({}, { PORT: String(port) });
+      expect(await up.run("health")).toBe(0);
+      expect(up.out.stdout).toBe(`healthy: http://127.0.0.1:${port}/healthz answered 200\n`);
+      const wildcard = harness({}, { PORT: String(port), SWITCHBOARD_HTTP_TOKEN: "t".repeat(20) });
+      expect(await wildcard.run("health", "--host", "0.0.0.0")).toBe(0);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+    const down = harness({}, { PORT: String(port) });
+    expect(await down.run("health")).toBe(1);
+    expect(down.out.stderr).toContain(`not healthy: nothing answered at http://127.0.0.1:${port}/healthz`);
+    const anyPort = harness();
+    expect(await anyPort.run("health", "--port", "0")).toBe(2);
+    expect(anyPort.out.stderr).toContain("no fixed address to ask");
   });
 });
 

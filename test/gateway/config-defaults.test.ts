@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { DEFAULT_COMPACTION_SETTINGS } from "../../src/agent/session/compaction/index.js";
 import {
   ConfigError,
   DEFAULT_BASH_APPROVAL_PATTERNS,
@@ -9,6 +10,7 @@ import {
   formatIssue,
   loadConfig,
   loadConfigOrThrow,
+  parseConfigText,
 } from "../../src/gateway/config/index.js";
 
 const root = mkdtempSync(join(tmpdir(), "sb-config-defaults-"));
@@ -71,6 +73,24 @@ describe("running without a config file", () => {
     if (!r.ok) throw new Error(r.issues.map(formatIssue).join("\n"));
     expect(r.config.channels.discord.enabled).toBe(true);
     expect(r.config.channels.web.enabled).toBe(true);
+  });
+});
+
+describe("agent.compaction", () => {
+  it("defaults to the engine's compaction settings, and a file can change them", () => {
+    const defaults = parseConfigText("", { env: {}, baseDir: "/srv/sb" });
+    if (!defaults.ok) throw new Error(defaults.issues.map(formatIssue).join("\n"));
+    expect(defaults.config.agent.compaction).toEqual(DEFAULT_COMPACTION_SETTINGS);
+    const set = parseConfigText("agent:\n  compaction:\n    enabled: false\n    reserveTokens: 8000\n", {
+      env: {},
+      baseDir: "/srv/sb",
+    });
+    if (!set.ok) throw new Error(set.issues.map(formatIssue).join("\n"));
+    expect(set.config.agent.compaction).toEqual({
+      enabled: false,
+      reserveTokens: 8000,
+      keepRecentTokens: 20000,
+    });
   });
 });
 

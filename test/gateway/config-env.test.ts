@@ -24,7 +24,7 @@ describe("${ENV_VAR} substitution", () => {
     const r = load("runtime:\n  redisUrl: ${MY_REDIS}\n", {});
     expect(r.ok).toBe(false);
     if (r.ok) return;
-    expect(r.issues.map(formatIssue)).toEqual([
+    expect(r.issues.map((i) => formatIssue({ ...i, line: undefined }))).toEqual([
       "runtime.redisUrl: environment variable MY_REDIS is not set (set it, or give a default: ${MY_REDIS:-value})",
     ]);
   });
@@ -33,7 +33,7 @@ describe("${ENV_VAR} substitution", () => {
     const r = load("agent:\n  systemPrompt: 'Hello ${NAME'\nlogging:\n  level: ${1BAD}\n", {});
     expect(r.ok).toBe(false);
     if (r.ok) return;
-    expect(r.issues.map(formatIssue)).toEqual([
+    expect(r.issues.map((i) => formatIssue({ ...i, line: undefined }))).toEqual([
       'agent.systemPrompt: has "${" without a closing "}"',
       'logging.level: has an invalid variable reference "${1BAD}" (names are letters, digits and _)',
     ]);

@@ -4,7 +4,8 @@ import { type ConfigIssue, formatIssue, parseConfigText } from "../../src/gatewa
 function issuesOf(yaml: string, env: Record<string, string> = {}): string[] {
   const r = parseConfigText(yaml, { env, baseDir: "/srv/sb" });
   if (r.ok) throw new Error("expected the config to be rejected");
-  return r.issues.map((i: ConfigIssue) => formatIssue(i));
+  // The line of each field is asserted in its own test; here, what is said about it.
+  return r.issues.map((i: ConfigIssue) => formatIssue({ ...i, line: undefined }));
 }
 
 describe("config validation errors name the field and what was expected", () => {
@@ -121,10 +122,7 @@ describe("config validation errors name the field and what was expected", () => 
     ]);
   });
 
-  it("YAML syntax errors and a file that is not a mapping are reported, not thrown", () => {
-    const syntax = issuesOf("channels:\n  slack: [unclosed\n");
-    expect(syntax).toHaveLength(1);
-    expect(syntax[0]).toMatch(/^YAML syntax: .*line \d+/);
+  it("a file that is not a mapping is reported, not thrown", () => {
     expect(issuesOf("- just\n- a list\n")).toEqual([
       "the config file must be a mapping of sections (channels:, models:, …)",
     ]);
@@ -187,5 +185,68 @@ describe("config validation errors name the field and what was expected", () => 
     });
     expect(r.config.channels.web.enabled).toBe(false);
     expect(r.config.runtime.dataDir).toBe("/srv/sb/data");
+  });
+});
+
+describe("where in the file a problem is", () => {
+  const located = (yaml: string, env: Record<string, string> = {}) => {
+    const r = parseConfigText(yaml, { env, baseDir: "/srv/sb", fileName: "/srv/sb/switchboard.yaml" });
+    if (r.ok) throw new Error("expected the config to be rejected");
+    return r.issues.map(formatIssue);
+  };
+
+  it("a schema problem names the line of its field: nested, in a list, an unknown key, a missing one", () => {
+    const yaml = [
+      "channels:", // 1
+      "  telegram:", // 2
+      "    mode: poll", // 3
+      "  slack:", // 4
+      "    requireMentoin: true", // 5
+      "models:", // 6
+      "  custom:", // 7
+      "    - provider: local", // 8
+      "      id: m1", // 9
+      "      api: openai", // 10
+      "  discord:", // 11 (a typo: belongs under channels)
+      "    enabled: true", // 12
+      "",
+    ].join("\n");
+    expect(located(yaml, { TELEGRAM_BOT_TOKEN: "123456:ABCDEF" })).toEqual([
+      'channels.telegram.mode (line 3): must be one of "polling", "webhook" (got "poll")',
+      'channels.slack.requireMentoin (line 5): unknown field; did you mean "requireMention"?',
+      'models.custom[0].api (line 10): must be one of "anthropic-messages", "openai-completions", "openai-responses", "google-generative-ai" (got "openai")',
+      "models.discord (line 11): unknown field; known fields: default, thinkingLevel, custom",
+    ]);
+    // A required field that is missing points at the mapping that lacks it.
+    expect(located("channels:\n  discord:\n    enabled: true\n")).toEqual([
+      "channels.discord.botToken (line 2): is required because channels.discord.enabled is true; set DISCORD_BOT_TOKEN or botTokenFile",
+    ]);
+  });
+
+  it("a YAML syntax error gives line, column, the lines around it and a hint, as one problem", () => {
+    const badIndent = located(
+      "channels:\n  telegram:\n    mode: polling\n   admins: [1]\nhttp:\n  port: 1\n",
+    );
+    expect(badIndent).toEqual([
+      [
+        "line 4, column 1: YAML syntax: All mapping items must start at the same column; indent every key " +
+          "of one mapping (and every `-` item of one list) by the same number of spaces",
+        "  3 |     mode: polling",
+        "  4 |    admins: [1]",
+        "    | ^",
+      ].join("\n"),
+    ]);
+    const [unclosed] = located("channels:\n  slack: { admins: [a, b }\n");
+    expect(unclosed).toMatch(
+      /^line 2, column 26: YAML syntax: .*; a \[ or \{ opened here or above is not closed \(1 more YAML error follows from here; fix this one first\)/,
+    );
+    const [tab] = located("channels:\n\ttelegram: {}\n");
+    expect(tab).toContain(
+      "line 2, column 1: YAML syntax: Tabs are not allowed as indentation; indent with spaces",
+    );
+    const colon = located("agent:\n  systemPrompt: Answer: briefly\n")[0] ?? "";
+    expect(colon).toContain('must be quoted, e.g. key: "a: b"');
+    // The message itself ends in words, not in a dangling colon.
+    expect(colon.split("\n")[0]).not.toMatch(/:\s*$/);
   });
 });

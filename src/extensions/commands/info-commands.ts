@@ -1,4 +1,7 @@
-/** `/status` (model, thinking, context, usage, queue, run) and `/help` (every enabled command). */
+/**
+ * `/status` (thread key, model, thinking, context, usage, queue, run, where the session is stored)
+ * and `/help` (every enabled command, each said once).
+ */
 import type { ExtensionAPI } from "../types.js";
 import type { CommandGuard } from "./guard.js";
 
@@ -15,7 +18,8 @@ export function registerInfoCommands(
   statusLines: () => string[] = () => [],
 ): void {
   api.registerCommand("status", {
-    description: "Show model, thinking level, context use, tokens and cost of this thread",
+    description:
+      "Show this thread's key, model, thinking level, context use, cost and where its session is stored",
     handler: guard("read the status", async (_args, ctx) => {
       const [status, settings, model, level] = await Promise.all([
         ctx.host.status(),
@@ -39,6 +43,7 @@ export function registerInfoCommands(
           ? ` · ${n(u.cacheRead)} cache read · ${n(u.cacheWrite)} cache write`
           : "";
       const lines = [
+        `Thread: ${ctx.thread.threadKey}`,
         modelLine,
         `Thinking: ${level}`,
         contextLine,
@@ -47,6 +52,8 @@ export function registerInfoCommands(
         `Run: ${status.running ? "active" : "idle"}`,
         ...statusLines(),
       ];
+      const session = status.session;
+      if (session) lines.push(`Session: ${session.id}${session.location ? ` (${session.location})` : ""}`);
       await ctx.reply(lines.join("\n"));
     }),
   });
@@ -59,7 +66,7 @@ export function registerInfoCommands(
         const aliases = c.aliases.length > 0 ? ` (also ${c.aliases.map((a) => `/${a}`).join(", ")})` : "";
         return `/${c.name}${usage} — ${c.description}${aliases}`;
       });
-      await ctx.reply(["Commands:", ...lines, "A bare `stop` also stops the run."].join("\n"));
+      await ctx.reply(["Commands:", ...lines].join("\n"));
     }),
   });
 }

@@ -31,10 +31,13 @@ export function registerThreadCommands(api: ExtensionAPI, guard: CommandGuard): 
     description: "Start a fresh session in this thread (the old one is kept)",
     handler: guard("start a new session", async (_args, ctx) => {
       const outcome = await ctx.host.newSession();
-      const head = outcome.wasRunning
-        ? "Stopped the run and started a new session; the previous one is kept."
-        : "Started a new session; the previous one is kept.";
-      await ctx.reply([head, ...outcomeLines(outcome)].join("\n"));
+      // The thread's runtime confirms once the new session exists ("Started a new session (…)."), so
+      // a second confirmation here would say the same twice; only what that notice cannot know.
+      const extra = [
+        ...(outcome.wasRunning ? ["⏹️ Stopped the run in progress."] : []),
+        ...outcomeLines(outcome),
+      ];
+      if (extra.length > 0) await ctx.reply(extra.join("\n"));
     }),
   });
 

@@ -6,9 +6,11 @@
  * per-call compaction itself, in front of the extensions' `context` handlers (`Agent.addHooks`).
  */
 import { Agent } from "../../agent/agent.js";
+import { AssistantMessageEventStream } from "../../agent/llm/event-stream.js";
 import { streamSimple } from "../../agent/llm/stream.js";
 import { clampThinkingLevel } from "../../agent/llm/thinking.js";
-import type { Model, ThinkingLevel } from "../../agent/llm/types.js";
+import type { AssistantMessage, Model, ThinkingLevel } from "../../agent/llm/types.js";
+import { createAssistantMessage } from "../../agent/llm/usage.js";
 import { convertToLlm } from "../../agent/session/messages.js";
 import type { StreamFn } from "../../agent/types.js";
 import { resolveModelRef } from "../../extensions/context.js";
@@ -33,10 +35,22 @@ export interface AgentFactoryOptions {
   logger: Logger;
 }
 
-/** `streamSimple`, except that requests to `NO_MODEL` fail with the set-up hint (failures are data). */
+/**
+ * `streamSimple`, except that a request to `NO_MODEL` ends at once with the set-up instructions as
+ * its failure (data, not a throw, so the chat shows the instructions rather than "the model call
+ * failed").
+ */
 const streamFn: StreamFn = (model, context, options) => {
-  if (model.provider === NO_MODEL.provider) throw new Error(NO_MODEL_TEXT);
-  return streamSimple(model, context, options);
+  if (model.provider !== NO_MODEL.provider) return streamSimple(model, context, options);
+  const stream = new AssistantMessageEventStream();
+  const message: AssistantMessage = {
+    ...createAssistantMessage(model),
+    stopReason: "error",
+    errorMessage: NO_MODEL_TEXT,
+  };
+  stream.push({ type: "error", reason: "error", error: message });
+  stream.end();
+  return stream;
 };
 
 export function createAgentFactory(o: AgentFactoryOptions): AgentFactory {

@@ -7,19 +7,23 @@
 import { randomUUID } from "node:crypto";
 import { once } from "node:events";
 import { dirname } from "node:path";
-import { Redis } from "ioredis";
+import type { Redis } from "ioredis";
 import type { ChannelAdapter, Platform } from "../../adapters/types.js";
+import { hasCredentials } from "../../agent/llm/models.js";
+import type { ExtensionRunner } from "../../extensions/runner.js";
 import { MemoryApprovalStore } from "../../queue/approvals/index.js";
 import { FileSessionStore } from "../../queue/store/file-store.js";
 import { RedisSessionStore } from "../../queue/store/redis-store.js";
 import type { SessionStore } from "../../queue/store/types.js";
-import type { CliHandlers, CommandContext } from "../cli/types.js";
+import { type CheckProbe, CliError, type CliHandlers, type CommandContext, EXIT } from "../cli/types.js";
+import { redisAddress } from "../config/resolve.js";
 import type { SwitchboardConfig } from "../config/types.js";
-import type { ReadinessProbe } from "../http/readiness.js";
 import type { Logger } from "../log.js";
 import { buildAdapters } from "./adapters.js";
+import { toolIssues } from "./config-check.js";
 import { loadExtensions } from "./extensions.js";
 import { createGateway } from "./gateway.js";
+import { chooseDefaultModel, modelIssues, modelRefOf, registerConfiguredModels } from "./models.js";
 import { platformProbes } from "./probes.js";
 import { sandboxProbe } from "./sandbox.js";
 
@@ -44,8 +48,31 @@ export function createCliHandlers(): CliHandlers {
       }
     },
 
+    async validateConfig(ctx) {
+      registerConfiguredModels(ctx.config.models);
+      const runner = await extensionsOf(ctx);
+      return [...modelIssues(ctx.config.models), ...toolIssues(ctx.config, runner)];
+    },
+
+    async describeConfig(ctx) {
+      registerConfiguredModels(ctx.config.models);
+      const model = chooseDefaultModel(ctx.config.models);
+      if (!model) {
+        return [
+          "! no model has credentials here: threads will answer with set-up instructions. Set " +
+            "ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY, or add a model under models.custom (docs/providers.md)",
+        ];
+      }
+      const ref = modelRefOf(model);
+      return hasCredentials(model)
+        ? [`new threads use ${ref}`]
+        : [
+            `! new threads use ${ref}, which has no credentials here: set its provider's API key (docs/providers.md)`,
+          ];
+    },
+
     checkProbes(ctx) {
-      const probes: ReadinessProbe[] = [];
+      const probes: CheckProbe[] = [];
       const url = ctx.config.runtime.redisUrl;
       if (url) probes.push(redisProbe(url));
       probes.push(...platformProbes(ctx.config.channels));
@@ -55,10 +82,32 @@ export function createCliHandlers(): CliHandlers {
 
     async exportThread(ctx) {
       return withStore(ctx, async (store) => {
+        const sessions = await store.listSessions(ctx.threadKey);
+        const where = ctx.config.runtime.redisUrl ? "in Redis" : `under ${ctx.config.runtime.dataDir}`;
+        if (sessions.length === 0) {
+          throw new CliError(
+            `thread ${ctx.threadKey} has no sessions ${where}. Check the thread key (/status in the thread ` +
+              "shows it) and that --config names the deployment's config.",
+            EXIT.usage,
+          );
+        }
         const meta = await store.getThreadMeta(ctx.threadKey);
-        const sessionId = ctx.sessionId ?? meta?.currentSessionId;
-        if (!sessionId) throw new Error(`Thread ${ctx.threadKey} has no session to export.`);
-        const text = await store.exportJsonl(ctx.threadKey, sessionId);
+        const current = meta?.currentSessionId ?? sessions.at(-1)?.header.id;
+        const sessionId = ctx.sessionId ?? current;
+        if (!sessions.some((s) => s.header.id === sessionId)) {
+          const list = sessions
+            .map(
+              (s) =>
+                `  ${s.header.id}  started ${s.header.timestamp}${s.header.id === current ? "  (current)" : ""}`,
+            )
+            .join("\n");
+          throw new CliError(
+            `thread ${ctx.threadKey} has no session "${ctx.sessionId}". Its sessions:\n${list}\n` +
+              `Export one with: switchboard export ${ctx.threadKey} --session <id>`,
+            EXIT.usage,
+          );
+        }
+        const text = await store.exportJsonl(ctx.threadKey, sessionId as string);
         return text.split("\n").filter((line) => line !== "");
       });
     },
@@ -73,15 +122,7 @@ export function createCliHandlers(): CliHandlers {
     },
 
     async registerCommands(ctx) {
-      const runner = await loadExtensions({
-        extensions: ctx.config.extensions,
-        approval: ctx.config.approval,
-        approvalStore: new MemoryApprovalStore(),
-        isAdmin: () => false,
-        workspaceRoot: ctx.config.agent.workspaceDir,
-        baseDir: ctx.configFile ? dirname(ctx.configFile) : process.cwd(),
-        logger: ctx.logger,
-      });
+      const runner = await extensionsOf(ctx);
       const specs = runner.commandSpecs();
       const built = await buildAdapters({
         channels: onlyPlatforms(ctx.config, ctx.platforms),
@@ -105,6 +146,19 @@ export function createCliHandlers(): CliHandlers {
       return lines;
     },
   };
+}
+
+/** The extensions as `start` loads them (what they register), without a runtime to act on. */
+function extensionsOf(ctx: CommandContext): Promise<ExtensionRunner> {
+  return loadExtensions({
+    extensions: ctx.config.extensions,
+    approval: ctx.config.approval,
+    approvalStore: new MemoryApprovalStore(),
+    isAdmin: () => false,
+    workspaceRoot: ctx.config.agent.workspaceDir,
+    baseDir: ctx.configFile ? dirname(ctx.configFile) : process.cwd(),
+    logger: ctx.logger,
+  });
 }
 
 /** `config.channels` with only `platforms` enabled (the others off), for outbound-only adapters. */
@@ -136,7 +190,7 @@ async function withStore<T>(ctx: CommandContext, fn: (store: SessionStore) => Pr
       await store.close();
     }
   }
-  const redis = connect(runtime.redisUrl, ctx.logger);
+  const redis = await connect(runtime.redisUrl, ctx.logger);
   const store = new RedisSessionStore({ redis, prefix: runtime.keyPrefix, logger: ctx.logger });
   try {
     return await fn(store);
@@ -146,31 +200,48 @@ async function withStore<T>(ctx: CommandContext, fn: (store: SessionStore) => Pr
   }
 }
 
-function connect(url: string, logger: Logger): Redis {
-  const redis = new Redis(url, { maxRetriesPerRequest: 1, connectTimeout: 5000 });
+async function connect(url: string, logger: Logger): Promise<Redis> {
+  const { Redis } = await import("ioredis");
+  const redis = new Redis(url, { maxRetriesPerRequest: 1, connectTimeout: 5000, disconnectTimeout: 100 });
   redis.on("error", (err: unknown) =>
     logger.debug({ err: err instanceof Error ? err.message : String(err) }, "redis connection error"),
   );
   return redis;
 }
 
-/** PING over a connection opened for this check and closed after it (so `check` can exit). */
-function redisProbe(url: string): ReadinessProbe {
+/**
+ * PING over a connection opened for this check and closed after it (so `check` can exit). A failure
+ * says where Redis was expected, why it failed, and what to fix.
+ */
+function redisProbe(url: string): CheckProbe {
   return {
     name: "redis",
     async check() {
+      const { Redis } = await import("ioredis");
       const client = new Redis(url, {
         lazyConnect: true,
         retryStrategy: () => null,
         maxRetriesPerRequest: 0,
         connectTimeout: 2000,
+        disconnectTimeout: 100, // else a refused socket holds `check` open for 2 s
       });
-      client.on("error", () => {});
+      let cause: string | undefined;
+      client.on("error", (err: Error) => {
+        cause ??= err.message;
+      });
       try {
         await client.connect();
         const started = performance.now();
         const pong = await client.ping();
         return { ok: pong === "PONG", detail: `${pong} in ${Math.round(performance.now() - started)} ms` };
+      } catch (err) {
+        const why = cause ?? (err instanceof Error ? err.message : String(err));
+        return {
+          ok: false,
+          detail: `not reachable at ${redisAddress(url)} (${why}). Start Redis, or fix runtime.redisUrl / REDIS_URL`,
+          // A server that answers and refuses the password is a config error, not an outage.
+          ...(/NOAUTH|WRONGPASS|invalid password|invalid username/i.test(why) ? { refused: true } : {}),
+        };
       } finally {
         client.disconnect();
       }

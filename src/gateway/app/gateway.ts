@@ -7,11 +7,12 @@
  * runtime's workers and renders through outbound-only adapters; `all` runs both in one process. The
  * web chat's conversations live in the store (Redis, or files under `dataDir`), so a worker renders
  * into them and the gateway that serves the page follows their changes.
- * `createGateway` builds everything without connecting to platforms; `start` starts the role's
- * parts; `stop` drains them (inbound first, then running turns within the grace period).
+ * `createGateway` checks that Redis answers (in Redis mode) and builds everything without
+ * connecting to platforms; `start` starts the role's parts; `stop` drains them (inbound first, then
+ * running turns within the grace period).
  */
 import { dirname, join } from "node:path";
-import { Redis } from "ioredis";
+import type { Redis } from "ioredis";
 import { MemoryRateLimiter } from "../../adapters/render/rate-limiter.js";
 import type { ChannelAdapter, Platform } from "../../adapters/types.js";
 import {
@@ -27,14 +28,17 @@ import { MemoryNoticeMemory, RedisNoticeMemory } from "../../extensions/access/n
 import type { ExtensionRunner } from "../../extensions/runner.js";
 import { MemoryApprovalStore, RedisApprovalStore } from "../../queue/approvals/index.js";
 import { EmbeddedRuntime } from "../../queue/embedded/embedded-runtime.js";
-import { RedisRuntime, type RuntimeOptions } from "../../queue/redis/redis-runtime.js";
+import type { RuntimeOptions } from "../../queue/redis/redis-runtime.js";
+import { SessionKeys } from "../../queue/store/keys.js";
 import { RedisSessionStore } from "../../queue/store/redis-store.js";
+import { encodeThreadKey } from "../../queue/store/thread-dir.js";
 import type { SessionStore } from "../../queue/store/types.js";
 import { RedisWebAuthStore } from "../../queue/store/web-auth-redis.js";
 
 import { RedisWebChatStore } from "../../queue/store/web-redis-store.js";
 import type { Runtime } from "../../queue/types.js";
 import type { Role } from "../cli/types.js";
+import { ConfigError } from "../config/errors.js";
 import type { SwitchboardConfig } from "../config/types.js";
 import { createMetrics, type SwitchboardMetrics } from "../http/metrics.js";
 import { redisPingProbe } from "../http/readiness.js";
@@ -49,13 +53,14 @@ import { RedisRateLimiter } from "../redis-rate-limiter.js";
 import { accessConfig } from "./access.js";
 import { type BuiltAdapters, buildAdapters } from "./adapters.js";
 import { createAgentFactory } from "./agent-factory.js";
+import { toolIssues } from "./config-check.js";
 import { loadExtensions, meteredApprovalStore } from "./extensions.js";
 import { InboundPipeline } from "./inbound.js";
 import { ReplyTargets } from "./inbound-format.js";
 import { instrumentAdapter } from "./instrument.js";
-import { modelRefOf, setUpModels } from "./models.js";
+import { chooseDefaultModel, modelIssues, modelRefOf, registerConfiguredModels } from "./models.js";
 import { platformOf } from "./platforms.js";
-import { adapterProbe, queueDepthSampler } from "./probes.js";
+import { adapterProbe } from "./probes.js";
 import { setUpSandbox, TOOLS_RUN_BY_WORKERS } from "./sandbox.js";
 import { createSinkFactory } from "./sinks.js";
 import { DEFAULT_SYSTEM_PROMPT } from "./system-prompt.js";
@@ -99,16 +104,17 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
   const logger = o.logger;
   const cfg = config.runtime;
   const prefix = cfg.keyPrefix;
-  const defaultModel = setUpModels(config.models);
-  if (!defaultModel && role !== "gateway")
-    logger.warn("no model has credentials; threads will answer with set-up instructions");
+  registerConfiguredModels(config.models);
   const metrics = createMetrics({ defaultLabels: { role } });
   const closers: (() => Promise<unknown>)[] = [];
 
-  const redis = cfg.redisUrl ? new Redis(cfg.redisUrl, { maxRetriesPerRequest: null }) : undefined;
-  redis?.on("error", (err: unknown) => logger.warn({ err: errorText(err) }, "redis connection error"));
+  // ioredis and BullMQ load only in Redis mode: the embedded mode starts without them.
+  const kit = cfg.redisUrl ? await import("./redis-kit.js") : undefined;
+  const redis = kit && cfg.redisUrl ? kit.connectRedis(cfg.redisUrl, logger) : undefined;
 
   try {
+    // Before anything else connects (the runs queue, the workers): Redis down is one clear error.
+    if (redis && kit && cfg.redisUrl) await kit.reachRedis(redis, cfg.redisUrl);
     const approvalStore = meteredApprovalStore(
       redis ? new RedisApprovalStore(redis, { prefix }) : new MemoryApprovalStore(),
       metrics,
@@ -135,6 +141,12 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
       baseDir: o.configFile ? dirname(o.configFile) : process.cwd(),
       logger,
     });
+    // Refused here, and found the same way by `switchboard check` (extensions may add models and tools).
+    const refused = [...modelIssues(config.models), ...toolIssues(config, runner)];
+    if (refused.length > 0) throw new ConfigError(refused, o.configFile);
+    const defaultModel = chooseDefaultModel(config.models);
+    if (!defaultModel && role !== "gateway")
+      logger.warn("no model has credentials; threads will answer with set-up instructions");
 
     const webStores = config.channels.web.enabled
       ? webChatStores(redis, prefix, cfg.dataDir, logger)
@@ -167,6 +179,10 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
       adapterOf,
       defaultModel: () => (defaultModel ? modelRefOf(defaultModel) : undefined),
       queueModeOf: (p) => config.channels[p].deliveryMode,
+      sessionLocation: (threadKey, sessionId) =>
+        redis
+          ? `Redis key ${new SessionKeys(prefix).session(threadKey, sessionId)}`
+          : join(cfg.dataDir, "sessions", encodeThreadKey(threadKey), `${sessionId}.jsonl`),
       logger,
     };
     const liveAgents = { count: 0 };
@@ -199,16 +215,16 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
       leaseTtlMs: cfg.leaseTtlMs,
       concurrency: cfg.concurrency,
       agentIdleMs: cfg.idleEvictMs,
-      compaction: {},
+      compaction: { settings: { ...config.agent.compaction } },
       // The runtime's cap and debounce are per process; take the most generous enabled channel's.
       inboxCap: enabled.length > 0 ? Math.max(...enabled.map((c) => c.inboxCap)) : 20,
       collectDebounceMs: enabled.length > 0 ? Math.max(...enabled.map((c) => c.collectWindowMs)) : 500,
       onError: (err, context) => logger.error({ err: errorText(err), context }, "runtime error"),
     };
-    if (redis) {
+    if (redis && kit) {
       const redisStore = new RedisSessionStore({ redis, prefix, logger });
       store = redisStore;
-      runtime = new RedisRuntime({ ...common, store: redisStore, redis, prefix });
+      runtime = new kit.RedisRuntime({ ...common, store: redisStore, redis, prefix });
       closers.push(() => redisStore.close());
     } else {
       const embedded = new EmbeddedRuntime({ ...common, dataDir: cfg.dataDir });
@@ -235,9 +251,9 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
       metrics,
     });
     metrics.sampleActiveThreads(() => liveAgents.count);
-    if (redis) {
+    if (redis && kit) {
       http.addProbe(redisPingProbe(redis));
-      const depth = queueDepthSampler(redis, prefix);
+      const depth = kit.queueDepthSampler(redis, prefix);
       metrics.sampleQueueDepth(depth.sample);
       closers.push(depth.close);
     }
@@ -264,7 +280,6 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
         return webUrl;
       },
       async start() {
-        if (redis && cfg.redisUrl) await reachRedis(redis, cfg.redisUrl);
         if (role !== "gateway") await rt.start();
         const address = await http.listen();
         url = address.url;
@@ -292,6 +307,8 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
           }
         }
         logger.info({ role, url, channels: [...adapters.keys()] }, "switchboard started");
+        // The address for people (with --port 0 it is only known now); /healthz answers there.
+        o.announce?.(`Listening on ${url} (role ${role})`);
         if (sandbox && !sandbox.sandboxed) o.announce?.(`Tools: ${sandbox.summary}.`);
         if (role === "worker") return;
         if (built.web) {
@@ -332,29 +349,6 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
     // Nothing else holds the process open, so a failed build must not leave Redis connected.
     redis?.disconnect();
     throw err;
-  }
-}
-
-/** Resolves once Redis answers PING; throws, saying what to fix, when it does not within `ms`. */
-async function reachRedis(redis: Redis, url: string, ms = 10_000): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms / 1000} s`)), ms);
-  });
-  try {
-    await Promise.race([redis.ping(), timeout]);
-  } catch (err) {
-    let where = "runtime.redisUrl";
-    try {
-      where = new URL(url).host;
-    } catch {
-      // keep the field name
-    }
-    throw new Error(
-      `Redis at ${where} is not reachable (${errorText(err)}). Start Redis, or fix runtime.redisUrl / REDIS_URL.`,
-    );
-  } finally {
-    clearTimeout(timer);
   }
 }
 

@@ -1,7 +1,8 @@
 /**
  * Models at start: the built-in wire APIs registered, custom models from config added to the
- * catalogue with the variable their key comes from, and the default model decided (the configured
- * one, else the first model that has credentials here).
+ * catalogue with the variable their key comes from, the configured default checked against the
+ * catalogue (with the closest known ids when it is not there), and the default model decided (the
+ * configured one, else the first model that has credentials here).
  */
 import {
   findModel,
@@ -12,6 +13,7 @@ import {
 } from "../../agent/llm/models.js";
 import { registerBuiltInApiProviders } from "../../agent/llm/providers/index.js";
 import type { Model } from "../../agent/llm/types.js";
+import { type ConfigIssue, editDistance } from "../config/errors.js";
 import { customModelToModel } from "../config/models.js";
 import type { ModelsConfig } from "../config/types.js";
 
@@ -20,37 +22,76 @@ export function modelRefOf(model: Pick<Model, "provider" | "id">): string {
   return `${model.provider}/${model.id}`;
 }
 
-/**
- * Registers the providers and custom models, and returns the default model (undefined when no
- * model has credentials and none is configured). Throws when `models.default` names a model the
- * catalogue does not have.
- */
-export function setUpModels(config: ModelsConfig): Model | undefined {
+/** Registers the built-in providers and the config's custom models (with their key variables). */
+export function registerConfiguredModels(config: ModelsConfig): void {
   registerBuiltInApiProviders();
-  const custom = config.custom.map(customModelToModel);
   for (const c of config.custom) setProviderApiKeyEnv(c.provider, c.apiKeyEnv ? [c.apiKeyEnv] : []);
-  registerModels(custom);
-  if (config.default) {
-    const model = findModel(config.default);
-    if (!model) {
-      throw new Error(
-        `models.default is "${config.default}", which is not a known model. ` +
-          "Use provider/id of a built-in model (docs/providers.md) or add it under models.custom.",
-      );
-    }
-    return model;
-  }
+  registerModels(config.custom.map(customModelToModel));
+}
+
+/**
+ * Up to `n` known model refs that look like a typo of `ref`: by edit distance on `provider/id`, or
+ * on the id alone, within a third of the id's length (at least 2).
+ */
+export function closestModelRefs(ref: string, n = 3): string[] {
+  const wanted = ref.trim().toLowerCase();
+  const bare = wanted.includes("/") ? wanted.slice(wanted.indexOf("/") + 1) : wanted;
+  const limit = Math.max(2, Math.floor(bare.length / 3));
+  return listModels()
+    .map((m) => {
+      const full = modelRefOf(m);
+      const d = Math.min(editDistance(wanted, full.toLowerCase()), editDistance(bare, m.id.toLowerCase()));
+      return { full, d };
+    })
+    .filter((s) => s.d <= limit)
+    .sort((a, b) => a.d - b.d || a.full.localeCompare(b.full))
+    .slice(0, n)
+    .map((s) => s.full);
+}
+
+/**
+ * `models.default` naming a model the catalogue (built-ins, `models.custom`, models registered by
+ * extensions) does not have; run after all of those are registered.
+ */
+export function modelIssues(config: ModelsConfig): ConfigIssue[] {
+  if (!config.default || findModel(config.default)) return [];
+  const close = closestModelRefs(config.default);
+  const providers = [...new Set(listModels().map((m) => m.provider))];
+  return [
+    {
+      path: "models.default",
+      message:
+        `"${config.default}" is not a known model` +
+        (close.length > 0
+          ? `; the closest are ${close.map((r) => `"${r}"`).join(", ")}`
+          : `; the providers are ${providers.join(", ")}`) +
+        ". docs/providers.md lists the built-in models; add your own under models.custom",
+    },
+  ];
+}
+
+/**
+ * The default model of new threads: the configured one (checked by `modelIssues` first), else the
+ * first model with credentials here, custom ones first; undefined when none has credentials.
+ */
+export function chooseDefaultModel(config: ModelsConfig): Model | undefined {
+  if (config.default) return findModel(config.default);
+  const custom = config.custom.map((c) => findModel(`${c.provider}/${c.id}`)).filter((m) => m !== undefined);
   return custom.find((m) => hasCredentials(m)) ?? listModels().find((m) => hasCredentials(m));
 }
 
-/** The text shown when a thread has no usable model. */
+/**
+ * The reply a thread gets while no model is set up: set-up instructions, one line (the renderer
+ * shows the first line of a failure).
+ */
 export const NO_MODEL_TEXT =
-  "No model is set up: set ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY, or configure a local " +
-  "model under models.custom (docs/configuration.md), then restart Switchboard.";
+  "Set-up needed: give Switchboard a model. Set ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY " +
+  "where it runs, or add a local model under models.custom (docs/providers.md), then restart it.";
 
 /**
- * A stand-in for threads when no model has credentials: every request to it fails with
- * `NO_MODEL_TEXT`, which the renderer shows in the chat, so a fresh install says what to do.
+ * A stand-in for threads when no model has credentials: every request to it ends at once with
+ * `NO_MODEL_TEXT` as the failure, which the renderer shows in the chat, so a fresh install says
+ * what to do.
  */
 export const NO_MODEL: Model = {
   id: "none",

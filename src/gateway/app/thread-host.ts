@@ -35,6 +35,8 @@ export interface ThreadHostDeps {
   defaultModel(): string | undefined;
   /** The channel's delivery mode for messages that arrive while the agent works. */
   queueModeOf(platform: Platform): DeliveryMode;
+  /** Where the store keeps a session (a Redis key, a file path), for `/status`. */
+  sessionLocation?(threadKey: string, sessionId: string): string;
   logger: Logger;
 }
 
@@ -190,6 +192,7 @@ export class ThreadHost implements ExtensionHost {
 
   async status(): Promise<ThreadStatusView> {
     const s = await this.deps.runtime.status(this.o.threadKey);
+    const sessionId = s.meta?.currentSessionId;
     const u = s.meta?.usage ?? { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, cost: 0 };
     return {
       running: s.active,
@@ -197,6 +200,14 @@ export class ThreadHost implements ExtensionHost {
       inboxDepth: s.inboxDepth,
       ...(s.contextTokens !== undefined ? { contextTokens: s.contextTokens } : {}),
       usage: { ...u },
+      ...(sessionId
+        ? {
+            session: {
+              id: sessionId,
+              location: this.deps.sessionLocation?.(this.o.threadKey, sessionId) ?? "",
+            },
+          }
+        : {}),
     };
   }
 

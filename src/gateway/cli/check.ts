@@ -1,15 +1,23 @@
 /**
- * `switchboard check`: every config problem with its path, then (for a valid config) a summary of
- * what would run and the reachability probes the wiring code supplies.
+ * `switchboard check`: everything `start` would refuse, with the same messages (schema problems
+ * with path and line, then what the wiring finds: unknown model ids, tool names…), then for a valid
+ * config a summary of what would run and the reachability checks the wiring code supplies.
  */
 
-import { formatIssue } from "../config/errors.js";
-import { DEFAULT_CONFIG_FILES, type LoadConfigResult } from "../config/loader.js";
+import type { Env } from "../config/env.js";
+import { type ConfigIssue, formatIssue } from "../config/errors.js";
+import { DEFAULT_CONFIG_FILES, type LoadConfigResult, withLine } from "../config/loader.js";
+import { collectSecretValues } from "../config/secrets.js";
 import type { SwitchboardConfig } from "../config/types.js";
-import type { ReadinessProbe } from "../http/readiness.js";
-import { runProbes } from "../http/readiness.js";
-import { redactSecrets } from "../log.js";
-import { type CliIO, EXIT } from "./types.js";
+import { createLogger, redactSecrets } from "../log.js";
+import {
+  type CheckProbe,
+  type CheckResult,
+  type CliDeps,
+  type CliIO,
+  type CommandContext,
+  EXIT,
+} from "./types.js";
 
 /** First line of `check`: which file (or none) was read. */
 export function describeSource(file: string | undefined): string {
@@ -18,15 +26,25 @@ export function describeSource(file: string | undefined): string {
     : `Config: no file found (looked for $SWITCHBOARD_CONFIG, ${DEFAULT_CONFIG_FILES.join(", ")}); using defaults`;
 }
 
-/** Prints every issue of an invalid config with `write`; returns the exit code (2). */
+export const defaultLogger: NonNullable<CliDeps["createLogger"]> = (opts) =>
+  createLogger({ level: opts.level, secrets: opts.secrets, destination: opts.toStderr ? 2 : 1 });
+
+/**
+ * Prints config problems (each with its line in the file when it has one) with `write`, the same
+ * way for `check` and for a `start` that refuses; returns the exit code (2).
+ */
 export function printConfigIssues(
-  result: Extract<LoadConfigResult, { ok: false }>,
+  issues: readonly ConfigIssue[],
+  source: Pick<LoadConfigResult, "file" | "warnings" | "locate">,
   write: (text: string) => void,
 ): number {
-  write(`${describeSource(result.file)}\n`);
-  for (const issue of result.issues) write(`  ✗ ${redactSecrets(formatIssue(issue))}\n`);
-  for (const w of result.warnings) write(`  ! ${redactSecrets(w)}\n`);
-  const n = result.issues.length;
+  write(`${describeSource(source.file)}\n`);
+  for (const issue of issues) {
+    const text = redactSecrets(formatIssue(withLine(issue, source.locate)));
+    write(`  ✗ ${text.replace(/\n/g, "\n    ")}\n`);
+  }
+  for (const w of source.warnings) write(`  ! ${redactSecrets(w)}\n`);
+  const n = issues.length;
   write(
     `${n} ${n === 1 ? "problem" : "problems"} in the config. Fix ${n === 1 ? "it" : "them"} and run ` +
       "`switchboard check` again; docs/configuration.md describes every setting.\n",
@@ -57,37 +75,99 @@ export function summarizeConfig(config: SwitchboardConfig): string[] {
   ];
 }
 
-/**
- * Prints the summary of a valid config and runs `probes`; returns 0 when every probe is ok, 1
- * otherwise. `probes` undefined means none were wired (printed, not a failure).
- */
-export async function printValidConfig(
-  config: SwitchboardConfig,
-  file: string | undefined,
-  warnings: readonly string[],
-  probes: readonly ReadinessProbe[] | undefined,
-  io: CliIO,
-): Promise<number> {
-  io.stdout(`${describeSource(file)}\n  ✓ valid\n`);
-  for (const line of summarizeConfig(config)) io.stdout(`  ${line}\n`);
-  for (const w of warnings) io.stdout(`  ! ${redactSecrets(w)}\n`);
-  if (probes === undefined) {
-    io.stdout("Reachability: not checked.\n");
-    return EXIT.ok;
-  }
-  if (probes.length === 0) {
-    io.stdout("Reachability: nothing to check.\n");
-    return EXIT.ok;
-  }
-  io.stdout("Reachability:\n");
-  const report = await runProbes(probes, { timeoutMs: 5000 });
-  for (const p of report.probes) {
-    io.stdout(`  ${p.ok ? "✓" : "✗"} ${p.name}${p.detail ? `: ${p.detail}` : ""}\n`);
-  }
-  const failed = report.probes.filter((p) => !p.ok).length;
-  if (failed === 0) return EXIT.ok;
-  io.stdout(
-    `${failed} of ${report.probes.length} ${report.probes.length === 1 ? "check" : "checks"} failed.\n`,
+function firstLine(err: unknown): string {
+  const text = err instanceof Error ? err.message : String(err);
+  return redactSecrets(text.split("\n", 1)[0] || "error");
+}
+
+/** Runs every probe at once, each bounded by `timeoutMs`; a throw or a timeout is "unreachable". */
+async function runChecks(probes: readonly CheckProbe[], timeoutMs: number): Promise<CheckResult[]> {
+  return Promise.all(
+    probes.map(async (probe) => {
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<CheckResult>((resolve) => {
+        timer = setTimeout(
+          () => resolve({ ok: false, detail: `no answer within ${timeoutMs / 1000} s` }),
+          timeoutMs,
+        );
+      });
+      try {
+        return await Promise.race([probe.check(), timeout]);
+      } catch (err) {
+        return { ok: false, detail: firstLine(err) };
+      } finally {
+        clearTimeout(timer);
+      }
+    }),
   );
-  return EXIT.failure;
+}
+
+/**
+ * `switchboard check`: 2 when the config is invalid (or a platform refuses its credentials), 1 when
+ * something is unreachable, else 0. `offline` skips the reachability checks.
+ */
+export async function runCheck(
+  offline: boolean,
+  loaded: LoadConfigResult,
+  deps: CliDeps & { io: CliIO; env: Env },
+): Promise<number> {
+  const { io } = deps;
+  if (!loaded.ok) return printConfigIssues(loaded.issues, loaded, io.stdout);
+  const { config } = loaded;
+  const handlers = deps.handlers ?? {};
+  const logger = (deps.createLogger ?? defaultLogger)({
+    level: "warn",
+    secrets: collectSecretValues(config),
+    toStderr: true,
+  });
+  const ctx: CommandContext = {
+    config,
+    configFile: loaded.file,
+    warnings: loaded.warnings,
+    logger,
+    io,
+    env: deps.env,
+  };
+  try {
+    const deeper = handlers.validateConfig ? await handlers.validateConfig(ctx) : [];
+    if (deeper.length > 0) return printConfigIssues(deeper, loaded, io.stdout);
+
+    io.stdout(`${describeSource(loaded.file)}\n  ✓ valid\n`);
+    for (const line of summarizeConfig(config)) io.stdout(`  ${line}\n`);
+    for (const line of handlers.describeConfig ? await handlers.describeConfig(ctx) : []) {
+      io.stdout(`  ${redactSecrets(line)}\n`);
+    }
+    for (const w of loaded.warnings) io.stdout(`  ! ${redactSecrets(w)}\n`);
+    if (offline || !handlers.checkProbes) {
+      io.stdout(`Reachability: not checked${offline ? " (--offline)" : ""}.\n`);
+      return EXIT.ok;
+    }
+    const probes = await handlers.checkProbes(ctx);
+    if (probes.length === 0) {
+      io.stdout("Reachability: nothing to check.\n");
+      return EXIT.ok;
+    }
+    io.stdout("Reachability:\n");
+    const results = await runChecks(probes, 5000);
+    results.forEach((r, i) => {
+      io.stdout(
+        `  ${r.ok ? "✓" : "✗"} ${probes[i]?.name}${r.detail ? `: ${redactSecrets(r.detail)}` : ""}\n`,
+      );
+    });
+    const refused = results.filter((r) => !r.ok && r.refused).length;
+    const failed = results.filter((r) => !r.ok).length;
+    if (failed === 0) return EXIT.ok;
+    const of = `${failed} of ${results.length} ${results.length === 1 ? "check" : "checks"} failed`;
+    if (refused > 0) {
+      io.stdout(
+        `${of}: credentials in the config were refused. Fix them and run \`switchboard check\` again.\n`,
+      );
+      return EXIT.usage;
+    }
+    io.stdout(`${of}.\n`);
+    return EXIT.failure;
+  } catch (err) {
+    io.stderr(`switchboard check: ${firstLine(err)}\n`);
+    return EXIT.failure;
+  }
 }

@@ -1,20 +1,22 @@
 /**
- * The commands behind `runCli`: load the config (printing every problem with its path), create the
- * logger, and hand each command to the wiring code's handler.
+ * The commands behind `runCli`: load the config (printing every problem with its path and line),
+ * create the logger, and hand each command to the wiring code's handler.
  */
 import { once } from "node:events";
 import { createWriteStream, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Env } from "../config/env.js";
-import { ConfigError, formatIssue } from "../config/errors.js";
-import { type LoadConfigResult, loadConfig } from "../config/loader.js";
+import { ConfigError } from "../config/errors.js";
+import { loadConfig } from "../config/loader.js";
 import { collectSecretValues } from "../config/secrets.js";
-import { createLogger, type Logger, redactSecrets } from "../log.js";
+import { type Logger, redactSecrets } from "../log.js";
 import type { ParsedCommand } from "./args.js";
-import { printConfigIssues, printValidConfig } from "./check.js";
+import { defaultLogger, printConfigIssues, runCheck } from "./check.js";
+import { checkHealth } from "./health.js";
 import { parseSessionFile } from "./session-file.js";
 import {
   type CliDeps,
+  CliError,
   type CliHandlers,
   type CliIO,
   COMMAND_PLATFORMS,
@@ -34,9 +36,11 @@ export async function runCommand(
   deps: CliDeps & { io: CliIO; env: Env; cwd: string },
 ): Promise<number> {
   const { io, env, cwd } = deps;
-  const loaded = loadConfig({ path: parsed.config, env, cwd });
-  if (parsed.kind === "check") return check(parsed, loaded, deps, io, env);
-  if (!loaded.ok) return printConfigIssues(loaded, io.stderr);
+  const http = "http" in parsed ? parsed.http : undefined;
+  const loaded = loadConfig({ path: parsed.config, env, cwd, ...(http ? { http } : {}) });
+  if (parsed.kind === "check") return runCheck(parsed.offline, loaded, deps);
+  if (!loaded.ok) return printConfigIssues(loaded.issues, loaded, io.stderr);
+  if (parsed.kind === "health") return checkHealth(loaded.config, io);
 
   const { config } = loaded;
   const logger = (deps.createLogger ?? defaultLogger)({
@@ -60,58 +64,22 @@ export async function runCommand(
         return await registerCommands(parsed.platforms, ctx, handlers);
     }
   } catch (err) {
-    if (err instanceof ConfigError) {
-      io.stderr(`switchboard ${parsed.kind}: invalid configuration\n`);
-      for (const issue of err.issues) io.stderr(`  ✗ ${redactSecrets(formatIssue(issue))}\n`);
-      return EXIT.usage;
+    // What start refuses after the schema (an unknown model id, tool name…): the same report as check.
+    if (err instanceof ConfigError) return printConfigIssues(err.issues, loaded, io.stderr);
+    if (err instanceof CliError) {
+      io.stderr(`switchboard ${parsed.kind}: ${redactSecrets(err.message)}\n`);
+      return err.exitCode;
     }
     io.stderr(`switchboard ${parsed.kind}: ${errorLine(err)}\n`);
     return EXIT.failure;
   }
 }
 
-const defaultLogger: NonNullable<CliDeps["createLogger"]> = (opts) =>
-  createLogger({ level: opts.level, secrets: opts.secrets, destination: opts.toStderr ? 2 : 1 });
-
 function missing(command: string, io: CliIO): number {
   io.stderr(
     `switchboard ${command}: not available in this build (no handler for it was passed to runCli by src/main.ts).\n`,
   );
   return EXIT.failure;
-}
-
-async function check(
-  parsed: Extract<ParsedCommand, { kind: "check" }>,
-  loaded: LoadConfigResult,
-  deps: CliDeps,
-  io: CliIO,
-  env: CommandContext["env"],
-): Promise<number> {
-  if (!loaded.ok) return printConfigIssues(loaded, io.stdout);
-  const factory = deps.handlers?.checkProbes;
-  if (parsed.offline || !factory) {
-    return printValidConfig(loaded.config, loaded.file, loaded.warnings, undefined, io);
-  }
-  const logger = (deps.createLogger ?? defaultLogger)({
-    level: "warn",
-    secrets: collectSecretValues(loaded.config),
-    toStderr: true,
-  });
-  const ctx: CommandContext = {
-    config: loaded.config,
-    configFile: loaded.file,
-    warnings: loaded.warnings,
-    logger,
-    io,
-    env,
-  };
-  try {
-    const probes = await factory(ctx);
-    return await printValidConfig(loaded.config, loaded.file, loaded.warnings, probes, io);
-  } catch (err) {
-    io.stderr(`switchboard check: ${errorLine(err)}\n`);
-    return EXIT.failure;
-  }
 }
 
 async function start(

@@ -1,21 +1,32 @@
 /** Help texts of the `switchboard` command, one per subcommand. */
 
-export type CommandName = "start" | "check" | "export" | "import" | "register-commands";
-export const COMMANDS: readonly CommandName[] = ["start", "check", "export", "import", "register-commands"];
+export type CommandName = "start" | "check" | "health" | "export" | "import" | "register-commands";
+export const COMMANDS: readonly CommandName[] = [
+  "start",
+  "check",
+  "health",
+  "export",
+  "import",
+  "register-commands",
+];
 
 const CONFIG_OPTION =
   "  -c, --config <path>   Config file. Default: $SWITCHBOARD_CONFIG, else ./switchboard.yaml,\n" +
   "                        ./switchboard.yml or ./config/switchboard.yaml; with none, built-in defaults.";
 const HELP_OPTION = "  -h, --help            Show this help.";
+const LISTEN_OPTIONS =
+  "      --port <port>     HTTP port (0: any free port). Default: $PORT, else http.port, else 8787.\n" +
+  "      --host <address>  Address the HTTP server binds. Default: http.host, else 127.0.0.1.";
 const EXIT_CODES = "Exit codes: 0 ok, 1 runtime failure, 2 usage or config error.";
 
 export const GLOBAL_HELP = `switchboard: an LLM agent in your team chat (Slack, Discord, Telegram, web chat)
 
-Usage: switchboard [command] [options]
+Usage: switchboard [command] [options]      (options may also come before the command)
 
 Commands:
   start               Run Switchboard (the default when no command is given)
   check               Validate the config; check Redis and the platform APIs are reachable
+  health              Ask the running Switchboard's /healthz (for container health checks)
   export <thread>     Write a thread's session as pi JSONL
   import <file>       Load a pi JSONL session file into a thread
   register-commands   Register the native slash commands with the platforms
@@ -33,7 +44,7 @@ ${EXIT_CODES}
 `;
 
 const COMMAND_HELP: Record<CommandName, string> = {
-  start: `Usage: switchboard start [--role all|gateway|worker] [--config <path>]
+  start: `Usage: switchboard start [--role all|gateway|worker] [--port <port>] [--host <address>] [--config <path>]
 
 Runs Switchboard until SIGINT or SIGTERM, then shuts down gracefully (a second signal exits at once).
 
@@ -42,23 +53,39 @@ Options:
                         gateway: platform connections, dispatcher and HTTP server (needs Redis).
                         worker: runs agents for every gateway (needs Redis; start as many as you like).
                         Default: $SWITCHBOARD_ROLE, else all.
+${LISTEN_OPTIONS}
 ${CONFIG_OPTION}
 ${HELP_OPTION}
 
 ${EXIT_CODES}
 `,
-  check: `Usage: switchboard check [--config <path>] [--offline]
+  check: `Usage: switchboard check [--config <path>] [--offline] [--port <port>] [--host <address>]
 
-Validates the config and prints every problem with the path of the field (e.g.
-"channels.telegram.mode: must be one of ..."). When the config is valid, shows what would run and
-checks that Redis and each enabled platform's API answer with the configured credentials.
+Finds everything "switchboard start" would refuse, with the same messages: each problem with the
+path and line of the field (e.g. "channels.telegram.mode (line 3): must be one of ..."), unknown
+model ids and tool names with the closest known ones. When the config is valid, shows what would
+run and checks that Redis and each enabled platform's API answer with the configured credentials.
 
 Options:
-      --offline         Validate the config only; contact nothing.
+      --offline         Check the config only; contact nothing.
+${LISTEN_OPTIONS}
 ${CONFIG_OPTION}
 ${HELP_OPTION}
 
-Exit codes: 0 all good, 1 something is unreachable, 2 the config is invalid.
+Exit codes: 0 all good, 1 something is unreachable, 2 the config is invalid (a platform that
+refuses its token included).
+`,
+  health: `Usage: switchboard health [--config <path>] [--port <port>] [--host <address>]
+
+Asks the Switchboard running with this config for /healthz, at the address "start" would listen
+on (the config file, $PORT, --port), and prints the answer. For container health checks.
+
+Options:
+${LISTEN_OPTIONS}
+${CONFIG_OPTION}
+${HELP_OPTION}
+
+Exit codes: 0 healthy, 1 no healthy answer, 2 usage or config error.
 `,
   export: `Usage: switchboard export <thread> [--session <id>] [--output <file>] [--config <path>]
 

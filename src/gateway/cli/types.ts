@@ -5,8 +5,9 @@
  * a command whose handler is missing says so instead of pretending.
  */
 import type { Env } from "../config/env.js";
+import type { ConfigIssue } from "../config/errors.js";
 import type { SwitchboardConfig } from "../config/types.js";
-import type { ReadinessProbe } from "../http/readiness.js";
+import type { ProbeResult } from "../http/readiness.js";
 import type { Logger } from "../log.js";
 
 /** Which parts one process runs: adapters, dispatcher and HTTP (`gateway`), BullMQ workers (`worker`), or both. */
@@ -65,15 +66,56 @@ export interface RegisterCommandsContext extends CommandContext {
   platforms: readonly CommandPlatform[];
 }
 
+/** What one reachability check of `switchboard check` found. */
+export interface CheckResult extends ProbeResult {
+  /**
+   * The service answered and refused the configured credentials (a revoked or mistyped token): a
+   * config error, so `check` exits 2. Unset when it could not be reached (exit 1).
+   */
+  refused?: boolean;
+}
+
+/** One reachability check of `switchboard check` (Redis, a platform's API with its token). */
+export interface CheckProbe {
+  name: string;
+  /** May throw: a throw counts as unreachable, with the error's first line as detail. */
+  check(): Promise<CheckResult>;
+}
+
 /**
- * Command implementations supplied by the wiring code. Each may throw; the CLI prints the error's
- * message (secrets redacted) and exits with 1.
+ * An error a handler raises with a message written for the person at the terminal (naming CLI
+ * commands and options, not functions); the CLI prints it as is and exits with `exitCode`.
+ */
+export class CliError extends Error {
+  override readonly name = "CliError";
+  constructor(
+    message: string,
+    readonly exitCode: number = EXIT.failure,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * Command implementations supplied by the wiring code. Each may throw: a `ConfigError` is printed
+ * like `check` prints config problems (exit 2), a `CliError` as its message with its exit code, and
+ * anything else as its message (secrets redacted) with exit 1.
  */
 export interface CliHandlers {
   /** Runs the process in `role` until `signal` aborts and shutdown completes. */
   start?(ctx: StartContext): Promise<void>;
+  /**
+   * Problems of a schema-valid config that `start` would refuse (a model id not in the catalogue, a
+   * tool name no extension registers…), with paths and hints. Contacts nothing.
+   */
+  validateConfig?(ctx: CommandContext): Promise<readonly ConfigIssue[]>;
+  /**
+   * Lines `check` adds to its summary of a valid config (after `validateConfig`): what the wiring
+   * decides, such as the model new threads get. A line starting with "! " is a warning.
+   */
+  describeConfig?(ctx: CommandContext): Promise<readonly string[]>;
   /** Reachability checks `switchboard check` runs once the config is valid: Redis, each platform's API. */
-  checkProbes?(ctx: CommandContext): readonly ReadinessProbe[] | Promise<readonly ReadinessProbe[]>;
+  checkProbes?(ctx: CommandContext): readonly CheckProbe[] | Promise<readonly CheckProbe[]>;
   /** The thread's session as pi JSONL lines (header first, no trailing newlines); the CLI writes them. */
   exportThread?(ctx: ExportContext): Promise<Iterable<string> | AsyncIterable<string>>;
   /** Stores an imported session; returns where it landed. */

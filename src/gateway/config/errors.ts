@@ -7,11 +7,24 @@
 export interface ConfigIssue {
   path: string;
   message: string;
+  /** 1-based line in the config file, when the problem is in a file. */
+  line?: number;
+  column?: number;
+  /** Lines of the file to show under the message (YAML syntax errors). */
+  excerpt?: string[];
 }
 
-/** `channels.telegram.mode: must be one of …`, or the message alone for whole-file problems. */
+/**
+ * `channels.telegram.mode (line 3): must be one of …`; a whole-file problem with a place reads
+ * `line 4, column 2: YAML syntax: …` followed by the excerpt lines, indented by two spaces.
+ */
 export function formatIssue(issue: ConfigIssue): string {
-  return issue.path ? `${issue.path}: ${issue.message}` : issue.message;
+  const where = issue.line === undefined ? "" : `line ${issue.line}`;
+  let head: string;
+  if (issue.path) head = `${issue.path}${where ? ` (${where})` : ""}: ${issue.message}`;
+  else if (where) head = `${where}${issue.column ? `, column ${issue.column}` : ""}: ${issue.message}`;
+  else head = issue.message;
+  return [head, ...(issue.excerpt ?? []).map((l) => `  ${l}`)].join("\n");
 }
 
 /** Thrown by `loadConfigOrThrow` with every issue found; the message lists them one per line. */
@@ -22,7 +35,7 @@ export class ConfigError extends Error {
     readonly file: string | undefined,
   ) {
     const where = file ? ` in ${file}` : "";
-    const lines = issues.map((i) => `  ${formatIssue(i)}`).join("\n");
+    const lines = issues.map((i) => `  ${formatIssue(i).replace(/\n/g, "\n  ")}`).join("\n");
     super(
       `Invalid configuration${where} (${issues.length} ${issues.length === 1 ? "problem" : "problems"}):\n${lines}`,
     );

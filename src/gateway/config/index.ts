@@ -9,6 +9,7 @@ export { buildEditorSchema } from "./json-schema.js";
 export {
   DEFAULT_CONFIG_FILES,
   findConfigFile,
+  type HttpOverrides,
   type LoadConfigOptions,
   type LoadConfigResult,
   loadConfig,

@@ -5,14 +5,21 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { parseDocument } from "yaml";
+import { LineCounter, parseDocument } from "yaml";
 import { type Env, substituteEnv } from "./env.js";
 import { ConfigError, type ConfigIssue } from "./errors.js";
+import { type PathLocator, pathLocator, yamlSyntaxIssue } from "./locate.js";
 import { resolveConfig } from "./resolve.js";
 import type { ValidatedConfig } from "./schema.js";
 import { applyEnvDefaults, findLiteralSecrets, readFileFields } from "./secrets.js";
 import type { SwitchboardConfig } from "./types.js";
 import { validateConfigTree } from "./validate.js";
+
+/** `--port` / `--host` from the command line: they win over the file and `PORT`. */
+export interface HttpOverrides {
+  port?: number;
+  host?: string;
+}
 
 export interface LoadConfigOptions {
   /** The file named on the command line (`--config`); a missing file is an issue. */
@@ -21,11 +28,26 @@ export interface LoadConfigOptions {
   env?: Env;
   /** Where relative paths and the default file names are looked up. Default: `process.cwd()`. */
   cwd?: string;
+  /** Command-line overrides of where the HTTP server listens. */
+  http?: HttpOverrides;
 }
 
+/**
+ * Issues carry the line of their field in the file (`line`); `locate` finds the line of any config
+ * path, for problems found later (an unknown model id at start).
+ */
 export type LoadConfigResult =
-  | { ok: true; config: SwitchboardConfig; file: string | undefined; warnings: string[] }
-  | { ok: false; issues: ConfigIssue[]; file: string | undefined; warnings: string[] };
+  | { ok: true; config: SwitchboardConfig; file: string | undefined; warnings: string[]; locate: PathLocator }
+  | { ok: false; issues: ConfigIssue[]; file: string | undefined; warnings: string[]; locate: PathLocator };
+
+const NOWHERE: PathLocator = () => undefined;
+
+/** `issue` with the line of its path in the file, when it has a path the file contains. */
+export function withLine(issue: ConfigIssue, locate: PathLocator): ConfigIssue {
+  if (issue.line !== undefined || !issue.path) return issue;
+  const at = locate(issue.path);
+  return at ? { ...issue, line: at.line } : issue;
+}
 
 /** File names tried, in order, when neither `--config` nor `SWITCHBOARD_CONFIG` names one. */
 export const DEFAULT_CONFIG_FILES = ["switchboard.yaml", "switchboard.yml", "config/switchboard.yaml"];
@@ -53,23 +75,30 @@ export function findConfigFile(options: LoadConfigOptions = {}): string | undefi
  */
 export function parseConfigText(
   text: string,
-  options: { env?: Env; baseDir?: string; fileName?: string } = {},
+  options: { env?: Env; baseDir?: string; fileName?: string; http?: HttpOverrides } = {},
 ): LoadConfigResult {
   const env = options.env ?? process.env;
   const baseDir = options.baseDir ?? process.cwd();
   const file = options.fileName;
+  // merge: `<<: *shared` lets channels share one block of settings.
+  const counter = new LineCounter();
+  const doc = parseDocument(text, { prettyErrors: true, merge: true, lineCounter: counter });
+  if (doc.errors.length > 0) {
+    return { ok: false, issues: [yamlSyntaxIssue(doc.errors, text)], file, warnings: [], locate: NOWHERE };
+  }
+  const locate = pathLocator(doc, counter);
   const fail = (issues: ConfigIssue[], warnings: string[] = []): LoadConfigResult => ({
     ok: false,
-    issues,
+    // In the order of the file (whole-file problems first), as people read it.
+    issues: issues
+      .map((i) => withLine(i, locate))
+      .map((issue, order) => ({ issue, order }))
+      .sort((a, b) => (a.issue.line ?? 0) - (b.issue.line ?? 0) || a.order - b.order)
+      .map((x) => x.issue),
     file,
     warnings,
+    locate,
   });
-
-  // merge: `<<: *shared` lets channels share one block of settings.
-  const doc = parseDocument(text, { prettyErrors: true, merge: true });
-  if (doc.errors.length > 0) {
-    return fail(doc.errors.map((e) => ({ path: "", message: `YAML syntax: ${e.message.split("\n")[0]}` })));
-  }
   const raw: unknown = doc.toJS() ?? {};
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
     return fail([
@@ -83,6 +112,7 @@ export function parseConfigText(
   const secretPaths = new Set(issues.map((i) => i.path));
   issues.push(...substituteEnv(tree, env).filter((i) => !secretPaths.has(i.path)));
   applyEnvDefaults(tree, env);
+  issues.push(...applyListenOverrides(tree, env, options.http));
   issues.push(...readFileFields(tree, baseDir));
 
   const validated = validateConfigTree(tree);
@@ -95,7 +125,41 @@ export function parseConfigText(
   const resolved = resolveConfig(validated.config, baseDir);
   issues.push(...resolved.issues);
   if (issues.length > 0) return fail(issues, resolved.warnings);
-  return { ok: true, config: resolved.config, file, warnings: resolved.warnings };
+  return { ok: true, config: resolved.config, file, warnings: resolved.warnings, locate };
+}
+
+/**
+ * Where the HTTP server listens, from outside the file: `PORT` (the convention of platforms that
+ * assign the port, and the way to give two processes on one machine one config file) replaces
+ * `http.port`, and the command line's `--port` / `--host` replace both.
+ */
+function applyListenOverrides(
+  tree: Record<string, unknown>,
+  env: Env,
+  overrides: HttpOverrides | undefined,
+): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  let port = overrides?.port;
+  const fromEnv = env.PORT?.trim();
+  if (port === undefined && fromEnv) {
+    if (/^\d+$/.test(fromEnv) && Number(fromEnv) <= 65535) port = Number(fromEnv);
+    else {
+      issues.push({
+        path: "",
+        message: `the PORT environment variable is "${fromEnv}", which is not a port number (0 to 65535); fix or unset it`,
+      });
+    }
+  }
+  const host = overrides?.host;
+  if (port === undefined && host === undefined) return issues;
+  const current = tree.http ?? {};
+  // A malformed `http:` is the schema's to report; there is nothing to override in it.
+  if (current === null || typeof current !== "object" || Array.isArray(current)) return issues;
+  const http = current as Record<string, unknown>;
+  if (port !== undefined) http.port = port;
+  if (host !== undefined) http.host = host;
+  tree.http = http;
+  return issues;
 }
 
 /**
@@ -121,7 +185,8 @@ export function loadConfig(options: LoadConfigOptions = {}): LoadConfigResult {
   const env = options.env ?? process.env;
   const cwd = options.cwd ?? process.cwd();
   const file = findConfigFile({ ...options, env, cwd });
-  if (file === undefined) return parseConfigText("", { env, baseDir: cwd });
+  const http = options.http;
+  if (file === undefined) return parseConfigText("", { env, baseDir: cwd, ...(http ? { http } : {}) });
   let text: string;
   try {
     text = readFileSync(file, "utf8");
@@ -131,9 +196,9 @@ export function loadConfig(options: LoadConfigOptions = {}): LoadConfigResult {
       code === "ENOENT"
         ? `config file ${file} does not exist (copy config/switchboard.example.yaml, or run without --config for defaults)`
         : `cannot read config file ${file} (${code ?? String(err)})`;
-    return { ok: false, issues: [{ path: "", message }], file, warnings: [] };
+    return { ok: false, issues: [{ path: "", message }], file, warnings: [], locate: NOWHERE };
   }
-  return parseConfigText(text, { env, baseDir: dirname(file), fileName: file });
+  return parseConfigText(text, { env, baseDir: dirname(file), fileName: file, ...(http ? { http } : {}) });
 }
 
 /** `loadConfig`, throwing a `ConfigError` that lists every issue when the config is invalid. */

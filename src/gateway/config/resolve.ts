@@ -18,6 +18,30 @@ export function isLoopbackHost(host: string): boolean {
   return h === "localhost" || h === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
 }
 
+/** `host:port` of a Redis URL, without credentials (for messages); the field name when it does not parse. */
+export function redisAddress(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.hostname}:${u.port || "6379"}`;
+  } catch {
+    return "runtime.redisUrl";
+  }
+}
+
+/** Why `url` cannot be a Redis address ioredis connects to, or undefined when it can. */
+function redisUrlProblem(url: string): string | undefined {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return "is not a valid URL; write redis://host:6379 (or rediss:// for TLS), with an optional /<db number>";
+  }
+  if (!u.hostname) return "names no host; write redis://host:6379";
+  const db = u.pathname.replace(/^\//, "");
+  if (db !== "" && !/^\d+$/.test(db)) return `has "/${db}" where a database number belongs (e.g. /0)`;
+  return undefined;
+}
+
 export interface ResolveResult {
   config: SwitchboardConfig;
   issues: ConfigIssue[];
@@ -151,6 +175,9 @@ export function resolveConfig(v: ValidatedConfig, baseDir: string): ResolveResul
         `agent. Set SWITCHBOARD_HTTP_TOKEN (or http.token: \${VAR}, http.tokenFile), or bind 127.0.0.1`,
     });
   }
+
+  const redisProblem = v.runtime.redisUrl ? redisUrlProblem(v.runtime.redisUrl) : undefined;
+  if (redisProblem) issues.push({ path: "runtime.redisUrl", message: redisProblem });
 
   v.approval.bashPatterns.forEach((pattern, i) => {
     try {

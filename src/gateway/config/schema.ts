@@ -332,6 +332,27 @@ export const AgentSchema = Obj(
       default: "./workspace",
       description: "Directory the agent's file and shell tools work in; relative to the config file.",
     }),
+    compaction: Obj(
+      {
+        enabled: Type.Boolean({
+          default: true,
+          description:
+            "Compact automatically when the context nears the model's window (/compact always works).",
+        }),
+        reserveTokens: Type.Integer({
+          default: 16384,
+          minimum: 0,
+          description:
+            "Tokens kept free for the reply: compaction starts above contextWindow − reserveTokens.",
+        }),
+        keepRecentTokens: Type.Integer({
+          default: 20000,
+          minimum: 0,
+          description: "Newest conversation kept word for word after a compaction.",
+        }),
+      },
+      "Compaction of long conversations into a summary (docs/sessions.md).",
+    ),
   },
   "The agent.",
 );

@@ -2,23 +2,55 @@
  * Schema validation with AJV: fills defaults, coerces `${VAR}` strings to the numbers and booleans
  * the schema expects (`port: ${PORT:-8787}`), and turns AJV's errors into one `ConfigIssue` per
  * problem with the field's path and what was expected.
+ *
+ * Compiling the schema takes AJV about 0.2 s, a large part of a start. The build (scripts/build.js)
+ * therefore writes the compiled validator beside this module as plain JavaScript
+ * (`precompiledValidatorSource`), and the compiled program loads that; run from the TypeScript
+ * sources (tests, `npm run dev`) it compiles on first use. Both come from the same schema and options.
  */
-import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
+import { createRequire } from "node:module";
+import type { ErrorObject, ValidateFunction } from "ajv";
 import { redactSecrets } from "../log.js";
 import { type ConfigIssue, closest, joinPath } from "./errors.js";
 import { ConfigSchema, type ValidatedConfig } from "./schema.js";
 import { isSecretFieldName } from "./secret-names.js";
 
+/** File name of the precompiled validator the build writes next to the compiled validate.js. */
+export const PRECOMPILED_VALIDATOR_FILE = "config-validator.generated.cjs";
+
+const AJV_OPTIONS = { allErrors: true, useDefaults: true, coerceTypes: true, verbose: true } as const;
+
+// AJV is CommonJS; loaded synchronously and only when the validator must be compiled here.
+const require = createRequire(import.meta.url);
+type AjvModule = typeof import("ajv");
+
 let compiled: ValidateFunction<ValidatedConfig> | undefined;
 
+function precompiled(): ValidateFunction<ValidatedConfig> | undefined {
+  try {
+    return require(`./${PRECOMPILED_VALIDATOR_FILE}`) as ValidateFunction<ValidatedConfig>;
+  } catch (err) {
+    // Running from the sources: nothing was built. Anything else is a broken build; say so.
+    const missing = (err as NodeJS.ErrnoException).code === "MODULE_NOT_FOUND";
+    if (missing && String((err as Error).message).includes(PRECOMPILED_VALIDATOR_FILE)) return undefined;
+    throw err;
+  }
+}
+
 function validator(): ValidateFunction<ValidatedConfig> {
-  compiled ??= new Ajv({
-    allErrors: true,
-    useDefaults: true,
-    coerceTypes: true,
-    verbose: true,
-  }).compile<ValidatedConfig>(ConfigSchema);
+  compiled ??=
+    precompiled() ??
+    new (require("ajv") as AjvModule).Ajv(AJV_OPTIONS).compile<ValidatedConfig>(ConfigSchema);
   return compiled;
+}
+
+/** The config validator as a standalone CommonJS module (for the build to write into dist/). */
+export function precompiledValidatorSource(): string {
+  const { Ajv } = require("ajv") as AjvModule;
+  const standaloneCode =
+    require("ajv/dist/standalone") as typeof import("ajv/dist/standalone/index.js").default;
+  const ajv = new Ajv({ ...AJV_OPTIONS, code: { source: true } });
+  return standaloneCode(ajv, ajv.compile(ConfigSchema));
 }
 
 function pathSegments(instancePath: string): (string | number)[] {

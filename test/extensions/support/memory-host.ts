@@ -34,6 +34,7 @@ export class MemoryHost implements ExtensionHost {
   queueMode = "steer";
   inboxDepth = 0;
   contextTokens: number | undefined = 12_000;
+  session: ThreadStatusView["session"] = undefined;
   usage = { input: 1200, output: 340, cacheRead: 0, cacheWrite: 0, cost: 0.0123 };
   compactOutcome: CompactOutcome = { compacted: true, tokensBefore: 50_000, tokensAfter: 8_000 };
   /** Set to make every runtime method reject (a backend that is down); chat methods keep working. */
@@ -162,6 +163,7 @@ export class MemoryHost implements ExtensionHost {
       usage: { ...this.usage },
     };
     if (this.contextTokens !== undefined) view.contextTokens = this.contextTokens;
+    if (this.session) view.session = this.session;
     return view;
   }
 }

@@ -1,0 +1,53 @@
+/**
+ * `npm run build`, also run by `npm install` / `npm ci` (the `prepare` script): compiles src/ to
+ * dist/ with tsc (tsconfig.build.json) and copies the files the code reads at run time (Lua scripts,
+ * the web chat's page) beside the compiled modules, then writes the config validator precompiled
+ * (src/gateway/config/validate.ts says why). dist/ is emptied first, so JavaScript of a deleted
+ * source file never lingers. Plain JavaScript, so it runs before anything is built.
+ *
+ *   node scripts/build.js [--out-dir <dir>]    default: dist/
+ *
+ * The build imports the modules it compiled (to precompile the validator), so an --out-dir
+ * outside the repository needs the packages reachable from it (a node_modules beside or above).
+ */
+import { spawnSync } from "node:child_process";
+import { cpSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { join, resolve } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+const src = join(root, "src");
+const outArg = process.argv.indexOf("--out-dir");
+const dist = outArg === -1 ? join(root, "dist") : resolve(process.argv[outArg + 1] ?? "dist");
+
+rmSync(dist, { recursive: true, force: true });
+let tsc;
+try {
+  tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");
+} catch {
+  process.stderr.write(
+    "build: the TypeScript compiler is not installed. Run `npm install` (with dev dependencies) first.\n",
+  );
+  process.exit(1);
+}
+const compiled = spawnSync(process.execPath, [tsc, "-p", "tsconfig.build.json", "--outDir", dist], {
+  cwd: root,
+  stdio: "inherit",
+});
+if (compiled.status !== 0) {
+  process.stderr.write(
+    "build: tsc failed; dist/ is incomplete. Fix the errors above and run `npm run build`.\n",
+  );
+  process.exit(compiled.status ?? 1);
+}
+cpSync(src, dist, {
+  recursive: true,
+  filter: (path) => !path.endsWith(".ts") || statSync(path).isDirectory(),
+});
+
+const validate = await import(pathToFileURL(join(dist, "gateway", "config", "validate.js")).href);
+writeFileSync(
+  join(dist, "gateway", "config", validate.PRECOMPILED_VALIDATOR_FILE),
+  validate.precompiledValidatorSource(),
+);

@@ -1,0 +1,76 @@
+/**
+ * The parts of a process that exist only in Redis mode and load heavy packages (ioredis, BullMQ:
+ * about 250 modules). `createGateway` imports this module only when `runtime.redisUrl` is set, so
+ * the embedded mode starts without them.
+ */
+import { Queue } from "bullmq";
+import { Redis } from "ioredis";
+import { redisAddress } from "../config/resolve.js";
+import type { Logger } from "../log.js";
+
+export { RedisRuntime } from "../../queue/redis/redis-runtime.js";
+
+const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+/**
+ * The process's shared Redis connection. Connection errors before Redis first answered are left to
+ * `reachRedis` (one clear message instead of a log line per retry); later ones are logged.
+ */
+export function connectRedis(url: string, logger: Logger): Redis {
+  // disconnectTimeout: a socket that never connected is destroyed at once, not after ioredis's 2 s.
+  const redis = new Redis(url, { maxRetriesPerRequest: null, disconnectTimeout: 100 });
+  let ready = false;
+  redis.once("ready", () => {
+    ready = true;
+  });
+  redis.on("error", (err: unknown) => {
+    if (ready) logger.warn({ err: errorText(err) }, "redis connection error");
+  });
+  return redis;
+}
+
+/**
+ * Resolves once Redis answers PING. When it does not within `ms` (default 1 s: a Redis that is
+ * still starting gets a moment, and with start-up and loading BullMQ a person at the terminal hears
+ * within 2 s of launching), throws one error that says where Redis was expected, the last
+ * connection error, and what to fix.
+ */
+export async function reachRedis(redis: Redis, url: string, ms = 1000): Promise<void> {
+  let lastError: string | undefined;
+  const onError = (err: unknown) => {
+    lastError = errorText(err);
+  };
+  redis.on("error", onError);
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(lastError ?? `no answer within ${ms / 1000} s`)), ms);
+  });
+  try {
+    await Promise.race([redis.ping(), timeout]);
+  } catch (err) {
+    throw new Error(
+      `Redis at ${redisAddress(url)} is not reachable (${errorText(err)}). ` +
+        "Start Redis, or fix runtime.redisUrl / REDIS_URL.",
+    );
+  } finally {
+    clearTimeout(timer);
+    redis.off("error", onError);
+  }
+}
+
+/** Samples the number of wake jobs waiting in the runs queue (BullMQ prefix: the key prefix without its colon). */
+export function queueDepthSampler(
+  redis: Redis,
+  prefix: string,
+  queueName = "runs",
+): { sample: () => Promise<number>; close: () => Promise<void> } {
+  const queue = new Queue(queueName, {
+    connection: redis,
+    prefix: prefix.endsWith(":") ? prefix.slice(0, -1) : prefix,
+  });
+  queue.on("error", () => {});
+  return {
+    sample: () => queue.getWaitingCount(),
+    close: () => queue.close(),
+  };
+}
