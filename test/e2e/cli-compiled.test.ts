@@ -111,10 +111,11 @@ describe("the compiled switchboard", () => {
     const exited = new Promise<number | null>((resolve) => child.on("close", resolve));
     try {
       const url = await until(
-        () => /^Web chat: (http:\/\/127\.0\.0\.1:\d+)\/$/m.exec(out)?.[1],
-        "the web chat's address",
+        () => /^Listening on (http:\/\/127\.0\.0\.1:\d+) \(role all\)$/m.exec(out)?.[1],
+        "the address it listens on",
       );
       expect((await fetch(`${url}/healthz`)).status).toBe(200);
+      expect(out).toMatch(new RegExp(`^Web chat: ${url}/\\?token=[A-Za-z0-9_-]{40,}$`, "m"));
       const port = new URL(url).port;
       const health = await npx(["health", "--port", port]);
       expect(health.stdout).toBe(`healthy: http://127.0.0.1:${port}/healthz answered 200\n`);

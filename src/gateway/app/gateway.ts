@@ -61,7 +61,7 @@ import { instrumentAdapter } from "./instrument.js";
 import { chooseDefaultModel, modelIssues, modelRefOf, registerConfiguredModels } from "./models.js";
 import { platformOf } from "./platforms.js";
 import { adapterProbe } from "./probes.js";
-import { setUpSandbox, TOOLS_RUN_BY_WORKERS } from "./sandbox.js";
+import { reportSandbox, setUpSandbox, TOOLS_RUN_BY_WORKERS } from "./sandbox.js";
 import { createSinkFactory } from "./sinks.js";
 import { DEFAULT_SYSTEM_PROMPT } from "./system-prompt.js";
 import type { ThreadHostDeps } from "./thread-host.js";
@@ -126,7 +126,7 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
     });
     // Only processes that run tools need the sandbox; `tools.sandbox.mode: bwrap` fails here when it cannot run.
     const sandbox =
-      role === "gateway" ? undefined : await setUpSandbox(config.tools, config.agent.workspaceDir, logger);
+      role === "gateway" ? undefined : await setUpSandbox(config.tools, config.agent.workspaceDir);
     if (sandbox?.runner.close) closers.push(async () => sandbox.runner.close?.());
     const runner = await loadExtensions({
       extensions: config.extensions,
@@ -144,6 +144,7 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
     // Refused here, and found the same way by `switchboard check` (extensions may add models and tools).
     const refused = [...modelIssues(config.models), ...toolIssues(config, runner)];
     if (refused.length > 0) throw new ConfigError(refused, o.configFile);
+    if (sandbox) reportSandbox(sandbox, logger);
     const defaultModel = chooseDefaultModel(config.models);
     if (!defaultModel && role !== "gateway")
       logger.warn("no model has credentials; threads will answer with set-up instructions");

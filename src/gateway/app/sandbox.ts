@@ -13,15 +13,17 @@ export const TOOLS_RUN_BY_WORKERS =
   "run by the worker processes (each says at start whether it sandboxes them)";
 
 /**
- * Probes the sandbox and logs the outcome. Rejects (`SandboxUnavailableError`, saying what to fix)
- * only when `tools.sandbox.mode` is `bwrap` and bubblewrap cannot run here.
+ * Probes the sandbox. Rejects (`SandboxUnavailableError`, saying what to fix) only when
+ * `tools.sandbox.mode` is `bwrap` and bubblewrap cannot run here. Logs nothing: the caller reports
+ * the outcome with `reportSandbox` once the config is known to be accepted, so a refused config
+ * prints only its problems.
  */
-export async function setUpSandbox(
-  tools: ToolsConfig,
-  workspaceRoot: string,
-  logger: Logger,
-): Promise<SandboxStatus> {
-  const status = await probeSandbox({ sandbox: tools.sandbox, workspaceRoot });
+export function setUpSandbox(tools: ToolsConfig, workspaceRoot: string): Promise<SandboxStatus> {
+  return probeSandbox({ sandbox: tools.sandbox, workspaceRoot });
+}
+
+/** Logs how tools will run: the probe's warnings, then one line for the outcome. */
+export function reportSandbox(status: SandboxStatus, logger: Logger): void {
   for (const warning of status.warnings) logger.warn({ sandbox: "bwrap" }, `tool sandbox: ${warning}`);
   if (status.sandboxed) logger.info({ sandbox: status.summary }, "tool sandbox ready");
   else
@@ -29,7 +31,6 @@ export async function setUpSandbox(
       { reason: status.reason },
       "tools are not sandboxed; every bash call needs an admin's approval",
     );
-  return status;
 }
 
 /** `switchboard check`'s line about the sandbox: fails only when `mode: bwrap` cannot be honoured. */
