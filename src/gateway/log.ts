@@ -7,56 +7,25 @@
  *    depth of the logged object, and string fields so named also in child bindings (pino serializes
  *    those once, at `child()`, so they are scrubbed in the written line);
  * 2. values shaped like known credentials (Slack `xoxb-`/`xapp-`, `sk-…` API keys, Telegram
- *    `123456:ABC…`, Discord bot tokens, `Bearer …`/`Bot …` headers, URL passwords) are masked in
- *    the final line, messages and stack traces included;
+ *    `123456:ABC…`, Discord bot tokens, GitHub tokens, `Bearer …`/`Bot …` headers, URL passwords)
+ *    are masked in the final line, messages and stack traces included, by the same scrubber chat
+ *    output goes through (src/agent/llm/redact.ts);
  * 3. the exact secret values of the running config (`collectSecretValues`) are masked too.
  */
 import pino, { type DestinationStream, type Logger as PinoLogger } from "pino";
+import { REDACTED, redactSecrets } from "../agent/llm/redact.js";
 import { isSecretFieldName } from "./config/secret-names.js";
 import type { LoggingConfig } from "./config/types.js";
 
 /** The logger type every module receives (structurally compatible with `AdapterLogger` and friends). */
 export type Logger = PinoLogger;
 
-export const REDACTED = "[redacted]";
-
-const TOKEN_SHAPES: RegExp[] = [
-  /\bxox[a-z]-[A-Za-z0-9-]{8,}/g, // Slack bot/user/refresh tokens
-  /\bxapp-[A-Za-z0-9-]{8,}/g, // Slack app-level tokens
-  /\bsk-[A-Za-z0-9_-]{16,}/g, // OpenAI, Anthropic (sk-ant-…), most OpenAI-compatible proxies
-  /\bAIza[0-9A-Za-z_-]{30,}/g, // Google API keys
-  /\bgh[pousr]_[A-Za-z0-9]{30,}/g, // GitHub tokens
-  /(?<![0-9])[0-9]{6,12}:[A-Za-z0-9_-]{30,}/g, // Telegram bot tokens (also inside /bot<token>/ URLs)
-  /\b[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}/g, // Discord bot tokens
-];
-const AUTH_SCHEME = /\b(Bearer|Bot|Basic|Token)\s+[A-Za-z0-9._~+/=:-]{8,}/g;
-const URL_PASSWORD = /\b([a-z][a-z0-9+.-]*:\/\/[^/\s:@"]*:)[^/\s@"]+@/gi;
+/** The one scrubber (src/agent/llm/redact.ts), re-exported for the gateway's modules. */
+export { REDACTED, redactSecrets } from "../agent/llm/redact.js";
 
 /** `"botToken":"…"` in a serialized line: secret-named keys at any depth, child bindings included. */
 const SECRET_JSON_FIELD =
   /("[^"]*?(?:token|secret|password|passwd|api[-_]?key|private[-_]?key|credentials?|authorization|cookie)":)"(?:[^"\\]|\\.)*"/gi;
-
-function escapeRegExp(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-}
-
-/**
- * `text` with every credential-shaped substring and every one of `secrets` (exact values, also in
- * their JSON-escaped form) replaced by `[redacted]`. Use it for any text that leaves the process:
- * log lines, error messages shown in chat, CLI output.
- */
-export function redactSecrets(text: string, secrets: readonly string[] = []): string {
-  let out = text;
-  for (const secret of secrets) {
-    if (secret.length < 4) continue;
-    const escaped = JSON.stringify(secret).slice(1, -1);
-    out = out.replace(new RegExp(escapeRegExp(secret), "g"), REDACTED);
-    if (escaped !== secret) out = out.replace(new RegExp(escapeRegExp(escaped), "g"), REDACTED);
-  }
-  for (const shape of TOKEN_SHAPES) out = out.replace(shape, REDACTED);
-  out = out.replace(AUTH_SCHEME, (_m, scheme: string) => `${scheme} ${REDACTED}`);
-  return out.replace(URL_PASSWORD, (_m, head: string) => `${head}${REDACTED}@`);
-}
 
 /** Copy of `value` with secret-named fields replaced, at any depth (plain objects and arrays only). */
 function redactFields(value: unknown, seen: WeakSet<object>, depth: number): unknown {

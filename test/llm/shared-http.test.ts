@@ -5,8 +5,8 @@ import {
   formatHttpError,
   type ProviderHttpRequest,
   retryAfterMs,
-  scrubSecrets,
 } from "../../src/agent/llm/providers/shared/http.js";
+import { redactSecrets } from "../../src/agent/llm/redact.js";
 import { type FakeLlmServer, startFakeLlmServer } from "../fakes/llm-server.js";
 
 const KEY = "sk-test-0123456789abcdefSECRET";
@@ -156,7 +156,7 @@ describe("error messages", () => {
     expect(message).not.toContain("sk-ant-api03");
     expect(message).not.toContain("AIzaSy");
     expect(message).toContain("Incorrect API key provided: [redacted]");
-    expect(scrubSecrets("Authorization: Bearer abcdefghijklmnop", [])).toBe(
+    expect(redactSecrets("Authorization: Bearer abcdefghijklmnop", [])).toBe(
       "Authorization: Bearer [redacted]",
     );
   });

@@ -7,9 +7,11 @@
  * - only the latest text is sent: intermediate frames that were superseded while waiting are skipped;
  * - the final text is always sent exactly, split into several platform messages when longer than the
  *   limit; a rate limit (429) delays it by the platform's retry-after and never drops it;
- * - "not modified" counts as sent; an edit of a message someone deleted posts it again.
+ * - "not modified" counts as sent; an edit of a message someone deleted posts it again;
+ * - no secret is shown (src/agent/llm/redact.ts), not even the start of one still streaming.
  * Requests also spend the channel's shared budget through the `RateLimiter`.
  */
+import { redactGrowingText, redactSecrets } from "../../agent/llm/redact.js";
 import {
   type AdapterLogger,
   type ChannelAdapter,
@@ -47,6 +49,8 @@ export type LiveMessageOutcome = "delivered" | "failed" | "cancelled";
 const silent: AdapterLogger = { debug() {}, info() {}, warn() {}, error() {} };
 
 export class LiveMessage {
+  /** The text as last `set`, and what of it may show while it still grows. */
+  private raw = "";
   private latest = "";
   private final: string | undefined;
   private readonly sent: (string | undefined)[] = [];
@@ -74,7 +78,9 @@ export class LiveMessage {
   /** Show `text` (the whole text so far). Cheap: call it on every delta. Ignored after `finish`. */
   set(text: string): void {
     if (this.final !== undefined) return;
-    this.latest = text;
+    // Secrets never reach a chat message, not even the first characters of one still streaming.
+    this.raw = text;
+    this.latest = redactGrowingText(text);
     this.kick();
   }
 
@@ -83,7 +89,7 @@ export class LiveMessage {
    * on the platform, or when it failed for good ("failed") or was cancelled.
    */
   finish(text?: string): Promise<LiveMessageOutcome> {
-    if (this.final === undefined) this.final = text ?? this.latest;
+    if (this.final === undefined) this.final = redactSecrets(text ?? this.raw);
     this.kick();
     return this.running ?? Promise.resolve("delivered");
   }

@@ -10,6 +10,7 @@
  * It fits the queue worker's `RunSink` shape (`onEvent`, `onNotice`, `close`). `onEvent` never
  * throws and never blocks; platform failures are logged, never thrown into the agent.
  */
+import { redactSecrets } from "../../agent/llm/redact.js";
 import type { AgentEvent, AgentMessage } from "../../agent/types.js";
 import type { AdapterLogger, ChannelAdapter, MessageRef, RateLimiter } from "../types.js";
 import { Answer, type AnswerState } from "./answer.js";
@@ -261,16 +262,6 @@ function textOf(m: AgentMessage): string {
   return out;
 }
 
-/** Patterns of credentials that must never reach a chat, whatever an upstream error says. */
-const SECRET_PATTERNS = [
-  /\b\d{6,12}:[A-Za-z0-9_-]{30,}\b/g, // Telegram bot token
-  /\bxox[abposr]-[A-Za-z0-9-]+/g, // Slack tokens
-  /\bxapp-[A-Za-z0-9-]+/g,
-  /\bsk-[A-Za-z0-9_-]{16,}/g, // OpenAI / Anthropic style keys
-  /\bAIza[0-9A-Za-z_-]{30,}/g, // Google API keys
-  /\b(Bearer|Bot)\s+[A-Za-z0-9._~+/-]{20,}=*/g,
-];
-
 /** The first meaningful line of an error, without stack frames or secrets, at most 200 characters. */
 export function briefError(message: string): string {
   const line =
@@ -278,7 +269,6 @@ export function briefError(message: string): string {
       .split("\n")
       .map((l) => l.trim())
       .find((l) => l && !/^at\s/.test(l)) ?? "Something went wrong.";
-  let text = line;
-  for (const p of SECRET_PATTERNS) text = text.replace(p, "[redacted]");
+  const text = redactSecrets(line);
   return text.length > MAX_ERROR_CHARS ? `${text.slice(0, MAX_ERROR_CHARS - 1)}…` : text;
 }

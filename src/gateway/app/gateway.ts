@@ -13,6 +13,7 @@
  */
 import { dirname, join } from "node:path";
 import type { Redis } from "ioredis";
+import { redactOutbound } from "../../adapters/redact-outbound.js";
 import { MemoryRateLimiter } from "../../adapters/render/rate-limiter.js";
 import type { ChannelAdapter, Platform } from "../../adapters/types.js";
 import {
@@ -39,6 +40,7 @@ import { RedisWebChatStore } from "../../queue/store/web-redis-store.js";
 import type { Runtime } from "../../queue/types.js";
 import type { Role } from "../cli/types.js";
 import { ConfigError } from "../config/errors.js";
+import { collectSecretValues } from "../config/secrets.js";
 import type { SwitchboardConfig } from "../config/types.js";
 import { createMetrics, type SwitchboardMetrics } from "../http/metrics.js";
 import { redisPingProbe } from "../http/readiness.js";
@@ -163,7 +165,10 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
       logger,
     });
     const adapters = new Map<Platform, ChannelAdapter>();
-    for (const [p, a] of built.byPlatform) adapters.set(p, instrumentAdapter(a, metrics));
+    // Every chat message leaves through the one secret scrubber, the config's own secrets included.
+    const secrets = collectSecretValues(config);
+    for (const [p, a] of built.byPlatform)
+      adapters.set(p, instrumentAdapter(redactOutbound(a, secrets), metrics));
     const adapterOf = (p: Platform) => adapters.get(p);
 
     let runtime: Runtime | undefined;

@@ -20,6 +20,7 @@
  *
  * Tests make backoff instant by passing `retry: { sleep }` (record the delay, resolve at once).
  */
+import { redactSecrets } from "../../redact.js";
 import { abortError } from "./sse.js";
 
 /** Knobs for tests and unusual deployments; production code leaves them unset. */
@@ -145,7 +146,7 @@ export async function fetchWithRetry(request: ProviderHttpRequest): Promise<Resp
       if (stalledBeforeHeaders) throw stalled();
       if (attempt >= maxRetries) {
         throw new ProviderError(
-          scrubSecrets(
+          redactSecrets(
             `Could not reach ${request.provider} at ${safeOrigin(request.url)}: ${networkCause(error)}` +
               retriesNote(attempt),
             secrets,
@@ -309,7 +310,7 @@ export function formatHttpError(
 ): string {
   const { message, code } = parseErrorBody(bodyText);
   const head = `${provider} API error (HTTP ${status}${code ? `, ${code}` : statusText ? ` ${statusText}` : ""})`;
-  return scrubSecrets(message ? `${head}: ${message}` : head, secrets);
+  return redactSecrets(message ? `${head}: ${message}` : head, secrets);
 }
 
 /**
@@ -322,34 +323,13 @@ export function describeError(
   provider: string,
   secrets: readonly (string | undefined)[] = [],
 ): string {
-  if (error instanceof ProviderError) return scrubSecrets(error.message, secrets);
+  if (error instanceof ProviderError) return redactSecrets(error.message, secrets);
   if (error instanceof Error && error.name === "AbortError") return "Request was aborted";
   const cause = networkCause(error);
   if (error instanceof TypeError && /terminated|other side closed|socket/i.test(cause)) {
-    return scrubSecrets(`${provider} connection dropped before the response finished (${cause})`, secrets);
+    return redactSecrets(`${provider} connection dropped before the response finished (${cause})`, secrets);
   }
-  return scrubSecrets(`${provider} request failed: ${cause}`, secrets);
-}
-
-const KEY_PATTERNS: readonly RegExp[] = [
-  /sk-ant-[A-Za-z0-9_-]{8,}/g,
-  /sk-[A-Za-z0-9_-]{16,}/g,
-  /AIza[0-9A-Za-z_-]{20,}/g,
-  /(Bearer\s+)[A-Za-z0-9._~+/=-]{8,}/gi,
-];
-
-/** Replaces every occurrence of `secrets` and of common API-key shapes with `[redacted]`. */
-export function scrubSecrets(text: string, secrets: readonly (string | undefined)[] = []): string {
-  let out = text;
-  for (const secret of secrets) {
-    if (secret && secret.length >= 4) out = out.split(secret).join("[redacted]");
-  }
-  for (const pattern of KEY_PATTERNS) {
-    out = out.replace(pattern, (_match, prefix: unknown) =>
-      typeof prefix === "string" ? `${prefix}[redacted]` : "[redacted]",
-    );
-  }
-  return out;
+  return redactSecrets(`${provider} request failed: ${cause}`, secrets);
 }
 
 function networkCause(error: unknown): string {

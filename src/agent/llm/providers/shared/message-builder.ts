@@ -27,6 +27,7 @@
  * before the response finished (a dropped connection or a truncated stream).
  */
 import { AssistantMessageEventStream } from "../../event-stream.js";
+import { redactSecrets } from "../../redact.js";
 import type {
   AssistantMessage,
   Model,
@@ -36,7 +37,7 @@ import type {
   ToolCall,
 } from "../../types.js";
 import { calculateCost, createAssistantMessage } from "../../usage.js";
-import { describeError, ProviderError, scrubSecrets } from "./http.js";
+import { describeError, ProviderError } from "./http.js";
 import { parseStreamingJson } from "./partial-json.js";
 
 type BlockState =
@@ -239,7 +240,7 @@ export class AssistantMessageBuilder {
     this.message.stopReason = reason;
     this.done = true;
     if (reason === "error" || reason === "aborted") {
-      this.message.errorMessage = scrubSecrets(
+      this.message.errorMessage = redactSecrets(
         errorMessage ??
           (reason === "aborted" ? "Request was aborted" : `${this.info.provider} request failed`),
         this.info.secrets,
