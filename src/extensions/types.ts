@@ -64,6 +64,16 @@ export interface ExtensionMessage {
  */
 export type DeliverAs = "steer" | "followUp" | "nextTurn";
 
+/**
+ * How a chat message reaches a thread whose agent is busy (and, for `collect`, an idle one); the
+ * runtime implements it (src/queue), the commands and the parser name it:
+ * - `steer`: injected before the agent's next LLM call; tool calls not yet started are skipped.
+ * - `followUp`: runs after the agent would otherwise stop.
+ * - `collect`: messages arriving within the debounce window merge into one follow-up.
+ * - `interrupt`: aborts the run and runs this message; messages queued before it are discarded.
+ */
+export type DeliveryMode = "steer" | "followUp" | "collect" | "interrupt";
+
 /** The thread's persisted settings. `undefined` means the deployment's default. */
 export interface ThreadSettings {
   /** `provider/modelId` of the thread, or of the default model when the thread has none. */

@@ -5,6 +5,8 @@
  */
 import { randomUUID } from "node:crypto";
 import type { InboundMessage } from "../adapters/types.js";
+// The one command parser (lane/contracts: the dispatcher's own copies of these two were removed).
+import { isStopCommand, parseModeOverride } from "../extensions/commands/parser.js";
 import type { ControlBus } from "./control-bus.js";
 import {
   describeDropped,
@@ -40,38 +42,6 @@ export interface DispatcherOptions {
   modeOf?: (threadKey: string) => DeliveryMode | undefined;
   /** Where failures that must not reach the platform are reported. Default: one line on stderr. */
   onError?: (error: unknown, context: string) => void;
-}
-
-const STOP_WORDS = new Set(["stop", "/stop"]);
-
-/** True for a bare `stop` or `/stop` (any case, surrounding whitespace and a trailing `!`/`.` ignored). */
-export function isStopCommand(text: string): boolean {
-  return STOP_WORDS.has(
-    text
-      .trim()
-      .toLowerCase()
-      .replace(/[.!]+$/, ""),
-  );
-}
-
-/**
- * Splits a per-message override off the text: `/steer <text>` and `/followup <text>` (also
- * `/follow-up`, `/collect`, `/interrupt`) choose the mode of that message. Returns the mode (or
- * undefined) and the remaining text.
- */
-export function parseModeOverride(text: string): { mode: DeliveryMode | undefined; text: string } {
-  const m = /^\s*\/(steer|followup|follow-up|collect|interrupt)(?:@\S+)?(?:\s+|$)([\s\S]*)$/i.exec(text);
-  if (!m) return { mode: undefined, text };
-  const word = (m[1] ?? "").toLowerCase();
-  const mode: DeliveryMode =
-    word === "steer"
-      ? "steer"
-      : word === "collect"
-        ? "collect"
-        : word === "interrupt"
-          ? "interrupt"
-          : "followUp";
-  return { mode, text: (m[2] ?? "").trim() };
 }
 
 function defaultOnError(error: unknown, context: string): void {

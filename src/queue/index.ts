@@ -6,7 +6,7 @@
  * `parseModeOverride`, `installShutdownHandlers`. For channels: `RunSink`, `RunSinkFactory`.
  * For tests: `RecordingSinks`. Session stores live in `./store`.
  */
-export { isStopCommand, parseModeOverride } from "./dispatcher.js";
+export { isStopCommand, parseModeOverride } from "../extensions/commands/parser.js";
 export { EmbeddedRuntime, type EmbeddedRuntimeOptions } from "./embedded/embedded-runtime.js";
 export { DEFAULT_PREFIX, RuntimeKeys, type ThreadKeys } from "./keys.js";
 export { type RecordedRun, RecordingSinks } from "./recording-sink.js";

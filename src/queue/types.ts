@@ -7,16 +7,11 @@ import type { InboundMessage } from "../adapters/types.js";
 import type { Agent } from "../agent/agent.js";
 import type { Model, ThinkingLevel, UserMessage } from "../agent/llm/types.js";
 import type { AgentEvent, AgentMessage } from "../agent/types.js";
+import type { DeliveryMode } from "../extensions/types.js";
 import type { ThreadMeta } from "./store/types.js";
 
-/**
- * How a message reaches a thread whose agent is busy (and, for `collect`, an idle one):
- * - `steer`: injected before the agent's next LLM call; tool calls not yet started are skipped.
- * - `followUp`: runs after the agent would otherwise stop.
- * - `collect`: messages arriving within the debounce window merge into one follow-up.
- * - `interrupt`: aborts the run and runs this message; messages queued before it are discarded.
- */
-export type DeliveryMode = "steer" | "followUp" | "collect" | "interrupt";
+// One definition (src/extensions/types.ts), where the commands and the command parser name it too.
+export type { DeliveryMode } from "../extensions/types.js";
 
 export const DELIVERY_MODES: readonly DeliveryMode[] = ["steer", "followUp", "collect", "interrupt"];
 

@@ -3,7 +3,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { registerModel, unregisterModel } from "../../src/agent/llm/models.js";
 import type { Model } from "../../src/agent/llm/types.js";
 import { createCommandsExtension } from "../../src/extensions/commands/index.js";
-import { parseCommandText, parseNativeCommand } from "../../src/extensions/commands/parser.js";
+import {
+  isStopCommand,
+  parseCommandText,
+  parseModeOverride,
+  parseNativeCommand,
+} from "../../src/extensions/commands/parser.js";
 import { silentLogger } from "../../src/extensions/logger.js";
 import { ExtensionRunner } from "../../src/extensions/runner.js";
 import type { ExtensionEntry } from "../../src/extensions/types.js";
@@ -83,6 +88,37 @@ describe("parseCommandText", () => {
     "%j is not a command",
     (text) => {
       expect(parseCommandText(text)).toBeUndefined();
+    },
+  );
+
+  it.each(["stop", "Stop!", "/stop", "/STOP", "/stop@switchboard_bot", "@bot stop.", "<@U1> /stop"])(
+    "%j is a stop request for the runtime",
+    (text) => {
+      expect(isStopCommand(text)).toBe(true);
+    },
+  );
+
+  it.each(["stop the server please", "/stop now", "/stopwatch", "please stop", ""])(
+    "%j is not a bare stop",
+    (text) => {
+      expect(isStopCommand(text)).toBe(false);
+    },
+  );
+
+  it.each([
+    ["/steer use the other file", "steer", "use the other file"],
+    ["/followup and then this", "followUp", "and then this"],
+    ["/follow-up@switchboard_bot then", "followUp", "then"],
+    ["@bot /collect one\ntwo", "collect", "one\ntwo"],
+    ["/INTERRUPT", "interrupt", ""],
+  ] as const)("%j is delivered as %s", (text, mode, rest) => {
+    expect(parseModeOverride(text)).toEqual({ mode, text: rest });
+  });
+
+  it.each(["steer left", "/steering wheel", "/model x", "/constructor x", "hello"])(
+    "%j keeps the channel's mode and its text",
+    (text) => {
+      expect(parseModeOverride(text)).toEqual({ mode: undefined, text });
     },
   );
 

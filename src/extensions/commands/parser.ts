@@ -2,8 +2,10 @@
  * The one command parser, for native commands (Telegram `/model@bot x`, Slack `/model`, Discord
  * application commands) and for text after a mention (`@bot /model x`, a bare `stop`). Whether a
  * parsed name is a command is the runner's business: `/etc/hosts is broken` parses as `etc` and,
- * since no such command exists, goes to the agent as a normal message.
+ * since no such command exists, goes to the agent as a normal message. The runtime's shortcuts (a
+ * bare `stop`, `/steer …` and friends on messages that reach it directly) use this parser too.
  */
+import type { DeliveryMode } from "../types.js";
 
 export interface ParsedCommand {
   /** Lower case, without slash or `@bot` suffix. */
@@ -39,8 +41,32 @@ export function parseNativeCommand(command: { name: string; args: string }): Par
   return { name, args: command.args.trim() };
 }
 
-/** The first whitespace-separated word of `args` and the rest (both trimmed). */
-export function splitFirstWord(args: string): { first: string; rest: string } {
-  const m = /^(\S+)\s*([\s\S]*)$/.exec(args.trim());
-  return m ? { first: m[1] ?? "", rest: (m[2] ?? "").trim() } : { first: "", rest: "" };
+/** The per-message delivery overrides (`/steer <text>`, `/followup <text>`, …) and their modes. */
+const MODE_COMMANDS: ReadonlyMap<string, DeliveryMode> = new Map([
+  ["steer", "steer"],
+  ["followup", "followUp"],
+  ["follow-up", "followUp"],
+  ["collect", "collect"],
+  ["interrupt", "interrupt"],
+]);
+
+/**
+ * True for a stop request: `/stop` (also `/stop@bot`) or a bare `stop` (any case, trailing `.`/`!`),
+ * optionally after a leading mention, with nothing after it. `/stop now` is the `/stop` command
+ * with an argument, which the command runner handles; the runtime's shortcut takes only the bare form.
+ */
+export function isStopCommand(text: string): boolean {
+  const command = parseCommandText(text);
+  return command?.name === "stop" && command.args === "";
+}
+
+/**
+ * Splits a per-message override off a chat message: `/steer <text>`, `/followup <text>` (also
+ * `/follow-up`), `/collect <text>` and `/interrupt <text>` choose how that one message is delivered.
+ * Returns the mode (undefined when the text is no override) and the text to deliver.
+ */
+export function parseModeOverride(text: string): { mode: DeliveryMode | undefined; text: string } {
+  const command = parseCommandText(text);
+  const mode = command ? MODE_COMMANDS.get(command.name) : undefined;
+  return mode && command ? { mode, text: command.args } : { mode: undefined, text };
 }
