@@ -1,9 +1,8 @@
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ManualClock } from "../../src/adapters/render/clock.js";
 import { AccessGate } from "../../src/extensions/access/gate.js";
-import { MemoryNoticeMemory, RedisNoticeMemory } from "../../src/extensions/access/notices.js";
+import { MemoryNoticeMemory } from "../../src/extensions/access/notices.js";
 import { type AccessConfig, type AccessSubject, checkAccess } from "../../src/extensions/access/policy.js";
-import { connectRedis, uniquePrefix } from "../support/redis.js";
 
 const config: AccessConfig = {
   slack: {
@@ -183,26 +182,5 @@ describe("AccessGate", () => {
     expect(gate.isAdmin("slack", "U_ADMIN")).toBe(true);
     expect(gate.isAdmin("discord", "U_ADMIN")).toBe(false);
     expect(gate.isAdmin("slack", "U_ALICE")).toBe(false);
-  });
-});
-
-describe("RedisNoticeMemory", () => {
-  const a = connectRedis();
-  const b = connectRedis();
-  afterAll(async () => {
-    await a.quit();
-    await b.quit();
-  });
-
-  it("one notice per thread across gateway processes, again after the TTL", async () => {
-    const prefix = uniquePrefix();
-    const one = new RedisNoticeMemory(a, prefix);
-    const two = new RedisNoticeMemory(b, prefix);
-    expect(await one.claim("slack:T:C:1", 150)).toBe(true);
-    expect(await two.claim("slack:T:C:1", 150)).toBe(false);
-    expect(await two.claim("slack:T:C:2", 150)).toBe(true);
-    expect(await a.pttl(`${prefix}{slack:T:C:1}:access-notice`)).toBeGreaterThan(0);
-    await a.del(`${prefix}{slack:T:C:1}:access-notice`); // what the expiry does, without waiting for it
-    expect(await two.claim("slack:T:C:1", 150)).toBe(true);
   });
 });

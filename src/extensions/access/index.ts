@@ -1,6 +1,6 @@
-/** Access control: the pure policy, the gate with its once-per-thread notices, and the notice memories. */
+/** Access control: the pure policy, the gate with its once-per-thread notices, and the notice memory seam. */
 export { AccessGate, type AccessGateOptions, type AccessVerdict } from "./gate.js";
-export { MemoryNoticeMemory, type NoticeMemory, RedisNoticeMemory } from "./notices.js";
+export { MemoryNoticeMemory, type NoticeMemory } from "./notices.js";
 export {
   ACCESS_NOTICES,
   type AccessConfig,

@@ -1,16 +1,21 @@
 /**
  * Remembers which threads were already told "you are not allowed", so that someone who keeps
- * writing gets one notice per thread (per TTL) instead of one per message. In memory for one
- * process, in Redis when several gateway processes share the work.
+ * writing gets one notice per thread (per TTL) instead of one per message. The seam is
+ * `NoticeMemory`; here is the in-memory one for one process. Several gateway processes share the
+ * Redis one (`RedisNoticeMemory`, src/gateway/redis-notice-memory.ts), which the wiring passes in.
  */
-import type { Redis } from "ioredis";
 import { type Clock, systemClock } from "../clock.js";
 
-/** `claim` resolves true the first time for `key` within `ttlMs` (across every process sharing it), false after. */
+/**
+ * `claim` resolves true the first time for `key` (a thread key) within `ttlMs`, across every process
+ * sharing the memory, and false after that until `ttlMs` has passed. Implementations pass
+ * test/extensions/notice-memory-contract.ts.
+ */
 export interface NoticeMemory {
   claim(key: string, ttlMs: number): Promise<boolean>;
 }
 
+/** `NoticeMemory` for one process, on the injected clock. */
 export class MemoryNoticeMemory implements NoticeMemory {
   private readonly until = new Map<string, number>();
 
@@ -25,24 +30,5 @@ export class MemoryNoticeMemory implements NoticeMemory {
     if (taken !== undefined && taken > now) return false;
     this.until.set(key, now + ttlMs);
     return true;
-  }
-}
-
-/** `SET NX PX` under `${prefix}{<key>}:access-notice`, where `key` is a thread key. */
-export class RedisNoticeMemory implements NoticeMemory {
-  constructor(
-    private readonly redis: Redis,
-    private readonly prefix = "sb:",
-  ) {}
-
-  async claim(key: string, ttlMs: number): Promise<boolean> {
-    const reply = await this.redis.set(
-      `${this.prefix}{${key}}:access-notice`,
-      "1",
-      "PX",
-      Math.max(1, ttlMs),
-      "NX",
-    );
-    return reply === "OK";
   }
 }

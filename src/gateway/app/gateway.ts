@@ -25,7 +25,7 @@ import {
   type WebChatStore,
 } from "../../adapters/web/index.js";
 import { AccessGate } from "../../extensions/access/gate.js";
-import { MemoryNoticeMemory, RedisNoticeMemory } from "../../extensions/access/notices.js";
+import { MemoryNoticeMemory } from "../../extensions/access/notices.js";
 import type { ExtensionRunner } from "../../extensions/runner.js";
 import { MemoryApprovalStore, RedisApprovalStore } from "../../queue/approvals/index.js";
 import { EmbeddedRuntime } from "../../queue/embedded/embedded-runtime.js";
@@ -51,6 +51,7 @@ import {
   type ListeningAddress,
 } from "../http/server.js";
 import type { Logger } from "../log.js";
+import { RedisNoticeMemory } from "../redis-notice-memory.js";
 import { RedisRateLimiter } from "../redis-rate-limiter.js";
 import { accessConfig } from "./access.js";
 import { type BuiltAdapters, buildAdapters } from "./adapters.js";
