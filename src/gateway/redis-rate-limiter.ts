@@ -1,17 +1,18 @@
 /**
  * `RateLimiter` shared by every process through Redis, so several workers posting into one channel
- * spend one budget. Same GCRA arithmetic as `MemoryRateLimiter` (src/adapters/render/rate-limiter.ts),
- * run atomically in Lua; one key per channel holding its theoretical arrival time.
+ * spend one budget. The arithmetic is the one of src/adapters/render/rate-limiter.ts: `gcraStep`
+ * gives the whole-millisecond numbers, and the two scripts below are `gcraReserve` and
+ * `gcraPenalize` run atomically in Lua; one key per channel holding its theoretical arrival time.
  */
 import type { Redis } from "ioredis";
 import { type Clock, systemClock } from "../adapters/render/clock.js";
+import { FALLBACK_RATE_RULE, gcraStep } from "../adapters/render/rate-limiter.js";
 import type { RateLimiter, RateRule } from "../adapters/types.js";
 
 /**
+ * `gcraReserve` in Lua. Every number is a whole millisecond, so Lua's doubles are exact.
  * KEYS[1] the channel's budget key (holds the theoretical arrival time, ms)
- * ARGV[1] now (ms)
- * ARGV[2] emission interval (ms) = ceil(windowMs / limit); whole ms keep the stored value exact
- * ARGV[3] burst tolerance (ms) = windowMs - interval
+ * ARGV[1] now (ms), ARGV[2] intervalMs, ARGV[3] toleranceMs (from `gcraStep`)
  * Returns the wait in ms before the reserved request may be sent (0: now). The reservation is made
  * either way, so the caller must send after waiting.
  */
@@ -24,15 +25,15 @@ if tat < now then tat = now end
 local wait = tat - tolerance - now
 if wait < 0 then wait = 0 end
 local newTat = tat + interval
-redis.call('SET', KEYS[1], string.format('%.0f', newTat), 'PX', math.ceil(newTat - now + 1000))
-return math.ceil(wait)
+redis.call('SET', KEYS[1], string.format('%.0f', newTat), 'PX', newTat - now + 1000)
+return wait
 `;
 
 /**
+ * `gcraPenalize` in Lua.
  * KEYS[1] the channel's budget key
- * ARGV[1] now (ms)
- * ARGV[2] retry-after from the platform (ms)
- * ARGV[3] burst tolerance (ms) of the channel's rule
+ * ARGV[1] now (ms), ARGV[2] the platform's retry-after (ms, rounded up), ARGV[3] toleranceMs of the
+ * channel's rule
  * Returns 1. Moves the arrival time so that no request is allowed before now + retry-after.
  */
 const PENALIZE = `
@@ -40,7 +41,7 @@ local now = tonumber(ARGV[1])
 local floor = now + tonumber(ARGV[2]) + tonumber(ARGV[3])
 local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
 if tat < floor then tat = floor end
-redis.call('SET', KEYS[1], string.format('%.0f', tat), 'PX', math.ceil(tat - now + 1000))
+redis.call('SET', KEYS[1], string.format('%.0f', tat), 'PX', tat - now + 1000)
 return 1
 `;
 
@@ -52,6 +53,10 @@ export interface RedisRateLimiterOptions {
   clock?: Clock;
 }
 
+/**
+ * One budget per channel for every process on the same Redis and prefix. A penalty uses the rule
+ * this process last acquired the key with (the process that got the 429 made the request, so it did).
+ */
 export class RedisRateLimiter implements RateLimiter {
   private readonly clock: Clock;
   /** The last rule seen per key, for penalties (the tolerance depends on it). */
@@ -68,28 +73,27 @@ export class RedisRateLimiter implements RateLimiter {
   async acquire(key: string, rule: RateRule): Promise<number> {
     this.rules.set(key, rule);
     if (this.rules.size > 10_000) this.rules.delete(this.rules.keys().next().value as string);
-    const interval = Math.ceil(rule.windowMs / Math.max(1, rule.limit));
+    const step = gcraStep(rule, this.clock.now());
     const wait = await this.o.redis.eval(
       RESERVE,
       1,
       this.key(key),
-      Math.round(this.clock.now()),
-      interval,
-      rule.windowMs - interval,
+      step.now,
+      step.intervalMs,
+      step.toleranceMs,
     );
     return Number(wait);
   }
 
   async penalize(key: string, retryAfterMs: number): Promise<void> {
-    const rule = this.rules.get(key) ?? { limit: 1, windowMs: 1000 };
-    const interval = Math.ceil(rule.windowMs / Math.max(1, rule.limit));
+    const step = gcraStep(this.rules.get(key) ?? FALLBACK_RATE_RULE, this.clock.now());
     await this.o.redis.eval(
       PENALIZE,
       1,
       this.key(key),
-      this.clock.now(),
-      retryAfterMs,
-      rule.windowMs - interval,
+      step.now,
+      Math.ceil(Math.max(0, retryAfterMs)),
+      step.toleranceMs,
     );
   }
 }

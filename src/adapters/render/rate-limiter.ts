@@ -1,36 +1,53 @@
 /**
- * Per-channel request budgets for one process. The algorithm is GCRA (a leaky bucket kept as one
- * timestamp per key): requests are spaced `windowMs / limit` apart on average, with bursts of up to
- * `limit`. `RedisRateLimiter` in src/gateway runs the same arithmetic in Lua so processes share it.
+ * Per-channel request budgets, and the one rate-limit arithmetic every `RateLimiter` uses.
+ *
+ * The algorithm is GCRA (a leaky bucket kept as one timestamp per key, its theoretical arrival time
+ * `tat`): a rule of `limit` requests per `windowMs` lets a burst of `limit` requests go at once, then
+ * one every `intervalMs = ceil(windowMs / limit)`. All times are whole milliseconds (`gcraStep`
+ * rounds them), so the value a limiter stores is exact wherever it is stored.
+ * `MemoryRateLimiter` runs the steps in this process; `RedisRateLimiter` (src/gateway) runs the same
+ * steps in Lua with the numbers `gcraStep` gives it, and test/adapters/rate-limiter.test.ts checks
+ * that both give the same waits for any sequence of requests, penalties and clock moves.
  */
 import type { RateLimiter, RateRule } from "../types.js";
 import { type Clock, systemClock } from "./clock.js";
 
-/**
- * One GCRA step. `tat` is the key's stored theoretical arrival time (0 when unknown). Returns how
- * long the caller waits and the new `tat` to store. Exported so the Redis script can be tested
- * against the same numbers.
- */
-export function gcraReserve(tat: number, now: number, rule: RateRule): { waitMs: number; tat: number } {
-  const interval = rule.windowMs / Math.max(1, rule.limit);
-  const tolerance = rule.windowMs - interval;
-  const base = Math.max(tat, now);
-  const allowAt = base - tolerance;
-  return { waitMs: Math.max(0, Math.ceil(allowAt - now)), tat: base + interval };
+/** The whole-millisecond numbers of one GCRA step, as both limiters pass them on. */
+export interface GcraStep {
+  /** The time of the step (ms, rounded). */
+  now: number;
+  /** Spacing of requests once the burst is spent: `ceil(windowMs / limit)`. */
+  intervalMs: number;
+  /** How far `tat` may run ahead of `now` before a request must wait: `(limit - 1) × intervalMs`. */
+  toleranceMs: number;
+}
+
+/** The numbers of a step of `rule` at `now`. */
+export function gcraStep(rule: RateRule, now: number): GcraStep {
+  const limit = Math.max(1, Math.floor(rule.limit));
+  const intervalMs = Math.max(1, Math.ceil(rule.windowMs / limit));
+  return { now: Math.round(now), intervalMs, toleranceMs: (limit - 1) * intervalMs };
 }
 
 /**
- * After a platform 429, no request may go before `now + retryAfterMs`: move `tat` so the next
- * reservation's `allowAt` is at least that.
+ * Reserves one request. `tat` is the key's stored theoretical arrival time (0 when unknown). Returns
+ * how long the caller waits before sending (ms) and the new `tat` to store.
  */
-export function gcraPenalize(tat: number, now: number, retryAfterMs: number, rule: RateRule): number {
-  const interval = rule.windowMs / Math.max(1, rule.limit);
-  const tolerance = rule.windowMs - interval;
-  return Math.max(tat, now + retryAfterMs + tolerance);
+export function gcraReserve(tat: number, step: GcraStep): { waitMs: number; tat: number } {
+  const base = Math.max(tat, step.now);
+  return { waitMs: Math.max(0, base - step.toleranceMs - step.now), tat: base + step.intervalMs };
+}
+
+/**
+ * After a platform 429: the new `tat`, so that no reservation is allowed before
+ * `now + retryAfterMs` (rounded up). Never moves `tat` back.
+ */
+export function gcraPenalize(tat: number, step: GcraStep, retryAfterMs: number): number {
+  return Math.max(tat, step.now + Math.ceil(Math.max(0, retryAfterMs)) + step.toleranceMs);
 }
 
 /** The rule used for penalties when a key was never acquired (should not happen in practice). */
-const FALLBACK_RULE: RateRule = { limit: 1, windowMs: 1000 };
+export const FALLBACK_RATE_RULE: RateRule = { limit: 1, windowMs: 1000 };
 
 /** `RateLimiter` in memory; good for one process (embedded mode, tests). */
 export class MemoryRateLimiter implements RateLimiter {
@@ -39,19 +56,18 @@ export class MemoryRateLimiter implements RateLimiter {
   constructor(private readonly clock: Clock = systemClock) {}
 
   async acquire(key: string, rule: RateRule): Promise<number> {
-    const now = this.clock.now();
-    const cur = this.state.get(key);
-    const { waitMs, tat } = gcraReserve(cur?.tat ?? 0, now, rule);
+    const step = gcraStep(rule, this.clock.now());
+    const { waitMs, tat } = gcraReserve(this.state.get(key)?.tat ?? 0, step);
     this.state.set(key, { tat, rule });
-    this.prune(now);
+    this.prune(step.now);
     return waitMs;
   }
 
   async penalize(key: string, retryAfterMs: number): Promise<void> {
-    const now = this.clock.now();
     const cur = this.state.get(key);
-    const rule = cur?.rule ?? FALLBACK_RULE;
-    this.state.set(key, { tat: gcraPenalize(cur?.tat ?? 0, now, retryAfterMs, rule), rule });
+    const rule = cur?.rule ?? FALLBACK_RATE_RULE;
+    const step = gcraStep(rule, this.clock.now());
+    this.state.set(key, { tat: gcraPenalize(cur?.tat ?? 0, step, retryAfterMs), rule });
   }
 
   /** Forget keys whose budget is full again, so the map stays as small as the set of busy channels. */
