@@ -1,7 +1,7 @@
 /**
  * Commands end to end through the embedded queue runtime: the gateway side runs commands through a
- * runner bound to a runtime-backed host; the worker side builds each thread's agent with the same
- * runner's tools and hooks. (Platform adapters are not involved: routing their commands and
+ * runner bound to the production host (`ThreadHost`); the worker side builds each thread's agent
+ * with the same runner's tools and hooks. (Platform adapters are not involved: routing their commands and
  * reactions to the runner is the gateway wiring.)
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -9,6 +9,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Type } from "@sinclair/typebox";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { systemClock } from "../../src/adapters/render/clock.js";
+import type { InboundMessage } from "../../src/adapters/types.js";
 import { Agent } from "../../src/agent/agent.js";
 import { registerModel, unregisterModel } from "../../src/agent/llm/models.js";
 import type { Context, Model, SimpleStreamOptions } from "../../src/agent/llm/types.js";
@@ -20,11 +22,13 @@ import { silentLogger } from "../../src/extensions/logger.js";
 import { ExtensionRunner } from "../../src/extensions/runner.js";
 import { createToolsExtension, ensureWorkspace } from "../../src/extensions/tools/index.js";
 import type { ThreadView } from "../../src/extensions/types.js";
+import { ThreadHost, type ThreadHostDeps } from "../../src/gateway/app/thread-host.js";
+import { silentLogger as silentProcessLogger } from "../../src/gateway/log.js";
 import { EmbeddedRuntime } from "../../src/queue/embedded/embedded-runtime.js";
 import { RecordingSinks } from "../../src/queue/recording-sink.js";
 import type { AgentFactory } from "../../src/queue/types.js";
+import { RecordingAdapter } from "../adapters/support/recording-adapter.js";
 import { createGate, type Gate, ScriptedStream, scriptedModel } from "../support/scripted-stream.js";
-import { inboundFor, RuntimeHost } from "./support/runtime-host.js";
 
 const alpha: Model = scriptedModel({
   id: "alpha-1",
@@ -70,10 +74,44 @@ interface World {
   streams: { alpha: ScriptedStream; beta: ScriptedStream };
   thread: ThreadView;
   gateway: ReturnType<ExtensionRunner["bind"]>;
-  gatewayHost: RuntimeHost;
+  /** What the gateway-side host answered the invoker of a command. */
+  replies: string[];
   root: string;
   deliver(text: string): Promise<unknown>;
   idle(): Promise<void>;
+}
+
+/** What the gateway gives every thread host, over the test's runtime and a recording web adapter. */
+function deps(runtime: EmbeddedRuntime): ThreadHostDeps {
+  const adapter = new RecordingAdapter(systemClock);
+  return {
+    runtime,
+    store: runtime.store,
+    adapterOf: (p) => (p === "web" ? adapter : undefined),
+    defaultModel: () => DEFAULT_MODEL,
+    queueModeOf: () => "steer",
+    logger: silentProcessLogger(),
+  };
+}
+
+let seq = 0;
+
+/** A chat message in `thread` from its user. */
+function inboundFor(thread: ThreadView, text: string): InboundMessage {
+  seq++;
+  return {
+    platform: "web",
+    threadKey: thread.threadKey,
+    eventId: `web:event:${thread.threadKey}:${seq}`,
+    messageId: `web:${thread.threadKey}:${seq}`,
+    channelId: "web",
+    user: { id: thread.user?.id ?? "u1", name: thread.user?.name ?? "Ada", isBot: false },
+    text,
+    attachments: [],
+    mentioned: true,
+    isDirect: true,
+    timestamp: Date.now(),
+  };
 }
 
 const cleanups: (() => Promise<void>)[] = [];
@@ -95,12 +133,11 @@ async function start(extraTools: AgentTool[] = []): Promise<World> {
   let runtime: EmbeddedRuntime | undefined;
   const agentFactory: AgentFactory = (ctx) => {
     if (!runtime) throw new Error("runtime not ready");
-    const host = new RuntimeHost(
-      { threadKey: ctx.threadKey, platform: "web" },
-      runtime,
-      runtime.store,
-      DEFAULT_MODEL,
-    );
+    const host = new ThreadHost(deps(runtime), {
+      threadKey: ctx.threadKey,
+      platform: "web",
+      user: () => undefined,
+    });
     const thread = runner.bind(host);
     const model = resolveModelRef(ctx.model ?? DEFAULT_MODEL) ?? alpha;
     const agent = new Agent({
@@ -135,13 +172,21 @@ async function start(extraTools: AgentTool[] = []): Promise<World> {
     platform: "web",
     user: { id: "u1", name: "Ada" },
   };
-  const gatewayHost = new RuntimeHost(thread, rt, rt.store, DEFAULT_MODEL);
+  const replies: string[] = [];
+  const gatewayHost = new ThreadHost(deps(rt), {
+    threadKey: thread.threadKey,
+    platform: "web",
+    user: () => thread.user,
+    reply: async (text) => {
+      replies.push(text);
+    },
+  });
   return {
     runtime: rt,
     streams,
     thread,
     gateway: runner.bind(gatewayHost),
-    gatewayHost,
+    replies,
     root,
     deliver: (text) => rt.deliver(inboundFor(thread, text)),
     idle: () =>
@@ -178,7 +223,7 @@ describe("commands through the embedded runtime", () => {
     await w.deliver("hello there");
     await gate.reached;
     expect(await w.gateway.runCommand("model", "beta-1")).toBe(true);
-    expect(w.gatewayHost.replies.at(-1)).toBe("Model set to beta/beta-1 (Beta).");
+    expect(w.replies.at(-1)).toBe("Model set to beta/beta-1 (Beta).");
     gate.release();
     await w.idle();
     expect(w.streams.alpha.calls).toHaveLength(1);
@@ -194,9 +239,7 @@ describe("commands through the embedded runtime", () => {
     expect(JSON.stringify(second?.context.messages)).toContain("Beta finishing the first run.");
     expect((await w.runtime.store.getThreadMeta(w.thread.threadKey))?.model).toBe("beta/beta-1");
     await w.gateway.runCommand("status", "");
-    expect(w.gatewayHost.replies.at(-1)).toMatch(
-      /^Thread: web:\S+\nModel: beta\/beta-1 \(Beta\)\nThinking: off\n/,
-    );
+    expect(w.replies.at(-1)).toMatch(/^Thread: web:\S+\nModel: beta\/beta-1 \(Beta\)\nThinking: off\n/);
   });
 
   it("/stop during a running `bash sleep` ends it and its children within a second", async () => {
@@ -216,7 +259,7 @@ describe("commands through the embedded runtime", () => {
     expect(alive(pid)).toBe(true);
     const stoppedAt = Date.now();
     expect(await w.gateway.runCommand("stop", "")).toBe(true);
-    expect(w.gatewayHost.replies.at(-1)).toBe("⏹️ Stopped.");
+    expect(w.replies.at(-1)).toBe("⏹️ Stopped.");
     await until(() => !alive(pid), 1000, "the sleep to be killed");
     expect(Date.now() - stoppedAt).toBeLessThan(1000);
     await w.idle();
@@ -227,10 +270,10 @@ describe("commands through the embedded runtime", () => {
     w.streams.alpha.enqueue("First answer.", "Fresh answer.");
     await w.deliver("remember the number 7");
     await w.idle();
-    const replies = w.gatewayHost.replies.length;
+    const replies = w.replies.length;
     expect(await w.gateway.runCommand("new", "")).toBe(true);
     // One confirmation: the runtime's notice once the session exists, none from the command.
-    expect(w.gatewayHost.replies).toHaveLength(replies);
+    expect(w.replies).toHaveLength(replies);
     await w.idle();
     await w.deliver("what was the number?");
     await w.idle();
