@@ -21,12 +21,8 @@ export { modelRef, resolveModelRef } from "./context.js";
 export { type ExtensionConfigEntry, type LoadConfigOptions, resolveExtensionEntries } from "./loader.js";
 export { consoleLogger, silentLogger } from "./logger.js";
 // Runner and loading
-export {
-  ExtensionRunner,
-  type ExtensionRunnerOptions,
-  type LoadedExtension,
-  type RegisteredCommand,
-} from "./runner.js";
+export type { ExtensionRegistry, LoadedExtension, RegisteredCommand } from "./registry.js";
+export { ExtensionRunner, type ExtensionRunnerOptions } from "./runner.js";
 export {
   createSubAgentExtension,
   SUB_AGENT_TOOL,

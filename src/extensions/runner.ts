@@ -10,6 +10,7 @@ import { registerModel, unregisterModel } from "../agent/llm/models.js";
 import { registerApiProvider, unregisterApiProviders } from "../agent/llm/registry.js";
 import type { Provider } from "../agent/llm/types.js";
 import { consoleLogger, errorText } from "./logger.js";
+import type { ExtensionRegistry, LoadedExtension, RegisteredCommand } from "./registry.js";
 import { ThreadExtensions, type ThreadExtensionsOptions } from "./thread.js";
 import type {
   CommandInfo,
@@ -22,29 +23,8 @@ import type {
   ExtensionHandler,
   ExtensionHost,
   ExtensionLogger,
-  ProviderDefinition,
   ToolDefinition,
-  ToolWrapper,
 } from "./types.js";
-
-/** What one loaded extension registered, and whether it is still enabled. */
-export interface LoadedExtension {
-  readonly name: string;
-  enabled: boolean;
-  failure?: ExtensionFailure;
-  // Handlers are stored untyped per event name; `on` guarantees each matches its event.
-  readonly handlers: Map<ExtensionEventType, ExtensionHandler<ExtensionEventType>[]>;
-  readonly tools: ToolDefinition[];
-  readonly wrappers: { name: string; wrapper: ToolWrapper }[];
-  readonly providers: ProviderDefinition[];
-}
-
-/** A registered command with the extension that owns it. */
-export interface RegisteredCommand {
-  name: string;
-  extension: LoadedExtension;
-  options: CommandOptions;
-}
 
 export interface ExtensionRunnerOptions {
   logger?: ExtensionLogger;
@@ -60,7 +40,7 @@ const COMMAND_NAME = /^[a-z][a-z0-9_-]{0,31}$/;
  * Loads extensions and hands out per-thread bindings. One instance per process; extensions'
  * factories run once, in load order, which is also the order their handlers run in.
  */
-export class ExtensionRunner {
+export class ExtensionRunner implements ExtensionRegistry {
   readonly logger: ExtensionLogger;
   readonly getApiKey: ((provider: Provider) => string | undefined) | undefined;
   /** The context of the handler running now, so that `api.sendMessage` & co. find their thread. */

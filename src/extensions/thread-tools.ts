@@ -2,12 +2,12 @@
  * Turning registrations into a thread's tools: a registered `ToolDefinition` bound to the thread's
  * context, and the wrappers extensions put around a tool of a given name.
  */
-import type { ExtensionRunner, LoadedExtension } from "./runner.js";
+import type { ExtensionRegistry, LoadedExtension } from "./registry.js";
 import type { ExtensionContext, ExtensionHost, ExtensionTool, ToolDefinition } from "./types.js";
 
 /** What binding needs from a thread. */
 export interface ToolBindingEnv {
-  runner: ExtensionRunner;
+  runner: ExtensionRegistry;
   host: ExtensionHost;
   context(signal?: AbortSignal): ExtensionContext;
 }

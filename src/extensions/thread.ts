@@ -21,7 +21,7 @@ import type { CustomMessage } from "../agent/session/messages.js";
 import { createContext, toCustomMessage } from "./context.js";
 import { withStopEvents } from "./host-view.js";
 import { errorText } from "./logger.js";
-import type { ExtensionRunner, LoadedExtension } from "./runner.js";
+import type { ExtensionRegistry, LoadedExtension } from "./registry.js";
 import { applyWrappers, bindTool, type ToolBindingEnv } from "./thread-tools.js";
 import type {
   CompletionItem,
@@ -60,7 +60,7 @@ export class ThreadExtensions {
   private readonly hostView: ExtensionHost;
 
   constructor(
-    private readonly runner: ExtensionRunner,
+    private readonly runner: ExtensionRegistry,
     readonly host: ExtensionHost,
     private readonly options: ThreadExtensionsOptions = {},
   ) {

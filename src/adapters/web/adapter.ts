@@ -45,6 +45,7 @@ import type {
   WebMessage,
 } from "./model.js";
 import { createWebChatApp } from "./routes.js";
+import type { WebChatService } from "./service.js";
 import {
   type WebChatStore,
   WebConversationMissingError,
@@ -97,7 +98,7 @@ const EMOJI = /^(?::[a-z0-9_+-]{1,40}:|[^\s\p{Cc}]{1,16})$/u;
 /** The text as chat platforms show it: without trailing whitespace or leading blank lines. */
 const visible = (text: string) => text.replace(/^(?:[ \t]*\n)+/, "").trimEnd();
 
-export class WebChatAdapter implements ChannelAdapter {
+export class WebChatAdapter implements ChannelAdapter, WebChatService {
   readonly platform = "web" as const;
   readonly capabilities: AdapterCapabilities;
   readonly store: WebChatStore;

@@ -13,8 +13,8 @@
  */
 import type { Context, Env } from "hono";
 import { streamSSE } from "hono/streaming";
-import type { WebChatAdapter } from "./adapter.js";
 import type { WebChatEvent, WebSnapshot } from "./model.js";
+import type { WebChatService } from "./service.js";
 import type { WebStoreEvent } from "./store-types.js";
 
 /** Events queued for one slow page before it is dropped (it reconnects and gets a snapshot). */
@@ -25,7 +25,7 @@ const RECONNECT_MS = 1000;
 type Item = { event: string; data: string } | { comment: string } | { snapshot: true };
 
 /** The snapshot a page gets first. */
-export async function snapshotOf(adapter: WebChatAdapter, conversationId?: string): Promise<WebSnapshot> {
+export async function snapshotOf(adapter: WebChatService, conversationId?: string): Promise<WebSnapshot> {
   const [conversations, typing, messages] = await Promise.all([
     adapter.store.list(),
     adapter.store.typingNow(),
@@ -54,7 +54,7 @@ function concerns(event: WebChatEvent, conversationId: string | undefined): bool
 }
 
 /** Serves one event stream until the page goes away, the adapter stops or the page falls behind. */
-export function serveEventStream<E extends Env>(c: Context<E>, adapter: WebChatAdapter): Response {
+export function serveEventStream<E extends Env>(c: Context<E>, adapter: WebChatService): Response {
   const conversationId = c.req.query("conversation") || undefined;
   const heartbeatMs = adapter.config.heartbeatMs ?? 20_000;
   c.header("X-Accel-Buffering", "no");

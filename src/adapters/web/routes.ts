@@ -22,13 +22,13 @@ import { type Context, type Env, Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { baseRoutePath } from "hono/route";
 import type { BlankEnv } from "hono/types";
-import type { WebChatAdapter } from "./adapter.js";
 import { PAGE_LINK_TTL_MS } from "./auth.js";
 import { WebInputError } from "./errors.js";
 import { serveEventStream } from "./event-stream.js";
 import { isConversationId, isMessageId } from "./ids.js";
 import type { ConversationKind } from "./model.js";
 import { webPage } from "./page.js";
+import type { WebChatService } from "./service.js";
 
 const MAX_BODY_BYTES = 512 * 1024;
 
@@ -64,7 +64,7 @@ function conversationParam<E extends Env>(c: Context<E>): string {
  * The routes of one web chat adapter. `E` is the Hono environment of the app it is mounted in (the
  * routes use no bindings, so any environment fits).
  */
-export function createWebChatApp<E extends Env = BlankEnv>(adapter: WebChatAdapter): Hono<E> {
+export function createWebChatApp<E extends Env = BlankEnv>(adapter: WebChatService): Hono<E> {
   const app = new Hono<E>();
   const { config, access } = adapter;
 

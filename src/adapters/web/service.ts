@@ -1,0 +1,35 @@
+/**
+ * What the web chat's HTTP side (the routes and the event stream) uses of the adapter.
+ * `WebChatAdapter` implements it; its own module so that the adapter, which builds the routes, and
+ * the routes do not import each other.
+ */
+import type { AdapterLogger } from "../types.js";
+import type { WebAccess } from "./auth.js";
+import type { ConversationKind, WebCommand, WebConversation, WebIdentity, WebMessage } from "./model.js";
+import type { WebChatStore, WebStoreListener } from "./store-types.js";
+
+export interface WebChatService {
+  readonly store: WebChatStore;
+  readonly access: WebAccess;
+  readonly config: { readonly heartbeatMs?: number; readonly logger?: AdapterLogger };
+  /** The signed-in user as the page shows them. */
+  readonly identity: WebIdentity;
+  /** The commands the page offers. */
+  readonly commands: WebCommand[];
+  /** Runs `listener` when the adapter stops; returns the unsubscribe. */
+  onStop(listener: () => void): () => void;
+  /** Counts an open event stream until the returned release is called. */
+  trackStream(): () => void;
+  /** Follows the store's changes; resolves with the unsubscribe once following. */
+  subscribe(listener: WebStoreListener): Promise<() => void>;
+  signInLink(pageUrl: string, ttlMs?: number): Promise<string>;
+  createConversation(opts?: { title?: string; kind?: ConversationKind }): Promise<WebConversation>;
+  /** A message the page's user wrote, handed to the gateway like any platform's inbound message. */
+  receiveText(conversationId: string, text: string, clientId?: string): Promise<WebMessage>;
+  receiveReaction(
+    conversationId: string,
+    messageId: string,
+    emoji: string,
+    added: boolean,
+  ): Promise<WebMessage>;
+}
