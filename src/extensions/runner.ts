@@ -247,6 +247,6 @@ export class ExtensionRunner implements ExtensionRegistry {
 }
 
 /** The registry tag of an extension's providers. */
-export function sourceIdOf(ext: Pick<LoadedExtension, "name">): string {
+function sourceIdOf(ext: Pick<LoadedExtension, "name">): string {
   return `extension:${ext.name}`;
 }

@@ -30,7 +30,7 @@ import type { SessionStore } from "../../src/queue/store/types.js";
 import { assistant, toolResult, user } from "./fixtures.js";
 
 /** A 1×1 PNG. */
-export const PNG: ImageContent = {
+const PNG: ImageContent = {
   type: "image",
   data: "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==",
   mimeType: "image/png",

@@ -29,7 +29,7 @@ afterAll(() => {
 });
 
 /** The sandbox as `auto` finds it here (probed once per test file, in a temporary root). */
-export function bwrapStatus(): Promise<SandboxStatus> {
+function bwrapStatus(): Promise<SandboxStatus> {
   if (!probed) {
     const root = mkdtempSync(join(tmpdir(), "sb-probe-"));
     // Reachable for nobody, as a workspace root normally is (mkdtemp makes it private).

@@ -81,7 +81,7 @@ export type AnthropicEffort = "low" | "medium" | "high" | "xhigh" | "max";
  * The Anthropic `effort` for a level: `minimal` and `low` → `low`; `xhigh` → `xhigh` on Claude 4.7
  * and later (which have that effort), else `max` (Claude 4.6's level above `high`).
  */
-export function anthropicEffort(model: Pick<Model, "id">, level: ActiveThinkingLevel): AnthropicEffort {
+function anthropicEffort(model: Pick<Model, "id">, level: ActiveThinkingLevel): AnthropicEffort {
   if (level === "minimal" || level === "low") return "low";
   if (level === "medium" || level === "high") return level;
   const v = claudeVersion(model.id);

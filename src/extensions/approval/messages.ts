@@ -3,7 +3,7 @@
  * decision, the error result the model gets for a denial, and the audit entry.
  */
 import type { ThreadUser } from "../types.js";
-import { type ApprovalRecord, type ApprovalStatus, isApproval } from "./types.js";
+import type { ApprovalRecord, ApprovalStatus } from "./types.js";
 
 /** Longest argument text shown in a request (the rest is cut with a note). */
 const MAX_ARGS_CHARS = 1500;
@@ -13,11 +13,11 @@ function who(user: ThreadUser | undefined): string {
 }
 
 /** `14:05 UTC` */
-export function clockTime(ms: number): string {
+function clockTime(ms: number): string {
   return `${new Date(ms).toISOString().slice(11, 16)} UTC`;
 }
 
-export function formatDuration(ms: number): string {
+function formatDuration(ms: number): string {
   const minutes = Math.round(ms / 60_000);
   if (minutes >= 1) return `${minutes} min`;
   return `${Math.max(1, Math.round(ms / 1000))} s`;
@@ -52,7 +52,7 @@ export function requestText(record: ApprovalRecord): string {
 }
 
 /** One line saying how the request ended, who decided and when. */
-export function outcomeLine(record: ApprovalRecord): string {
+function outcomeLine(record: ApprovalRecord): string {
   const at = clockTime(record.decidedAt ?? record.expiresAt);
   switch (record.status) {
     case "approved":
@@ -116,5 +116,3 @@ export function auditData(record: ApprovalRecord, remembered = false): ApprovalA
   if (remembered) data.remembered = true;
   return data;
 }
-
-export { isApproval };

@@ -6,7 +6,7 @@ import { createHash } from "node:crypto";
 import type { ApprovalRule } from "../types.js";
 
 /** JSON with object keys sorted at every level, so equal arguments give equal text. */
-export function stableJson(value: unknown): string {
+function stableJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(stableJson).join(",")}]`;
   if (value !== null && typeof value === "object") {
     const entries = Object.entries(value as Record<string, unknown>)

@@ -10,7 +10,7 @@ import { registerInfoCommands } from "./info-commands.js";
 import { type ModelCommandOptions, registerModelCommands } from "./model-commands.js";
 import { registerThreadCommands } from "./thread-commands.js";
 
-export { type ParsedCommand, parseCommandText, parseNativeCommand } from "./parser.js";
+export { parseCommandText, parseNativeCommand } from "./parser.js";
 
 export interface CommandsExtensionOptions extends ModelCommandOptions {
   /** Extra `/status` lines of this process (how tool commands run). */

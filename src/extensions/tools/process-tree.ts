@@ -29,7 +29,7 @@ export interface GroupRunResult {
 }
 
 /** Sends `signal` to the whole process group led by `pid`; a group already gone is fine. */
-export function killGroup(pid: number, signal: NodeJS.Signals): void {
+function killGroup(pid: number, signal: NodeJS.Signals): void {
   try {
     process.kill(-pid, signal);
   } catch (e) {
@@ -110,10 +110,4 @@ export function runProgramInGroup(
       });
     });
   });
-}
-
-/** Runs `command` with `bash -c` in its own process group (see `runProgramInGroup`). */
-export function runInProcessGroup(command: string, options: GroupRunOptions): Promise<GroupRunResult> {
-  // stderr joins stdout inside the shell, so the two stay in order as in a terminal.
-  return runProgramInGroup("bash", ["-c", `exec 2>&1\n${command}`], options);
 }

@@ -15,7 +15,7 @@ export const USERS: Record<string, TgUser> = {
 export const dmWith = (u: TgUser): FakeChat => ({ id: u.id, type: "private" });
 
 /** Follow reply links to the first message of a reply chain. */
-export function chainRoot(fake: FakeTelegram, chatId: number, m: StoredMessage): number {
+function chainRoot(fake: FakeTelegram, chatId: number, m: StoredMessage): number {
   let cur = m;
   for (let i = 0; i < 1000 && cur.reply_to_message_id !== undefined; i++) {
     const next = fake.message(chatId, cur.reply_to_message_id);

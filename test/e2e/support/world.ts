@@ -84,7 +84,7 @@ function trailingToolResult(request: RecordedRequest): string | undefined {
 let callSeq = 0;
 
 /** `alice: ` in front of a message from a shared thread (the display names the fakes use have no spaces). */
-export const AUTHOR_PREFIX = /^[\w.-]{1,64}: /;
+const AUTHOR_PREFIX = /^[\w.-]{1,64}: /;
 
 /** The fake model's behaviour (see the header). */
 export function scriptedAnswer(

@@ -15,7 +15,7 @@ import type { ExtensionEntry, ExtensionFailure } from "../../../src/extensions/t
 import { ScriptedStream, type ScriptedStreamReply, scriptedModel } from "../../support/scripted-stream.js";
 import { MemoryHost } from "./memory-host.js";
 
-export function userMessage(text: string): UserMessage {
+function userMessage(text: string): UserMessage {
   return { role: "user", content: text, timestamp: Date.now() };
 }
 

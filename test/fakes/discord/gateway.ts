@@ -9,7 +9,7 @@ import { APPLICATION_ID, type DiscordWorld, GUILD_ID } from "./world.js";
 
 type Json = Record<string, unknown>;
 
-export const Intents = {
+const Intents = {
   Guilds: 1 << 0,
   GuildMessages: 1 << 9,
   GuildMessageReactions: 1 << 10,

@@ -26,10 +26,9 @@ import {
   GUILD_ID,
 } from "./world.js";
 
-export { Intents } from "./gateway.js";
-export type { FakeInteraction, RecordedRequest } from "./rest.js";
+export type { FakeInteraction } from "./rest.js";
 export type { DChannel, DMessage, DUser } from "./world.js";
-export { APPLICATION_ID, BOT_USER_ID, ChannelType, GUILD_ID } from "./world.js";
+export { APPLICATION_ID, BOT_USER_ID, GUILD_ID } from "./world.js";
 
 type Json = Record<string, unknown>;
 

@@ -4,7 +4,7 @@
  * (rest.ts), the gateway (gateway.ts) and the test API (server.ts) share it; no I/O here.
  */
 
-export const DISCORD_EPOCH = 1_420_070_400_000n;
+const DISCORD_EPOCH = 1_420_070_400_000n;
 export const BOT_USER_ID = "900000000000000001";
 export const APPLICATION_ID = "900000000000000002";
 export const GUILD_ID = "900000000000000010";

@@ -30,7 +30,7 @@ import {
 } from "./world.js";
 
 export type { FakeChannel, SlackUser, StoredMessage, ViewMessage } from "./world.js";
-export { APP_ID, BOT_ID, BOT_USER_ID, TEAM_ID } from "./world.js";
+export { BOT_USER_ID, TEAM_ID } from "./world.js";
 
 type Json = Record<string, unknown>;
 

@@ -20,10 +20,10 @@ import { parseTelegramHtml } from "./html.js";
 
 export const BOT_ID = 7000;
 export const BOT_USERNAME = "switchboard_bot";
-export const FAKE_TOKEN = `${BOT_ID}:FAKE-TOKEN-for-tests`;
+const FAKE_TOKEN = `${BOT_ID}:FAKE-TOKEN-for-tests`;
 
 /** Emoji a bot may set as a reaction (Telegram's standard reaction list). */
-export const ALLOWED_REACTIONS = new Set(
+const ALLOWED_REACTIONS = new Set(
   "👍 👎 ❤ 🔥 🥰 👏 😁 🤔 🤯 😱 🤬 😢 🎉 🤩 🤮 💩 🙏 👌 🕊 🤡 🥱 🥴 😍 🐳 ❤‍🔥 🌚 🌭 💯 🤣 ⚡ 🍌 🏆 💔 🤨 😐 🍓 🍾 💋 🖕 😈 😴 😭 🤓 👻 👨‍💻 👀 🎃 🙈 😇 😨 🤝 ✍ 🤗 🫡 🎅 🎄 ☃ 💅 🤪 🗿 🆒 💘 🙉 🦄 😘 💊 🙊 😎 👾 🤷‍♂ 🤷 🤷‍♀ 😡".split(
     " ",
   ),
@@ -93,7 +93,7 @@ export interface FakeTelegramOptions {
 }
 
 /** How long one `sendChatAction` keeps "typing…" visible, unless the bot sends a message first. */
-export const TYPING_MS = 5000;
+const TYPING_MS = 5000;
 
 const DEFAULT_ALLOWED = [
   "message",

@@ -39,7 +39,7 @@ export function inbound(threadKey: string, text: string, eventId?: string): Inbo
 }
 
 /** Models the tests switch between. */
-export const MODELS: Record<string, Model> = {
+const MODELS: Record<string, Model> = {
   "scripted/scripted-1": scriptedModel(),
   "scripted/other": scriptedModel({ id: "other", name: "Other" }),
 };

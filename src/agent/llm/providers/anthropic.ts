@@ -68,7 +68,7 @@ function userBlocks(content: string | (TextContent | ImageContent)[]): Anthropic
 }
 
 /** Shared messages → Anthropic turns. Expects the output of `transformMessages`. */
-export function convertMessages(messages: Message[]): AnthropicMessage[] {
+function convertMessages(messages: Message[]): AnthropicMessage[] {
   const out: AnthropicMessage[] = [];
   for (const message of messages) {
     if (message.role === "user") {
@@ -122,7 +122,7 @@ function convertTools(tools: Tool[]): AnthropicBlock[] {
 }
 
 /** The request body for `model`, `context` and `options` (exported for tests and `onPayload` users). */
-export function buildAnthropicRequest(
+function buildAnthropicRequest(
   model: Model,
   context: Context,
   options: AnthropicOptions = {},
@@ -338,7 +338,7 @@ export const streamAnthropic: StreamFunction<"anthropic-messages", AnthropicOpti
  * effort (Claude 4.6+) or a thinking budget, clamped to the model, with `max_tokens` raised to
  * leave room for it.
  */
-export const streamSimpleAnthropic: StreamFunction<"anthropic-messages", SimpleStreamOptions> = (
+const streamSimpleAnthropic: StreamFunction<"anthropic-messages", SimpleStreamOptions> = (
   model,
   context,
   options,

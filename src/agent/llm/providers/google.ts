@@ -87,7 +87,7 @@ function modelParts(message: AssistantMessage, model: Model): Part[] {
 }
 
 /** The `contents` array of a Gemini request (after `transformMessages`); consecutive turns of one role merge. */
-export function convertGoogleContents(context: Context, model: Model): Content[] {
+function convertGoogleContents(context: Context, model: Model): Content[] {
   const contents: Content[] = [];
   const push = (role: Content["role"], parts: Part[]) => {
     if (parts.length === 0) return;
@@ -115,7 +115,7 @@ export function convertGoogleContents(context: Context, model: Model): Content[]
 }
 
 /** The request body the stream sends (exported for tests and `onPayload` users). */
-export function buildGoogleRequest(
+function buildGoogleRequest(
   model: Model,
   context: Context,
   options: GoogleOptions = {},
@@ -311,7 +311,7 @@ export const streamGoogle: StreamFunction<"google-generative-ai", GoogleOptions>
  * `thinkingLevel`; Gemini 2.5: `thinkingBudget`, 0 for `off` where allowed), clamped to the model,
  * with `maxOutputTokens` raised to leave room for thoughts.
  */
-export const streamSimpleGoogle: StreamFunction<"google-generative-ai", SimpleStreamOptions> = (
+const streamSimpleGoogle: StreamFunction<"google-generative-ai", SimpleStreamOptions> = (
   model,
   context,
   options = {},

@@ -4,18 +4,7 @@ import { googleProvider } from "./google.js";
 import { openAICompletionsProvider } from "./openai-completions.js";
 import { openaiResponsesProvider } from "./openai-responses.js";
 
-export { anthropicProvider, streamAnthropic, streamSimpleAnthropic } from "./anthropic.js";
-export { googleProvider, streamGoogle, streamSimpleGoogle } from "./google.js";
-export {
-  openAICompletionsProvider,
-  streamOpenAICompletions,
-  streamSimpleOpenAICompletions,
-} from "./openai-completions.js";
-export {
-  openaiResponsesProvider,
-  streamOpenAIResponses,
-  streamSimpleOpenAIResponses,
-} from "./openai-responses.js";
+export { anthropicProvider, googleProvider, openAICompletionsProvider, openaiResponsesProvider };
 
 /** Source id of the built-in registrations, so they can be told apart from extensions' providers. */
 export const BUILT_IN_PROVIDER_SOURCE = "builtin";

@@ -68,7 +68,7 @@ function userContent(content: string | (TextContent | ImageContent)[]): string |
 }
 
 /** Shared messages → Chat Completions messages (after `transformMessages`), system prompt first. */
-export function convertMessages(
+function convertMessages(
   messages: Message[],
   systemPrompt: string | undefined,
   systemRole: "system" | "developer",
@@ -134,7 +134,7 @@ export function convertMessages(
 }
 
 /** The request body for `model`, `context` and `options` (exported for tests and `onPayload` users). */
-export function buildOpenAICompletionsRequest(
+function buildOpenAICompletionsRequest(
   model: Model,
   context: Context,
   options: OpenAICompletionsOptions = {},
@@ -361,7 +361,7 @@ export const streamOpenAICompletions: StreamFunction<"openai-completions", OpenA
  * The `reasoning_effort` for a thread's thinking level: clamped to the model; `minimal` becomes
  * `low` where the model does not list `minimal`; nothing when the model does not reason.
  */
-export function completionsReasoningEffort(
+function completionsReasoningEffort(
   model: Model,
   level: SimpleStreamOptions["reasoning"],
 ): string | undefined {
@@ -370,7 +370,7 @@ export function completionsReasoningEffort(
 }
 
 /** `streamOpenAICompletions` with provider-neutral options: `reasoning` becomes `reasoning_effort`. */
-export const streamSimpleOpenAICompletions: StreamFunction<"openai-completions", SimpleStreamOptions> = (
+const streamSimpleOpenAICompletions: StreamFunction<"openai-completions", SimpleStreamOptions> = (
   model,
   context,
   options,

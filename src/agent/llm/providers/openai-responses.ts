@@ -96,7 +96,7 @@ function assistantItems(message: AssistantMessage, model: Model): InputItem[] {
 }
 
 /** The `input` array of a Responses request (after `transformMessages`). */
-export function convertResponsesInput(context: Context, model: Model): InputItem[] {
+function convertResponsesInput(context: Context, model: Model): InputItem[] {
   const input: InputItem[] = [];
   for (const message of transformMessages(context.messages, model)) {
     if (message.role === "user") {
@@ -140,7 +140,7 @@ function convertTools(tools: Tool[]): InputItem[] {
 }
 
 /** The request body the stream sends (exported for tests and `onPayload` users). */
-export function buildResponsesRequest(
+function buildResponsesRequest(
   model: Model,
   context: Context,
   options: OpenAIResponsesOptions = {},
@@ -335,7 +335,7 @@ function finishFromResponse(b: AssistantMessageBuilder, response: ResponseObject
 }
 
 /** Streams one assistant message from the Responses API. Never throws; see `StreamFunction`. */
-export const streamOpenAIResponses: StreamFunction<"openai-responses", OpenAIResponsesOptions> = (
+const streamOpenAIResponses: StreamFunction<"openai-responses", OpenAIResponsesOptions> = (
   model,
   context,
   options = {},
@@ -381,7 +381,7 @@ export const streamOpenAIResponses: StreamFunction<"openai-responses", OpenAIRes
  * (clamped to the model; `off` → `none` where the model accepts it), and `max_output_tokens`
  * is raised to leave room for reasoning.
  */
-export const streamSimpleOpenAIResponses: StreamFunction<"openai-responses", SimpleStreamOptions> = (
+const streamSimpleOpenAIResponses: StreamFunction<"openai-responses", SimpleStreamOptions> = (
   model,
   context,
   options = {},

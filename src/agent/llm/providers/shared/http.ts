@@ -84,7 +84,7 @@ const DEFAULT_MAX_RETRY_DELAY_MS = 60_000;
 const DEFAULT_BASE_DELAY_MS = 1000;
 
 /** Waits `ms`, rejecting early with an abort error when `signal` aborts. */
-export function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
+function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) {
       reject(abortError(signal));
@@ -250,7 +250,7 @@ function watchIdle(
 }
 
 /** Whether an HTTP status is worth retrying: timeouts, rate limits and server errors. */
-export function isRetryableStatus(status: number): boolean {
+function isRetryableStatus(status: number): boolean {
   return status === 408 || status === 429 || status >= 500;
 }
 
@@ -274,7 +274,7 @@ export function retryAfterMs(headers: Headers, bodyText = ""): number | undefine
 }
 
 /** The provider's own message and error code/type from an error body, in any vendor's shape. */
-export function parseErrorBody(text: string): { message?: string; code?: string } {
+function parseErrorBody(text: string): { message?: string; code?: string } {
   let json: unknown;
   try {
     json = JSON.parse(text);
