@@ -24,9 +24,9 @@ import type {
   TextContent,
   Tool,
 } from "../types.js";
-import { fetchWithRetry, ProviderError, type RetryTuning } from "./shared/http.js";
+import { ProviderError, type RetryTuning } from "./shared/http.js";
 import { type AssistantMessageBuilder, runProviderStream } from "./shared/message-builder.js";
-import { endpointUrl, mergeHeaders, resolveApiKey } from "./shared/request.js";
+import { endpointUrl, mergeHeaders, postForStream, resolveApiKey } from "./shared/request.js";
 import { parseSSE } from "./shared/sse.js";
 
 const PROVIDER_NAME = "Anthropic";
@@ -243,8 +243,7 @@ export const streamAnthropic: StreamFunction<"anthropic-messages", AnthropicOpti
     { model, provider: PROVIDER_NAME, signal: options?.signal, secrets: [options?.apiKey] },
     async (builder) => {
       const apiKey = resolveApiKey(model, options?.apiKey, PROVIDER_NAME);
-      const body = buildAnthropicRequest(model, context, options);
-      options?.onPayload?.(body);
+      builder.scrub(apiKey);
       const betas = options?.thinking?.type === "enabled" ? ["interleaved-thinking-2025-05-14"] : [];
       const headers = mergeHeaders(
         {
@@ -258,24 +257,21 @@ export const streamAnthropic: StreamFunction<"anthropic-messages", AnthropicOpti
         options?.headers,
       );
       const base = model.baseUrl ?? DEFAULT_BASE_URL;
-      const response = await fetchWithRetry({
-        provider: PROVIDER_NAME,
-        url: endpointUrl(base, /\/v1\/?$/.test(base) ? "/messages" : "/v1/messages"),
-        headers,
-        body,
-        apiKey,
-        signal: options?.signal,
-        maxRetries: options?.maxRetries,
-        maxRetryDelayMs: options?.maxRetryDelayMs,
-        idleTimeoutMs: options?.idleTimeoutMs,
-        retry: options?.retry,
-      });
-      if (!response.body) throw new ProviderError("Anthropic returned an empty response body");
+      const stream = await postForStream(
+        {
+          provider: PROVIDER_NAME,
+          url: endpointUrl(base, /\/v1\/?$/.test(base) ? "/messages" : "/v1/messages"),
+          headers,
+          body: buildAnthropicRequest(model, context, options),
+          apiKey,
+        },
+        options,
+      );
       builder.start();
 
       const blocks = new Map<number, number>();
       let stop: { reason: StopReason; errorMessage?: string } = { reason: "stop" };
-      for await (const sse of parseSSE(response.body, options?.signal)) {
+      for await (const sse of parseSSE(stream, options?.signal)) {
         const event = parseEvent(sse.data);
         switch (event.type) {
           case "message_start":

@@ -25,9 +25,9 @@ import type {
   TextContent,
   ThinkingContent,
 } from "../types.js";
-import { fetchWithRetry, ProviderError, type RetryTuning } from "./shared/http.js";
+import { ProviderError, type RetryTuning } from "./shared/http.js";
 import { type AssistantMessageBuilder, runProviderStream } from "./shared/message-builder.js";
-import { endpointUrl, mergeHeaders, resolveApiKey } from "./shared/request.js";
+import { endpointUrl, mergeHeaders, postForStream, resolveApiKey } from "./shared/request.js";
 import { parseSSE } from "./shared/sse.js";
 
 const PROVIDER_NAME = "Google";
@@ -267,39 +267,32 @@ export const streamGoogle: StreamFunction<"google-generative-ai", GoogleOptions>
   context,
   options = {},
 ) => {
-  // Filled once the key is resolved, so a key taken from the environment is scrubbed from errors too.
-  const secrets: (string | undefined)[] = [options.apiKey];
   return runProviderStream(
-    { model, provider: PROVIDER_NAME, ...(options.signal && { signal: options.signal }), secrets },
+    { model, provider: PROVIDER_NAME, signal: options.signal, secrets: [options.apiKey] },
     async (b) => {
       const apiKey = resolveApiKey(model, options.apiKey, PROVIDER_NAME);
-      secrets.push(apiKey);
-      const body = buildGoogleRequest(model, context, options);
-      options.onPayload?.(body);
+      b.scrub(apiKey);
       const headers = mergeHeaders(
         { "content-type": "application/json", accept: "text/event-stream" },
         apiKey !== undefined ? { "x-goog-api-key": apiKey } : undefined,
         model.headers,
         options.headers,
       );
-      const response = await fetchWithRetry({
-        provider: PROVIDER_NAME,
-        url: endpointUrl(
-          model.baseUrl ?? DEFAULT_BASE_URL,
-          `/models/${encodeURIComponent(model.id)}:streamGenerateContent?alt=sse`,
-        ),
-        headers,
-        body,
-        ...(apiKey !== undefined && { apiKey }),
-        ...(options.signal && { signal: options.signal }),
-        ...(options.maxRetries !== undefined && { maxRetries: options.maxRetries }),
-        ...(options.maxRetryDelayMs !== undefined && { maxRetryDelayMs: options.maxRetryDelayMs }),
-        ...(options.retry && { retry: options.retry }),
-        ...(options.idleTimeoutMs !== undefined && { idleTimeoutMs: options.idleTimeoutMs }),
-      });
-      if (!response.body) throw new ProviderError(`${PROVIDER_NAME} returned an empty response body`);
+      const stream = await postForStream(
+        {
+          provider: PROVIDER_NAME,
+          url: endpointUrl(
+            model.baseUrl ?? DEFAULT_BASE_URL,
+            `/models/${encodeURIComponent(model.id)}:streamGenerateContent?alt=sse`,
+          ),
+          headers,
+          body: buildGoogleRequest(model, context, options),
+          apiKey,
+        },
+        options,
+      );
       b.start();
-      const finishReason = await readChunks(b, response.body, options.signal);
+      const finishReason = await readChunks(b, stream, options.signal);
       // No finish reason means the stream was cut; the builder reports that as an error.
       if (finishReason !== undefined) finishFrom(b, finishReason);
     },

@@ -26,9 +26,9 @@ import type {
   StreamOptions,
   TextContent,
 } from "../types.js";
-import { fetchWithRetry, ProviderError, type RetryTuning } from "./shared/http.js";
+import { ProviderError, type RetryTuning } from "./shared/http.js";
 import { type AssistantMessageBuilder, runProviderStream } from "./shared/message-builder.js";
-import { endpointUrl, mergeHeaders, resolveApiKey } from "./shared/request.js";
+import { endpointUrl, mergeHeaders, postForStream, resolveApiKey } from "./shared/request.js";
 import { parseSSE } from "./shared/sse.js";
 
 /** The name errors use: "OpenAI" for OpenAI itself, else the custom provider, e.g. "ollama (OpenAI-compatible)". */
@@ -292,8 +292,7 @@ export const streamOpenAICompletions: StreamFunction<"openai-completions", OpenA
     async (builder) => {
       const provider = providerName(model);
       const apiKey = resolveApiKey(model, options?.apiKey, provider);
-      const body = buildOpenAICompletionsRequest(model, context, options);
-      options?.onPayload?.(body);
+      builder.scrub(apiKey);
       const headers = mergeHeaders(
         {
           "content-type": "application/json",
@@ -303,25 +302,22 @@ export const streamOpenAICompletions: StreamFunction<"openai-completions", OpenA
         model.headers,
         options?.headers,
       );
-      const response = await fetchWithRetry({
-        provider,
-        url: endpointUrl(model.baseUrl ?? DEFAULT_BASE_URL, "/chat/completions"),
-        headers,
-        body,
-        apiKey,
-        signal: options?.signal,
-        maxRetries: options?.maxRetries,
-        maxRetryDelayMs: options?.maxRetryDelayMs,
-        idleTimeoutMs: options?.idleTimeoutMs,
-        retry: options?.retry,
-      });
-      if (!response.body) throw new ProviderError(`${provider} returned an empty response body`);
+      const stream = await postForStream(
+        {
+          provider,
+          url: endpointUrl(model.baseUrl ?? DEFAULT_BASE_URL, "/chat/completions"),
+          headers,
+          body: buildOpenAICompletionsRequest(model, context, options),
+          apiKey,
+        },
+        options,
+      );
       builder.start();
 
       const assembler = new ChunkAssembler(builder);
       let finishReason: string | null | undefined;
       let sawDone = false;
-      for await (const sse of parseSSE(response.body, options?.signal)) {
+      for await (const sse of parseSSE(stream, options?.signal)) {
         if (sse.data.trim() === "[DONE]") {
           sawDone = true;
           break;

@@ -23,9 +23,9 @@ import type {
   TextContent,
   Tool,
 } from "../types.js";
-import { fetchWithRetry, ProviderError, type RetryTuning } from "./shared/http.js";
+import { ProviderError, type RetryTuning } from "./shared/http.js";
 import { type AssistantMessageBuilder, runProviderStream } from "./shared/message-builder.js";
-import { endpointUrl, mergeHeaders, resolveApiKey } from "./shared/request.js";
+import { endpointUrl, mergeHeaders, postForStream, resolveApiKey } from "./shared/request.js";
 import { parseSSE } from "./shared/sse.js";
 
 const PROVIDER_NAME = "OpenAI";
@@ -340,36 +340,29 @@ const streamOpenAIResponses: StreamFunction<"openai-responses", OpenAIResponsesO
   context,
   options = {},
 ) => {
-  // Filled once the key is resolved, so a key taken from the environment is scrubbed from errors too.
-  const secrets: (string | undefined)[] = [options.apiKey];
   return runProviderStream(
-    { model, provider: PROVIDER_NAME, ...(options.signal && { signal: options.signal }), secrets },
+    { model, provider: PROVIDER_NAME, signal: options.signal, secrets: [options.apiKey] },
     async (b) => {
       const apiKey = resolveApiKey(model, options.apiKey, PROVIDER_NAME);
-      secrets.push(apiKey);
-      const body = buildResponsesRequest(model, context, options);
-      options.onPayload?.(body);
+      b.scrub(apiKey);
       const headers = mergeHeaders(
         { "content-type": "application/json", accept: "text/event-stream" },
         apiKey !== undefined ? { authorization: `Bearer ${apiKey}` } : undefined,
         model.headers,
         options.headers,
       );
-      const response = await fetchWithRetry({
-        provider: PROVIDER_NAME,
-        url: endpointUrl(model.baseUrl ?? DEFAULT_BASE_URL, "/responses"),
-        headers,
-        body,
-        ...(apiKey !== undefined && { apiKey }),
-        ...(options.signal && { signal: options.signal }),
-        ...(options.maxRetries !== undefined && { maxRetries: options.maxRetries }),
-        ...(options.maxRetryDelayMs !== undefined && { maxRetryDelayMs: options.maxRetryDelayMs }),
-        ...(options.retry && { retry: options.retry }),
-        ...(options.idleTimeoutMs !== undefined && { idleTimeoutMs: options.idleTimeoutMs }),
-      });
-      if (!response.body) throw new ProviderError(`${PROVIDER_NAME} returned an empty response body`);
+      const stream = await postForStream(
+        {
+          provider: PROVIDER_NAME,
+          url: endpointUrl(model.baseUrl ?? DEFAULT_BASE_URL, "/responses"),
+          headers,
+          body: buildResponsesRequest(model, context, options),
+          apiKey,
+        },
+        options,
+      );
       b.start();
-      const final = await readEvents(b, response.body, options.signal);
+      const final = await readEvents(b, stream, options.signal);
       // A stream cut before its final event returns here without finishing: the builder reports it.
       if (final) finishFromResponse(b, final);
     },

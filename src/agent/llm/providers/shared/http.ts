@@ -1,15 +1,9 @@
 /**
  * HTTP for providers: one POST with retries, and error messages people can read.
  *
- * Usage (inside a provider's stream body, see `message-builder.ts`):
- * ```ts
- * const response = await fetchWithRetry({
- *   provider: "Anthropic", url: `${baseUrl}/v1/messages`, headers, body: payload,
- *   apiKey, signal: options.signal, maxRetries: options.maxRetries,
- *   maxRetryDelayMs: options.maxRetryDelayMs, retry: options.retry,
- * });
- * for await (const event of parseSSE(response.body!, options.signal)) ...
- * ```
+ * Providers call it through `postForStream` (request.ts), which hands on the caller's transport
+ * options; the body is then read with `parseSSE`.
+ *
  * `fetchWithRetry` resolves only with a 2xx response whose body has not been read, so retries
  * happen strictly before the first token: an error that arrives inside the stream is never
  * retried (the caller may already have shown the tokens before it). It retries 408, 429, 5xx,

@@ -91,9 +91,16 @@ export class AssistantMessageBuilder {
   private readonly blocks = new Map<number, BlockState>();
   private started = false;
   private done = false;
+  private readonly secrets: (string | undefined)[];
 
   constructor(private readonly info: ProviderRunInfo) {
     this.message = createAssistantMessage(info.model);
+    this.secrets = [...(info.secrets ?? [])];
+  }
+
+  /** Keeps `secret` (the key in use, once resolved) out of every error message of this stream. */
+  scrub(secret: string | undefined): void {
+    this.secrets.push(secret);
   }
 
   /** True once `finish` or `fail` has run; later calls are ignored. */
@@ -243,7 +250,7 @@ export class AssistantMessageBuilder {
       this.message.errorMessage = redactSecrets(
         errorMessage ??
           (reason === "aborted" ? "Request was aborted" : `${this.info.provider} request failed`),
-        this.info.secrets,
+        this.secrets,
       );
       this.stream.push({ type: "error", reason, error: this.message });
       return;
@@ -259,7 +266,7 @@ export class AssistantMessageBuilder {
       this.finish("aborted", "Request was aborted");
       return;
     }
-    this.finish("error", describeError(error, this.info.provider, this.info.secrets));
+    this.finish("error", describeError(error, this.info.provider, this.secrets));
   }
 
   private open(state: BlockState): number {

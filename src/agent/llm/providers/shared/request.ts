@@ -6,11 +6,52 @@
  * const url = endpointUrl(model.baseUrl ?? "https://api.openai.com/v1", "/chat/completions");
  * const headers = mergeHeaders({ "content-type": "application/json" }, model.headers, options?.headers);
  * ```
- * Call these inside the `runProviderStream` body so a missing key becomes an `error` event.
+ * Call these inside the `runProviderStream` body so a missing key becomes an `error` event, then
+ * `postForStream` to send the request with the caller's transport options.
  */
 import { envKeyNames, getEnvApiKey, requiresApiKey } from "../../models.js";
-import type { Model } from "../../types.js";
-import { ProviderError } from "./http.js";
+import type { Model, StreamOptions } from "../../types.js";
+import { fetchWithRetry, ProviderError, type RetryTuning } from "./http.js";
+
+/** The options of a provider's `stream` that concern the transport, handed to `fetchWithRetry` as they are. */
+export type TransportOptions = Pick<
+  StreamOptions,
+  "signal" | "maxRetries" | "maxRetryDelayMs" | "idleTimeoutMs" | "onPayload"
+> & { retry?: RetryTuning };
+
+/** One streaming request of a provider. */
+export interface StreamRequest {
+  /** Human-readable provider name for error messages, e.g. "Anthropic". */
+  provider: string;
+  url: string;
+  headers: Record<string, string>;
+  /** The JSON payload; reported to `onPayload` first. */
+  body: unknown;
+  /** The key in use, scrubbed from every error message. */
+  apiKey: string | undefined;
+}
+
+/**
+ * Reports the payload to `options.onPayload`, POSTs it with `fetchWithRetry` (retries before the
+ * first byte, the stall watchdog, the caller's signal) and resolves with the response's unread body.
+ * Throws what `fetchWithRetry` throws, and a `ProviderError` for a response without a body.
+ */
+export async function postForStream(
+  request: StreamRequest,
+  options: TransportOptions | undefined,
+): Promise<ReadableStream<Uint8Array>> {
+  options?.onPayload?.(request.body);
+  const response = await fetchWithRetry({
+    ...request,
+    signal: options?.signal,
+    maxRetries: options?.maxRetries,
+    maxRetryDelayMs: options?.maxRetryDelayMs,
+    idleTimeoutMs: options?.idleTimeoutMs,
+    retry: options?.retry,
+  });
+  if (!response.body) throw new ProviderError(`${request.provider} returned an empty response body`);
+  return response.body;
+}
 
 /**
  * The API key for `model`: `explicit` when given, else the provider's environment variable
