@@ -3,9 +3,10 @@
  * spend one budget. Same GCRA arithmetic as `MemoryRateLimiter` (src/adapters/render/rate-limiter.ts),
  * run atomically in Lua; one key per channel holding its theoretical arrival time.
  */
-import type { Redis } from "ioredis";
+
 import { type Clock, systemClock } from "../adapters/render/clock.js";
 import type { RateLimiter, RateRule } from "../adapters/types.js";
+import type { RedisClient } from "../queue/redis/client.js";
 
 /**
  * KEYS[1] the channel's budget key (holds the theoretical arrival time, ms)
@@ -45,7 +46,7 @@ return 1
 `;
 
 export interface RedisRateLimiterOptions {
-  redis: Redis;
+  redis: RedisClient;
   /** Key prefix (default `sb:`). */
   prefix?: string;
   /** Time source; processes should agree on time (NTP), as the budget is kept in their ms. */

@@ -3,7 +3,7 @@
  * writing gets one notice per thread (per TTL) instead of one per message. In memory for one
  * process, in Redis when several gateway processes share the work.
  */
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../../queue/redis/client.js";
 import { type Clock, systemClock } from "../clock.js";
 
 /** `claim` resolves true the first time for `key` within `ttlMs` (across every process sharing it), false after. */
@@ -31,7 +31,7 @@ export class MemoryNoticeMemory implements NoticeMemory {
 /** `SET NX PX` under `${prefix}{<key>}:access-notice`, where `key` is a thread key. */
 export class RedisNoticeMemory implements NoticeMemory {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix = "sb:",
   ) {}
 

@@ -363,7 +363,16 @@ export const RuntimeSchema = Obj(
       Type.String({
         pattern: "^rediss?://",
         title: "a redis:// or rediss:// URL",
-        description: "Redis URL. Default: $REDIS_URL. Absent: embedded runtime with files under dataDir.",
+        description:
+          "Redis URL. Default: $REDIS_URL. Absent (and no redisCluster): embedded runtime with files under dataDir.",
+      }),
+    ),
+    redisCluster: Type.Optional(
+      Type.Array(Type.String({ minLength: 1 }), {
+        minItems: 1,
+        title: "seed nodes of a Redis Cluster",
+        description:
+          "Seed nodes of a Redis Cluster (redis://host:port, rediss://… or host:port; a few suffice). Default: $REDIS_CLUSTER (comma-separated). Instead of redisUrl.",
       }),
     ),
     keyPrefix: Type.String({
@@ -371,6 +380,13 @@ export const RuntimeSchema = Obj(
       minLength: 1,
       description: "Prefix of every Redis key and queue.",
     }),
+    queuePrefix: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description:
+          "BullMQ prefix of the runs queue. Default: keyPrefix without its colon (sb), or {sb-runs} on a cluster, where it needs a hash tag.",
+      }),
+    ),
     concurrency: Type.Integer({
       default: 8,
       minimum: 1,

@@ -4,7 +4,7 @@
  * window come from the given `Clock`; a lease expires on Redis's own clock (`PX`), one time source
  * for every process whatever their clocks say.
  */
-import type { Redis } from "ioredis";
+
 import { type Clock, systemClock } from "../../agent/clock.js";
 import { parseItem, parseItems } from "../inbox-item.js";
 import type { RuntimeKeys } from "../keys.js";
@@ -21,6 +21,7 @@ import type {
   ThreadState,
 } from "../state/types.js";
 import type { InboxItem } from "../types.js";
+import type { RedisClient } from "./client.js";
 import { runScript, type ScriptReply } from "./run-script.js";
 import { ACQUIRE, APPEND, FORCE_RELEASE, PROBE, RELEASE, RENEW, SETTLE, STOP, TAKE } from "./scripts.js";
 
@@ -52,7 +53,7 @@ export class RedisThreadState implements ThreadState {
   private readonly clock: Clock;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: RuntimeKeys,
     options: RedisThreadStateOptions = {},
   ) {
