@@ -18,6 +18,8 @@ const run = promisify(execFile);
 export interface ClusterNodeProcess {
   port: number;
   child: ChildProcess;
+  /** The redis-server arguments it was started with (a restart reuses them, and its nodes.conf). */
+  args: string[];
 }
 
 export interface ClusterNodeInfo {
@@ -37,6 +39,11 @@ export interface LocalCluster {
   topology(): Promise<ClusterNodeInfo[]>;
   /** SIGKILLs the node on `port` (no cleanup, as a crash); resolves once it is gone. */
   kill(port: number): Promise<void>;
+  /**
+   * Starts a killed node again with its own nodes.conf: it rejoins, and a primary that was failed
+   * over comes back as a replica of its successor.
+   */
+  restart(port: number): Promise<void>;
   /** Resolves once every hash slot is served by a live primary again (after a failover). */
   waitUntilHealthy(timeoutMs?: number): Promise<void>;
   stop(): Promise<void>;
@@ -130,6 +137,50 @@ function parseNodes(text: string): ClusterNodeInfo[] {
     });
 }
 
+function nodeArgs(port: number, nodeDir: string, nodeTimeoutMs: number): string[] {
+  return [
+    "--port",
+    String(port),
+    "--bind",
+    "127.0.0.1",
+    "--cluster-enabled",
+    "yes",
+    "--cluster-config-file",
+    join(nodeDir, "nodes.conf"),
+    "--cluster-node-timeout",
+    String(nodeTimeoutMs),
+    // A replica may always take over, however long it was cut off (the tests kill primaries).
+    "--cluster-replica-validity-factor",
+    "0",
+    // Replicas sync at once instead of after the default 5 s pause.
+    "--repl-diskless-sync-delay",
+    "0",
+    "--save",
+    "",
+    "--appendonly",
+    "no",
+    "--dir",
+    nodeDir,
+  ];
+}
+
+/** Spawns redis-server and resolves once the process exists. */
+async function launch(port: number, args: string[]): Promise<ChildProcess> {
+  const child = spawn("redis-server", args, { stdio: "ignore" });
+  await new Promise<void>((resolve, reject) => {
+    child.once("error", (err) =>
+      reject(
+        new Error(
+          `Could not start redis-server (${err.message}). Install it (Debian: apt-get install -y redis-server) or set REDIS_CLUSTER.`,
+        ),
+      ),
+    );
+    child.once("spawn", () => resolve());
+  });
+  await until(`node ${port} to answer`, 10_000, () => ask(port, async (r) => (await r.ping()) === "PONG"));
+  return child;
+}
+
 /** Starts the cluster and resolves once every slot is served and every replica is in sync. */
 export async function startLocalCluster(o: LocalClusterOptions = {}): Promise<LocalCluster> {
   const primaries = o.primaries ?? 3;
@@ -156,45 +207,8 @@ export async function startLocalCluster(o: LocalClusterOptions = {}): Promise<Lo
       const port = await clusterPort(taken);
       const nodeDir = join(dir, String(port));
       mkdirSync(nodeDir);
-      const child = spawn(
-        "redis-server",
-        [
-          "--port",
-          String(port),
-          "--bind",
-          "127.0.0.1",
-          "--cluster-enabled",
-          "yes",
-          "--cluster-config-file",
-          join(nodeDir, "nodes.conf"),
-          "--cluster-node-timeout",
-          String(nodeTimeoutMs),
-          // A replica may always take over, however long it was cut off (the tests kill primaries).
-          "--cluster-replica-validity-factor",
-          "0",
-          // Replicas sync at once instead of after the default 5 s pause.
-          "--repl-diskless-sync-delay",
-          "0",
-          "--save",
-          "",
-          "--appendonly",
-          "no",
-          "--dir",
-          nodeDir,
-        ],
-        { stdio: "ignore" },
-      );
-      nodes.push({ port, child });
-      await new Promise<void>((resolve, reject) => {
-        child.once("error", (err) =>
-          reject(
-            new Error(
-              `Could not start redis-server (${err.message}). Install it (Debian: apt-get install -y redis-server) or set REDIS_CLUSTER.`,
-            ),
-          ),
-        );
-        child.once("spawn", () => resolve());
-      });
+      const child = await launch(port, nodeArgs(port, nodeDir, nodeTimeoutMs));
+      nodes.push({ port, child, args: nodeArgs(port, nodeDir, nodeTimeoutMs) });
     }
     for (const n of nodes)
       await until(`node ${n.port} to answer`, 10_000, () =>
@@ -240,18 +254,32 @@ function makeHandle(nodes: ClusterNodeProcess[], stop: () => Promise<void>): Loc
       n.child.kill("SIGKILL");
       await gone;
     },
+    async restart(port) {
+      const n = nodes.find((x) => x.port === port);
+      if (!n) throw new Error(`No node on port ${port} in this cluster.`);
+      if (n.child.exitCode === null && n.child.signalCode === null) return;
+      n.child = await launch(port, n.args);
+    },
     async waitUntilHealthy(timeoutMs = 20_000) {
-      await until("every slot served and every replica in sync", timeoutMs, async () => {
+      await until("every slot served, every replica in sync, every node agreeing", timeoutMs, async () => {
+        const roles = new Map<number, "primary" | "replica">();
         for (const n of alive()) {
           const info = String(await ask(n.port, (r) => r.cluster("INFO")));
           if (!info.includes("cluster_state:ok")) return false;
           const repl = String(await ask(n.port, (r) => r.info("replication")));
           if (repl.includes("role:slave") && !repl.includes("master_link_status:up")) return false;
+          roles.set(n.port, repl.includes("role:slave") ? "replica" : "primary");
         }
-        const live = new Set(alive().map((n) => n.port));
-        const top = await topology();
-        // Every live primary's view agrees that it serves slots, and no live node is still marked failed.
-        return top.filter((t) => live.has(t.port)).every((t) => !t.failed);
+        // Gossip has reached every node: each one's view of every live node matches that node's own
+        // role, and none of them is still marked failed.
+        for (const n of alive()) {
+          const view = parseNodes(String(await ask(n.port, (r) => r.cluster("NODES"))));
+          for (const [port, role] of roles) {
+            const seen = view.find((v) => v.port === port);
+            if (!seen || seen.role !== role || seen.failed) return false;
+          }
+        }
+        return true;
       });
     },
     stop,

@@ -230,7 +230,15 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
     if (redis && kit) {
       const redisStore = new RedisSessionStore({ redis, prefix, logger });
       store = redisStore;
-      runtime = new kit.RedisRuntime({ ...common, store: redisStore, redis, prefix, queuePrefix });
+      runtime = new kit.RedisRuntime({
+        ...common,
+        store: redisStore,
+        redis,
+        prefix,
+        queuePrefix,
+        waitReplicas: cfg.waitReplicas,
+        waitReplicasTimeoutMs: cfg.waitReplicasTimeoutMs,
+      });
       closers.push(() => redisStore.close());
     } else {
       const embedded = new EmbeddedRuntime({ ...common, dataDir: cfg.dataDir });

@@ -387,6 +387,17 @@ export const RuntimeSchema = Obj(
           "BullMQ prefix of the runs queue. Default: keyPrefix without its colon (sb), or {sb-runs} on a cluster, where it needs a hash tag.",
       }),
     ),
+    waitReplicas: Type.Integer({
+      default: 0,
+      minimum: 0,
+      description:
+        "Replicas that must confirm each inbox append (Redis WAIT) before the platform is acknowledged; fewer in time refuse the delivery, so the platform redelivers. 0: asynchronous replication.",
+    }),
+    waitReplicasTimeoutMs: Type.Integer({
+      default: 500,
+      minimum: 1,
+      description: "How long an inbox append waits for waitReplicas.",
+    }),
     concurrency: Type.Integer({
       default: 8,
       minimum: 1,

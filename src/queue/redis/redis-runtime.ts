@@ -100,6 +100,12 @@ export interface RedisRuntimeOptions extends RuntimeOptions {
   maxStalledCount?: number;
   /** Dedupe window of event ids. Default 24 h. */
   dedupeTtlMs?: number;
+  /**
+   * Replicas that must confirm each inbox append (`WAIT`) before a delivery resolves; fewer within
+   * `waitReplicasTimeoutMs` (default 500) refuse the delivery, so the platform redelivers. Default 0.
+   */
+  waitReplicas?: number;
+  waitReplicasTimeoutMs?: number;
 }
 
 function defaultOnError(error: unknown, context: string): void {
@@ -165,7 +171,12 @@ export class RedisRuntime implements Runtime {
 
   /** The coordination primitives; a subclass may wrap them (tests drive race windows this way). */
   protected createState(redis: RedisClient, keys: RuntimeKeys): ThreadState {
-    return new RedisThreadState(redis, keys, { dedupeTtlMs: this.o.dedupeTtlMs, clock: this.clock });
+    return new RedisThreadState(redis, keys, {
+      dedupeTtlMs: this.o.dedupeTtlMs,
+      clock: this.clock,
+      waitReplicas: this.o.waitReplicas,
+      waitTimeoutMs: this.o.waitReplicasTimeoutMs,
+    });
   }
 
   deliver(inbound: InboundMessage, mode?: DeliveryMode): Promise<DeliverResult> {
