@@ -4,8 +4,10 @@
  * `inject("redisUrl")`.
  *
  * And a Redis Cluster for the suites that run against both backends (test/support/redis.ts):
- * `REDIS_CLUSTER` (seed nodes) when set, otherwise a throwaway cluster of three primaries and three
- * replicas on loopback ports, started once per run. Tests read its seeds with
+ * `SB_TEST_REDIS_CLUSTER` (seed nodes, comma-separated; `.ci/run` starts one) when set, otherwise a
+ * throwaway cluster of three primaries and three replicas on loopback ports, started once per run.
+ * (Not `REDIS_CLUSTER`: child processes inherit the environment, and a process given both
+ * `REDIS_URL` and `REDIS_CLUSTER` refuses its config.) Tests read its seeds with
  * `inject("redisCluster")`. `SB_TEST_REDIS=redis` runs those suites on the single server only (and
  * starts no cluster), `SB_TEST_REDIS=cluster` on the cluster only.
  */
@@ -46,15 +48,15 @@ async function clusterOk(seeds: string[]): Promise<boolean> {
 
 let cluster: LocalCluster | undefined;
 
-/** The cluster's seeds: `REDIS_CLUSTER`, or a throwaway cluster started here. */
+/** The cluster's seeds: `SB_TEST_REDIS_CLUSTER`, or a throwaway cluster started here. */
 async function provideCluster(): Promise<string[]> {
   if ((process.env.SB_TEST_REDIS ?? "both") === "redis") return [];
-  const given = process.env.REDIS_CLUSTER;
+  const given = process.env.SB_TEST_REDIS_CLUSTER;
   if (given) {
     const seeds = given.split(/[\s,]+/).filter(Boolean);
     if (!(await clusterOk(seeds)))
       throw new Error(
-        `REDIS_CLUSTER=${given} is not a healthy Redis Cluster. Fix it or unset REDIS_CLUSTER.`,
+        `SB_TEST_REDIS_CLUSTER=${given} is not a healthy Redis Cluster. Fix it or unset SB_TEST_REDIS_CLUSTER.`,
       );
     return seeds;
   }
@@ -101,7 +103,7 @@ export async function setup(project: TestProject): Promise<void> {
   seeds.catch(() => {});
   try {
     project.provide("redisUrl", await provideServer());
-    // Not exported as REDIS_CLUSTER: a config loaded in a test with both variables set is refused.
+    // Not exported as REDIS_CLUSTER (see above): tests pass it on where they mean it (backendEnv).
     project.provide("redisCluster", await seeds);
   } catch (err) {
     // No teardown follows a failed setup: stop whatever started.

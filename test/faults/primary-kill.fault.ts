@@ -81,6 +81,7 @@ describe("fault: a Redis Cluster primary SIGKILLed under load", () => {
     const leaseTtlMs = 8000;
     const client = createRedisClient({ cluster: c.seeds }, { maxRetriesPerRequest: null });
     redis = client;
+    await client.ping(); // CLUSTER commands skip the queue that waits for the client to be ready
     const store = new RedisSessionStore({ redis: client, prefix });
     const errors: string[] = [];
     const gateway = new RedisRuntime({
@@ -159,6 +160,7 @@ describe("fault: a Redis Cluster primary SIGKILLed under load", () => {
       retriedDeliveries: retried,
       refusedAsDuplicate,
       failoverMs,
+      gatewayErrors: errors.length,
     });
     await gateway.stop({ graceMs: 0 });
     expect(failoverMs).toBeGreaterThan(0);
@@ -198,6 +200,7 @@ describe.each([0, 1])(
         const prefix = uniquePrefix("sbf-cut");
         const client = createRedisClient({ cluster: c.seeds }, { maxRetriesPerRequest: null });
         redis = client;
+        await client.ping(); // CLUSTER commands skip the queue that waits for the client to be ready
         const gateway = new RedisRuntime({
           redis: client,
           prefix,
@@ -245,7 +248,7 @@ describe.each([0, 1])(
         // The dead primary comes back (as a replica of its successor): `waitReplicas: 1` needs one to
         // confirm appends, so until then that shard refuses deliveries.
         await c.restart(primary.port);
-        await c.waitUntilHealthy(30_000);
+        await c.waitUntilHealthy(30_000, { replicas: 1 });
         // The platform redelivers what was refused (same event ids).
         let redelivered = 0;
         for (const { thread, id } of refused) {

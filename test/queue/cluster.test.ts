@@ -28,6 +28,7 @@ describe.runIf(onCluster)("on a Redis Cluster", () => {
 
   /** Which primary (by port) holds `key` now. */
   async function primaryOf(redis: RedisClient, key: string): Promise<number> {
+    await redis.ping(); // CLUSTER commands skip the queue that waits for the client to be ready
     const slot = Number(await redis.cluster("KEYSLOT", key));
     const range = (await redis.cluster("SLOTS")).find(([from, to]) => slot >= from && slot <= to);
     return Number(range?.[2]?.[1]);

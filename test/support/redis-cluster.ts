@@ -29,6 +29,8 @@ export interface ClusterNodeInfo {
   /** The primary's id, for a replica. */
   primaryId: string | undefined;
   failed: boolean;
+  /** Whether it serves hash slots (a primary). */
+  servesSlots: boolean;
 }
 
 export interface LocalCluster {
@@ -44,8 +46,12 @@ export interface LocalCluster {
    * over comes back as a replica of its successor.
    */
   restart(port: number): Promise<void>;
-  /** Resolves once every hash slot is served by a live primary again (after a failover). */
-  waitUntilHealthy(timeoutMs?: number): Promise<void>;
+  /**
+   * Resolves once every hash slot is served by a live primary again (after a failover), every node
+   * agrees on who is what, and every primary that serves slots has `replicas` replicas in sync
+   * (default 0: a failed-over shard may run without one).
+   */
+  waitUntilHealthy(timeoutMs?: number, o?: { replicas?: number }): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -125,7 +131,8 @@ function parseNodes(text: string): ClusterNodeInfo[] {
     .split("\n")
     .filter((l) => l.trim() !== "")
     .map((line) => {
-      const [id = "", addr = "", flags = "", primary = "-"] = line.split(" ");
+      const fields = line.split(" ");
+      const [id = "", addr = "", flags = "", primary = "-"] = fields;
       const port = Number(/:(\d+)@/.exec(addr)?.[1] ?? 0);
       return {
         id,
@@ -133,6 +140,7 @@ function parseNodes(text: string): ClusterNodeInfo[] {
         role: flags.includes("master") ? "primary" : "replica",
         primaryId: primary === "-" ? undefined : primary,
         failed: /\bfail\b/.test(flags.replace(/,/g, " ")),
+        servesSlots: fields.length > 8,
       };
     });
 }
@@ -260,7 +268,8 @@ function makeHandle(nodes: ClusterNodeProcess[], stop: () => Promise<void>): Loc
       if (n.child.exitCode === null && n.child.signalCode === null) return;
       n.child = await launch(port, n.args);
     },
-    async waitUntilHealthy(timeoutMs = 20_000) {
+    async waitUntilHealthy(timeoutMs = 20_000, o = {}) {
+      const wanted = o.replicas ?? 0;
       await until("every slot served, every replica in sync, every node agreeing", timeoutMs, async () => {
         const roles = new Map<number, "primary" | "replica">();
         for (const n of alive()) {
@@ -277,6 +286,10 @@ function makeHandle(nodes: ClusterNodeProcess[], stop: () => Promise<void>): Loc
           for (const [port, role] of roles) {
             const seen = view.find((v) => v.port === port);
             if (!seen || seen.role !== role || seen.failed) return false;
+          }
+          for (const p of view.filter((v) => v.role === "primary" && v.servesSlots && roles.has(v.port))) {
+            const inSync = view.filter((v) => v.primaryId === p.id && roles.get(v.port) === "replica");
+            if (inSync.length < wanted) return false;
           }
         }
         return true;

@@ -51,9 +51,14 @@ export function connectBackend(backend: RedisBackend): RedisClient {
     : createRedisClient({ cluster: redisClusterSeeds() }, { maxRetriesPerRequest: null });
 }
 
-/** The environment that points a child process (CLI, worker) at `backend`. */
+/**
+ * The environment that points a child process (CLI, worker) at `backend`; the other variable is set
+ * empty (unset, to Switchboard), since a child may inherit the test runner's environment.
+ */
 export function backendEnv(backend: RedisBackend): Record<string, string> {
-  return backend === "redis" ? { REDIS_URL: redisUrl() } : { REDIS_CLUSTER: redisClusterSeeds().join(",") };
+  return backend === "redis"
+    ? { REDIS_URL: redisUrl(), REDIS_CLUSTER: "" }
+    : { REDIS_URL: "", REDIS_CLUSTER: redisClusterSeeds().join(",") };
 }
 
 /**
