@@ -5,7 +5,7 @@
  * lease; the gateway that holds it is SIGKILLed, and the other takes over within the lease time
  * (5 s, plus its 1 s retry). Every message, before and after the crash, is answered exactly once.
  */
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { FakeChat } from "../fakes/telegram/server.js";
@@ -52,14 +52,31 @@ const pollers = (since = 0) =>
   world.telegram.calls.filter((c) => c.method === "getUpdates" && c.at >= since).map((c) => c.prefix);
 
 describe(`two gateways and three workers (${backend})`, () => {
-  it("checks the Redis it is given", async () => {
-    const p = new CliProcess(["check", "--config", config("check")], {
-      cwd: world.dir,
-      env: { ...world.env(), ...backendEnv(backend) },
-    });
-    expect(await p.exited).toBe(0);
-    const out = p.lines.join("\n");
-    expect(out).toMatch(backend === "cluster" ? /✓ redis: cluster_state ok, 3 primaries/ : /✓ redis: PONG/);
+  it("checks the Redis it is given, and that it has the replicas inbox appends wait for", async () => {
+    const check = (file: string) =>
+      new CliProcess(["check", "--config", file], {
+        cwd: world.dir,
+        env: { ...world.env(), ...backendEnv(backend) },
+      });
+    const healthy = check(config("check"));
+    expect(await healthy.exited).toBe(0);
+    expect(healthy.lines.join("\n")).toMatch(
+      backend === "cluster" ? /✓ redis: cluster_state ok, 3 primaries/ : /✓ redis: PONG/,
+    );
+    // One replica per primary on the test cluster, none on the single server: one more than there is.
+    const wanted = backend === "cluster" ? 2 : 1;
+    const file = config("check-replicas");
+    writeFileSync(
+      file,
+      readFileSync(file, "utf8").replace("runtime:\n", `runtime:\n  waitReplicas: ${wanted}\n`),
+    );
+    const short = check(file);
+    expect(await short.exited).not.toBe(0);
+    expect(short.lines.join("\n")).toContain(
+      backend === "cluster"
+        ? "✗ redis: runtime.waitReplicas is 2 but 3 of 3 primaries have fewer connected replicas: deliveries to their threads would be refused"
+        : "✗ redis: runtime.waitReplicas is 1 but the server has 0 connected replicas: deliveries to their threads would be refused",
+    );
   });
 
   it("SIGKILL the gateway that polls Telegram: the other takes over within the lease time; nothing is lost or answered twice", async () => {

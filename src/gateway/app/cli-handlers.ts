@@ -16,8 +16,7 @@ import { FileSessionStore } from "../../queue/store/file-store.js";
 import { RedisSessionStore } from "../../queue/store/redis-store.js";
 import type { SessionStore } from "../../queue/store/types.js";
 import { type CheckProbe, CliError, type CliHandlers, type CommandContext, EXIT } from "../cli/types.js";
-import { describeRedisTarget, redisTargetOf } from "../config/redis-target.js";
-import { redisAddress } from "../config/resolve.js";
+import { redisTargetOf } from "../config/redis-target.js";
 import type { SwitchboardConfig } from "../config/types.js";
 import type { Logger } from "../log.js";
 import { buildAdapters } from "./adapters.js";
@@ -26,6 +25,7 @@ import { loadExtensions } from "./extensions.js";
 import { createGateway } from "./gateway.js";
 import { chooseDefaultModel, modelIssues, modelRefOf, registerConfiguredModels } from "./models.js";
 import { platformProbes } from "./probes.js";
+import { redisProbe } from "./redis-probe.js";
 import { sandboxProbe } from "./sandbox.js";
 
 /** The handlers `src/main.ts` passes to `runCli`. */
@@ -75,7 +75,7 @@ export function createCliHandlers(): CliHandlers {
     checkProbes(ctx) {
       const probes: CheckProbe[] = [];
       const target = redisTargetOf(ctx.config.runtime);
-      if (target) probes.push(redisProbe(target));
+      if (target) probes.push(redisProbe(target, ctx.config.runtime.waitReplicas));
       probes.push(...platformProbes(ctx.config.channels));
       probes.push(sandboxProbe(ctx.config.tools, ctx.config.agent.workspaceDir));
       return probes;
@@ -213,61 +213,4 @@ async function connect(target: RedisTarget, logger: Logger): Promise<RedisClient
     logger.debug({ err: err instanceof Error ? err.message : String(err) }, "redis connection error"),
   );
   return redis;
-}
-
-/**
- * PING (one server) or CLUSTER INFO (a cluster: every slot served) over a connection opened for
- * this check and closed after it (so `check` can exit). A failure says where Redis was expected, why
- * it failed, and what to fix.
- */
-function redisProbe(target: RedisTarget): CheckProbe {
-  return {
-    name: "redis",
-    async check() {
-      const { createRedisClient, isCluster } = await import("../../queue/redis/client.js");
-      const client = createRedisClient(target, {
-        lazyConnect: true,
-        reconnect: false,
-        maxRetriesPerRequest: 0,
-        connectTimeout: 2000,
-        disconnectTimeout: 100, // else a refused socket holds `check` open for 2 s
-      });
-      let cause: string | undefined;
-      client.on("error", (err: Error) => {
-        cause ??= err.message;
-      });
-      try {
-        await client.connect();
-        const started = performance.now();
-        if (isCluster(client)) {
-          const info = String(await client.cluster("INFO"));
-          const state = /cluster_state:(\w+)/.exec(info)?.[1] ?? "unknown";
-          const ms = Math.round(performance.now() - started);
-          const primaries = client.nodes("master").length;
-          return state === "ok"
-            ? { ok: true, detail: `cluster_state ok, ${primaries} primaries, in ${ms} ms` }
-            : {
-                ok: false,
-                detail: `cluster_state is ${state} at ${describeRedisTarget(target)}: some hash slots have no live primary`,
-              };
-        }
-        const pong = await client.ping();
-        return { ok: pong === "PONG", detail: `${pong} in ${Math.round(performance.now() - started)} ms` };
-      } catch (err) {
-        const why = cause ?? (err instanceof Error ? err.message : String(err));
-        const detail =
-          "url" in target
-            ? `not reachable at ${redisAddress(target.url)} (${why}). Start Redis, or fix runtime.redisUrl / REDIS_URL`
-            : `${describeRedisTarget(target)} not reachable (${why}). Start the cluster, or fix runtime.redisCluster / REDIS_CLUSTER`;
-        return {
-          ok: false,
-          detail,
-          // A server that answers and refuses the password is a config error, not an outage.
-          ...(/NOAUTH|WRONGPASS|invalid password|invalid username/i.test(why) ? { refused: true } : {}),
-        };
-      } finally {
-        client.disconnect();
-      }
-    },
-  };
 }
