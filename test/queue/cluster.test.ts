@@ -5,11 +5,16 @@
  * subscriber whose node goes away moves to another node and says so.
  */
 import { afterAll, describe, expect, it } from "vitest";
+import { ManualClock } from "../../src/adapters/render/clock.js";
+import { RedisNoticeMemory } from "../../src/extensions/access/notices.js";
+import { RedisConnectionLease } from "../../src/gateway/connection-lease.js";
+import { RedisRateLimiter } from "../../src/gateway/redis-rate-limiter.js";
 import { RecordingSinks } from "../../src/queue/recording-sink.js";
 import { isCluster, type RedisClient } from "../../src/queue/redis/client.js";
 import { RedisRuntime } from "../../src/queue/redis/redis-runtime.js";
 import { RedisSubscriber } from "../../src/queue/redis/subscriber.js";
 import { RedisSessionStore } from "../../src/queue/store/redis-store.js";
+import { RedisWebAuthStore } from "../../src/queue/store/web-auth-redis.js";
 import { connectBackend, dropKeys, redisBackends, uniquePrefix } from "../support/redis.js";
 import { inbound } from "./support/harness.js";
 
@@ -81,6 +86,45 @@ describe.runIf(onCluster)("on a Redis Cluster", () => {
     // One thread's keys share its tag: fine.
     const a2 = `${prefix}{telegram:a}:y`;
     await redis.eval("redis.call('SET', KEYS[1], 1) redis.call('SET', KEYS[2], 1)", 2, a, a2);
+    await dropKeys(redis, prefix);
+  });
+
+  it("runs the keys outside a thread (connection leases, rate limits, web sign-ins, notices) as single-key commands", async () => {
+    const redis = connect();
+    const prefix = uniquePrefix("sbt-single");
+    const a = new RedisConnectionLease({
+      redis,
+      name: "telegram:polling:1",
+      prefix,
+      holderId: "a",
+      ttlMs: 60_000,
+    });
+    const b = new RedisConnectionLease({
+      redis,
+      name: "telegram:polling:1",
+      prefix,
+      holderId: "b",
+      ttlMs: 60_000,
+    });
+    expect(await a.tryAcquire()).toBe(true);
+    expect(await b.tryAcquire()).toBe(false);
+    expect(await a.renew()).toBe(true);
+    await a.release();
+    expect(await b.tryAcquire()).toBe(true);
+    const limiter = new RedisRateLimiter({ redis, prefix, clock: new ManualClock(1_700_000_000_000) });
+    const rule = { limit: 2, windowMs: 1000 };
+    expect([await limiter.acquire("chat", rule), await limiter.acquire("chat", rule)]).toEqual([0, 0]);
+    expect(await limiter.acquire("chat", rule)).toBe(500);
+    await limiter.penalize("chat", 5000);
+    const auth = new RedisWebAuthStore(redis, prefix);
+    await auth.addSignIn("digest", 60_000);
+    expect(await auth.redeemSignIn("digest")).toBe(true);
+    expect(await auth.redeemSignIn("digest")).toBe(false);
+    const notices = new RedisNoticeMemory(redis, prefix);
+    expect([
+      await notices.claim("telegram:1:0:1", 60_000),
+      await notices.claim("telegram:1:0:1", 60_000),
+    ]).toEqual([true, false]);
     await dropKeys(redis, prefix);
   });
 
