@@ -40,7 +40,8 @@ const MAX_REDIRECTIONS = 50;
 
 /** Whether `client` talks to a Redis Cluster. */
 export function isCluster(client: RedisClient): client is Cluster {
-  return client instanceof Cluster;
+  // ioredis marks its clients (`instanceof` would miss a second copy of the package).
+  return client.isCluster === true;
 }
 
 function nodeOptions(o: RedisClientOptions): RedisOptions {

@@ -28,7 +28,8 @@ export class RedisSubscriber {
   private closed = false;
   /** Resolves once the first subscription is live; rejects only if `close()` came first. */
   readonly ready: Promise<void>;
-  private nodeIndex = 0;
+  /** Where in the node list to try next; random, so a cluster's subscribers spread over its nodes. */
+  private nodeIndex = Math.floor(Math.random() * 1024);
 
   /**
    * Subscribes to `channels` over a connection of its own, made from `client`'s settings (its
