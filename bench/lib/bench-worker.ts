@@ -5,11 +5,11 @@
  * to `<prefix>bench:replies` (a list), so the parent counts completions and checks exactly-once.
  * Prints `ready` once it takes jobs; SIGTERM stops it gracefully.
  *
- * Environment: REDIS_URL, SB_PREFIX, SB_CONCURRENCY (default 20), SB_LEASE_TTL (ms, default 15000),
- * SB_SWEEP (ms, default 5000).
+ * Environment: REDIS_URL (or REDIS_CLUSTER, seed nodes, which wins), SB_PREFIX, SB_CONCURRENCY
+ * (default 20), SB_LEASE_TTL (ms, default 15000), SB_SWEEP (ms, default 5000).
  */
-import { Redis } from "ioredis";
 import type { AgentEvent } from "../../src/agent/types.js";
+import { createRedisClient, type RedisTarget } from "../../src/queue/redis/client.js";
 import { RedisRuntime } from "../../src/queue/redis/redis-runtime.js";
 import { RedisSessionStore } from "../../src/queue/store/redis-store.js";
 import type { RunSink } from "../../src/queue/types.js";
@@ -17,12 +17,15 @@ import { createPacedModel } from "./paced-model.js";
 import { pacedAgentFactory } from "./pipeline.js";
 
 const url = process.env.REDIS_URL;
+const seeds = process.env.REDIS_CLUSTER;
 const prefix = process.env.SB_PREFIX;
-if (!url || !prefix) throw new Error("bench-worker: set REDIS_URL and SB_PREFIX.");
+if (!(url || seeds) || !prefix)
+  throw new Error("bench-worker: set REDIS_URL (or REDIS_CLUSTER) and SB_PREFIX.");
+const target: RedisTarget = seeds ? { cluster: seeds.split(",") } : { url: url as string };
 
-const redis = new Redis(url, { maxRetriesPerRequest: null });
+const redis = createRedisClient(target, { maxRetriesPerRequest: null });
 redis.on("error", () => {}); // ioredis reconnects by itself; errors surface through the runtime.
-const counter = new Redis(url, { maxRetriesPerRequest: null });
+const counter = createRedisClient(target, { maxRetriesPerRequest: null });
 counter.on("error", () => {});
 const model = createPacedModel();
 
@@ -37,11 +40,13 @@ function sink(threadKey: string): RunSink {
     onNotice() {},
     async close() {
       if (finals.length === 0) return;
-      await counter
-        .multi()
-        .incr(`${prefix}bench:done`)
-        .rpush(`${prefix}bench:replies`, JSON.stringify({ threadKey, texts: finals, pid: process.pid }))
-        .exec();
+      // Two commands (the keys are in two hash slots on a cluster); the count last, so a reply is
+      // listed once it is counted.
+      await counter.rpush(
+        `${prefix}bench:replies`,
+        JSON.stringify({ threadKey, texts: finals, pid: process.pid }),
+      );
+      await counter.incr(`${prefix}bench:done`);
     },
   };
 }

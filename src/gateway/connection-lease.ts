@@ -14,9 +14,9 @@
  * may be handed events the old one handled but had not confirmed to the platform).
  */
 import { randomUUID } from "node:crypto";
-import type { Redis } from "ioredis";
 import { type Clock, systemClock } from "../adapters/render/clock.js";
 import type { AdapterLogger, ConnectionLease, EventDeduper } from "../adapters/types.js";
+import type { RedisClient } from "../queue/redis/client.js";
 
 /**
  * KEYS[1] lease key
@@ -46,7 +46,7 @@ return 0
 `;
 
 export interface RedisConnectionLeaseOptions {
-  redis: Redis;
+  redis: RedisClient;
   /** What is leased, unique per bot and connection: `telegram:polling:<bot id>`, `discord:<app>:shard:0`. */
   name: string;
   /** Key prefix (default `sb:`). */
@@ -229,7 +229,7 @@ function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T | 
 }
 
 export interface RedisEventDeduperOptions {
-  redis: Redis;
+  redis: RedisClient;
   prefix?: string;
   /** How long an event id is remembered (default 24 h; Telegram keeps updates for 24 h). */
   retentionMs?: number;

@@ -2,14 +2,15 @@
  * `NoticeMemory` shared by every gateway process through Redis, so someone who is not allowed gets
  * one notice per thread however many processes receive their messages.
  */
-import type { Redis } from "ioredis";
+
 import type { NoticeMemory } from "../extensions/access/notices.js";
+import type { RedisClient } from "../queue/redis/client.js";
 
 /** `SET NX PX` under `${prefix}{<thread key>}:access-notice` (the thread's hash tag, for Redis Cluster). */
 export class RedisNoticeMemory implements NoticeMemory {
   /** `redis` is shared and owned by the caller; this memory never closes it. */
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix = "sb:",
   ) {}
 

@@ -4,10 +4,11 @@
  * gives the whole-millisecond numbers, and the two scripts below are `gcraReserve` and
  * `gcraPenalize` run atomically in Lua; one key per channel holding its theoretical arrival time.
  */
-import type { Redis } from "ioredis";
+
 import { type Clock, systemClock } from "../adapters/render/clock.js";
 import { FALLBACK_RATE_RULE, gcraStep } from "../adapters/render/rate-limiter.js";
 import type { RateLimiter, RateRule } from "../adapters/types.js";
+import type { RedisClient } from "../queue/redis/client.js";
 
 /**
  * `gcraReserve` in Lua. Every number is a whole millisecond, so Lua's doubles are exact.
@@ -46,7 +47,7 @@ return 1
 `;
 
 export interface RedisRateLimiterOptions {
-  redis: Redis;
+  redis: RedisClient;
   /** Key prefix (default `sb:`). */
   prefix?: string;
   /** Time source; processes should agree on time (NTP), as the budget is kept in their ms. */

@@ -3,7 +3,8 @@
  * X at once. It carries no state: the holder re-reads the durable control state when notified and
  * at every checkpoint, so a lost notice only delays a signal until the next checkpoint.
  */
-import type { Redis } from "ioredis";
+import type { RedisClient } from "./redis/client.js";
+import { RedisSubscriber } from "./redis/subscriber.js";
 
 export interface ControlBus {
   /** Notifies every process that `threadKey`'s control state changed. */
@@ -41,15 +42,15 @@ export class LocalControlBus implements ControlBus {
 
 /**
  * Redis pub/sub on one channel for all threads, with one subscriber connection per process
- * (created lazily on the first `subscribe`, as a duplicate of `redis`).
+ * (created lazily on the first `subscribe`; on a cluster it moves to another node when its node
+ * goes away).
  */
 export class RedisControlBus implements ControlBus {
-  private subscriber: Redis | undefined;
-  private ready: Promise<unknown> | undefined;
+  private subscriber: RedisSubscriber | undefined;
   private readonly handlers = new Set<(threadKey: string) => void>();
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly channel: string,
   ) {}
 
@@ -59,12 +60,9 @@ export class RedisControlBus implements ControlBus {
 
   subscribe(handler: (threadKey: string) => void): () => void {
     this.handlers.add(handler);
-    if (!this.subscriber) {
-      const sub = this.redis.duplicate();
-      sub.on("error", () => {
-        // ioredis reconnects by itself; checkpoints cover notices missed meanwhile.
-      });
-      sub.on("message", (channel: string, threadKey: string) => {
+    // Errors: the subscriber reconnects by itself; checkpoints cover notices missed meanwhile.
+    this.subscriber ??= new RedisSubscriber(this.redis, [this.channel], {
+      message: (channel, threadKey) => {
         if (channel !== this.channel) return;
         for (const h of [...this.handlers]) {
           try {
@@ -73,10 +71,8 @@ export class RedisControlBus implements ControlBus {
             // A handler's failure must not stop the others.
           }
         }
-      });
-      this.ready = sub.subscribe(this.channel).catch(() => {});
-      this.subscriber = sub;
-    }
+      },
+    });
     return () => {
       this.handlers.delete(handler);
     };
@@ -84,13 +80,13 @@ export class RedisControlBus implements ControlBus {
 
   /** Resolves once the subscription is active (tests use it to avoid a race with the first publish). */
   async whenSubscribed(): Promise<void> {
-    await this.ready;
+    await this.subscriber?.ready.catch(() => {});
   }
 
   async close(): Promise<void> {
     this.handlers.clear();
     const sub = this.subscriber;
     this.subscriber = undefined;
-    if (sub) await sub.quit().catch(() => sub.disconnect());
+    await sub?.close();
   }
 }

@@ -24,9 +24,35 @@ export interface ThreadKeys {
   control: string;
 }
 
+/** Whether `text` holds a Redis Cluster hash tag: `{…}` with something between the braces. */
+export function hasHashTag(text: string): boolean {
+  const open = text.indexOf("{");
+  if (open === -1) return false;
+  const close = text.indexOf("}", open + 1);
+  return close > open + 1;
+}
+
+/**
+ * The runs queue's BullMQ prefix by default: the key prefix without its colon (`sb`) on one server;
+ * on a cluster a hash tag of its own (`{sb-runs}`), since BullMQ's scripts touch every key of a
+ * queue at once and a cluster runs a script only on keys of one hash slot.
+ */
+export function defaultQueuePrefix(prefix: string, cluster: boolean): string {
+  const bare = prefix.endsWith(":") ? prefix.slice(0, -1) : prefix;
+  return cluster ? `{${bare}-runs}` : bare;
+}
+
 /** Builds every key name of the runtime from one prefix. */
 export class RuntimeKeys {
-  constructor(readonly prefix: string = DEFAULT_PREFIX) {}
+  /** BullMQ's own prefix for the runs queue (it adds `:<queue>:…`). */
+  readonly bullPrefix: string;
+
+  constructor(
+    readonly prefix: string = DEFAULT_PREFIX,
+    queue: { queuePrefix?: string | undefined; cluster?: boolean } = {},
+  ) {
+    this.bullPrefix = queue.queuePrefix ?? defaultQueuePrefix(prefix, queue.cluster ?? false);
+  }
 
   thread(threadKey: string): ThreadKeys {
     const base = `${this.prefix}{${threadKey}}:`;
@@ -63,10 +89,5 @@ export class RuntimeKeys {
   /** Pub/sub channel carrying control notices for every thread (`{"thread": …}`). */
   get controlChannel(): string {
     return `${this.prefix}control`;
-  }
-
-  /** BullMQ's own prefix (it adds `:<queue>:…`), kept under ours without the trailing colon. */
-  get bullPrefix(): string {
-    return this.prefix.endsWith(":") ? this.prefix.slice(0, -1) : this.prefix;
   }
 }

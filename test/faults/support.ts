@@ -2,9 +2,9 @@
  * Shared pieces of the fault scenarios: tagged messages, the exactly-once/order audit of thread
  * sessions, and a printed count line per scenario.
  */
-import type { Redis } from "ioredis";
 import { buildSessionContext } from "../../src/agent/session/context.js";
 import type { AgentMessage } from "../../src/agent/types.js";
+import { isCluster, type RedisClient } from "../../src/queue/redis/client.js";
 import type { SessionStore } from "../../src/queue/store/types.js";
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -60,14 +60,21 @@ export function report(scenario: string, counts: object): void {
   process.stdout.write(`[fault] ${scenario}: ${JSON.stringify(counts)}\n`);
 }
 
-/** Deletes every key under `prefix` (the scenarios share one Redis with other test files). */
-export async function dropPrefix(redis: Redis, prefix: string): Promise<void> {
-  let cursor = "0";
-  do {
-    const [c, keys] = await redis.scan(cursor, "MATCH", `${prefix}*`, "COUNT", 1000);
-    cursor = c;
-    if (keys.length) await redis.del(...keys);
-  } while (cursor !== "0");
+/**
+ * Deletes every key under `prefix` (the scenarios share one Redis with other test files); on a
+ * cluster, every primary's keys, one DEL per key (a DEL of several keys must stay in one slot).
+ */
+export async function dropPrefix(redis: RedisClient, prefix: string): Promise<void> {
+  const cluster = isCluster(redis);
+  for (const node of cluster ? redis.nodes("master") : [redis]) {
+    let cursor = "0";
+    do {
+      const [c, keys] = await node.scan(cursor, "MATCH", `${prefix}*`, "COUNT", 1000);
+      cursor = c;
+      if (keys.length && !cluster) await redis.del(...keys);
+      else for (const key of keys) await redis.del(key);
+    } while (cursor !== "0");
+  }
 }
 
 /** Polls `check` every 50 ms until it holds; throws with `what` after `timeoutMs`. */

@@ -2,29 +2,31 @@
  * Workers SIGKILLed repeatedly under load: two worker processes run 80 threads while messages keep
  * arriving; every 1.2 s one worker is killed (SIGKILL, no cleanup) and a fresh one started. Every
  * accepted message must reach its thread's session exactly once, in delivery order, and every
- * thread must end answered.
+ * thread must end answered. On one Redis server and on the Redis Cluster.
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { spawnWorker, type WorkerProcess } from "../../bench/lib/processes.js";
 import { benchMessage } from "../../bench/sections/scaleout.js";
+import { defaultQueuePrefix } from "../../src/queue/keys.js";
 import { RedisRuntime } from "../../src/queue/redis/redis-runtime.js";
 import { RedisSessionStore } from "../../src/queue/store/redis-store.js";
-import { connectRedis, redisUrl, uniquePrefix } from "../support/redis.js";
+import { backendEnv, connectBackend, redisBackends, uniquePrefix } from "../support/redis.js";
 import { auditSessions, dropPrefix, report, sleep, waitFor } from "./support.js";
 
-describe("fault: worker SIGKILL under load", () => {
-  const redis = connectRedis();
+describe.each(redisBackends())("fault: worker SIGKILL under load (%s)", (backend) => {
+  const redis = connectBackend(backend);
   const prefix = uniquePrefix("sbf-kill");
   const workers: WorkerProcess[] = [];
   afterAll(async () => {
     await Promise.all(workers.map((w) => w.kill("SIGKILL")));
     await dropPrefix(redis, prefix);
+    await dropPrefix(redis, defaultQueuePrefix(prefix, true));
     await redis.quit();
   });
 
   it("loses, duplicates and reorders nothing", async () => {
     const env = {
-      REDIS_URL: redisUrl(),
+      ...backendEnv(backend),
       SB_PREFIX: prefix,
       SB_LEASE_TTL: "1000",
       SB_SWEEP: "500",
@@ -83,7 +85,7 @@ describe("fault: worker SIGKILL under load", () => {
       "every thread to go idle",
     );
     const audit = await auditSessions(store, accepted);
-    report("worker SIGKILL ×4 under load", { ...audit, kills, refused });
+    report(`worker SIGKILL ×4 under load (${backend})`, { ...audit, kills, refused });
     await gateway.stop({ graceMs: 0 });
     expect(kills).toBe(4);
     expect(refused).toBe(0);

@@ -31,6 +31,8 @@ describe("running without a config file", () => {
     const c = r.config;
     expect(c.runtime).toEqual({
       keyPrefix: "sb:",
+      waitReplicas: 0,
+      waitReplicasTimeoutMs: 500,
       concurrency: 8,
       leaseTtlMs: 30000,
       shutdownGraceMs: 10000,

@@ -1,20 +1,21 @@
 /**
  * The Redis runtime (BullMQ queue, Lua steps, Redis session store) against the runtime contract,
- * on a test clock. The lease TTL is longer than any test may run, so a lease never expires on
- * Redis's own clock while the test clock stands still.
+ * on a test clock, on one Redis server and on a Redis Cluster (where a script or MULTI that touches
+ * keys of two hash slots fails with CROSSSLOT). The lease TTL is longer than any test may run, so a
+ * lease never expires on Redis's own clock while the test clock stands still.
  */
 
 import { RecordingSinks } from "../../src/queue/recording-sink.js";
 import { RedisRuntime } from "../../src/queue/redis/redis-runtime.js";
 import { RedisSessionStore } from "../../src/queue/store/redis-store.js";
-import { connectRedis, uniquePrefix } from "../support/redis.js";
+import { connectBackend, type RedisBackend, redisBackends, uniquePrefix } from "../support/redis.js";
 import { runtimeContract } from "./runtime-contract.js";
 import { type HarnessFactory, resolveTestModel, scriptedFactory } from "./support/harness.js";
 import { LeaseLog } from "./support/lease-log.js";
 import { TestClock } from "./support/test-clock.js";
 
-const makeRedis: HarnessFactory = async (o) => {
-  const redis = connectRedis();
+const makeRedis = async (o: Parameters<HarnessFactory>[0], backend: RedisBackend) => {
+  const redis = connectBackend(backend);
   const prefix = uniquePrefix();
   const store = new RedisSessionStore({ redis, prefix });
   const sinks = new RecordingSinks();
@@ -52,4 +53,4 @@ const makeRedis: HarnessFactory = async (o) => {
   };
 };
 
-runtimeContract("redis", makeRedis);
+for (const backend of redisBackends()) runtimeContract(backend, (o) => makeRedis(o, backend));

@@ -2,31 +2,32 @@
  * The coordination primitives, step by step, on Redis (the Lua scripts) and in memory: both must
  * give the same answers, since the runtime's correctness argument is written against them.
  */
-import type { Redis } from "ioredis";
 import { afterAll, describe, expect, it } from "vitest";
 import { MemoryThreadState } from "../../src/queue/embedded/memory-thread-state.js";
 import { RuntimeKeys } from "../../src/queue/keys.js";
+import type { RedisClient } from "../../src/queue/redis/client.js";
 import { RedisThreadState } from "../../src/queue/redis/redis-thread-state.js";
 import type { AppendOptions, ThreadState } from "../../src/queue/state/types.js";
 import type { DeliveryMode, InboxItem } from "../../src/queue/types.js";
-import { connectRedis, uniquePrefix } from "../support/redis.js";
+import { connectBackend, redisBackends, uniquePrefix } from "../support/redis.js";
 import { inbound } from "./support/harness.js";
 
-const redisConnections: Redis[] = [];
+const redisConnections: RedisClient[] = [];
 afterAll(async () => {
   for (const r of redisConnections) await r.quit();
 });
 
+// Redis on one server and on the Redis Cluster, where a step touching two hash slots fails.
 const implementations: [string, () => ThreadState][] = [
   ["memory", () => new MemoryThreadState()],
-  [
-    "redis",
+  ...redisBackends().map((backend): [string, () => ThreadState] => [
+    backend,
     () => {
-      const redis = connectRedis();
+      const redis = connectBackend(backend);
       redisConnections.push(redis);
       return new RedisThreadState(redis, new RuntimeKeys(uniquePrefix()));
     },
-  ],
+  ]),
 ];
 
 const T = "web:state";

@@ -3,9 +3,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildSessionContext } from "../../src/agent/session/context.js";
 import { EntryChain } from "../../src/agent/session/entries.js";
 import type { SessionEntry } from "../../src/agent/session/types.js";
+import type { RedisClient } from "../../src/queue/redis/client.js";
 import { LeaseLostError } from "../../src/queue/store/errors.js";
 import { RedisSessionStore } from "../../src/queue/store/redis-store.js";
-import { connectRedis, uniquePrefix } from "../support/redis.js";
+import { connectBackend, connectRedis, redisBackends, uniquePrefix } from "../support/redis.js";
 import { assistant, conversation, user, warnCollector } from "./fixtures.js";
 import { describeSessionStoreContract } from "./store-contract.js";
 
@@ -23,28 +24,38 @@ function tickingClock(): () => number {
   return () => ++t;
 }
 
-describeSessionStoreContract("redis", async () => {
-  const prefix = uniquePrefix("sbt-sess");
-  const logger = warnCollector();
-  const now = tickingClock();
-  const store = new RedisSessionStore({ redis, prefix, logger, now });
-  return {
-    store,
-    warnings: logger.messages,
-    holdLease: async (threadKey, token) => {
-      const key = store.keys.lease(threadKey);
-      await redis.set(key, token);
-      return { key, token };
-    },
-    injectGarbage: async (threadKey, sessionId, line) => {
-      await redis.rpush(store.keys.session(threadKey, sessionId), line);
-    },
-    reopen: async () => new RedisSessionStore({ redis, prefix, logger, now }),
-    dispose: async () => {
-      await store.close();
-    },
-  };
-});
+// On one server and on the Redis Cluster, where a step touching two hash slots fails (CROSSSLOT).
+for (const backend of redisBackends()) {
+  let redis: RedisClient;
+  beforeAll(() => {
+    redis = connectBackend(backend);
+  });
+  afterAll(async () => {
+    await redis.quit();
+  });
+  describeSessionStoreContract(backend, async () => {
+    const prefix = uniquePrefix("sbt-sess");
+    const logger = warnCollector();
+    const now = tickingClock();
+    const store = new RedisSessionStore({ redis, prefix, logger, now });
+    return {
+      store,
+      warnings: logger.messages,
+      holdLease: async (threadKey, token) => {
+        const key = store.keys.lease(threadKey);
+        await redis.set(key, token);
+        return { key, token };
+      },
+      injectGarbage: async (threadKey, sessionId, line) => {
+        await redis.rpush(store.keys.session(threadKey, sessionId), line);
+      },
+      reopen: async () => new RedisSessionStore({ redis, prefix, logger, now }),
+      dispose: async () => {
+        await store.close();
+      },
+    };
+  });
+}
 
 describe("RedisSessionStore", () => {
   it("stores a batch once when the same append arrives again (ioredis resends after Redis died before replying)", async () => {

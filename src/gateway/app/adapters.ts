@@ -9,11 +9,11 @@
  */
 import { createHash } from "node:crypto";
 import { join } from "node:path";
-import type { Redis } from "ioredis";
 import type { SlackAdapter } from "../../adapters/slack/index.js";
 import type { TelegramAdapter } from "../../adapters/telegram/index.js";
 import type { ChannelAdapter, EventDeduper, KeyValueStore, Platform } from "../../adapters/types.js";
 import type { WebAuthStore, WebChatAdapter, WebChatStore } from "../../adapters/web/index.js";
+import type { RedisClient } from "../../queue/redis/client.js";
 import type { ChannelsConfig, HttpConfig } from "../config/types.js";
 import { RedisConnectionLease, RedisEventDeduper } from "../connection-lease.js";
 import { FileKeyValueStore } from "../file-kv.js";
@@ -24,7 +24,7 @@ import { WEB_USER_ID } from "./platforms.js";
 
 /** Redis-backed helpers the adapters share in Redis mode. */
 export interface AdapterRedis {
-  redis: Redis;
+  redis: RedisClient;
   prefix: string;
 }
 

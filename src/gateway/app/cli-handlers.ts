@@ -7,16 +7,16 @@
 import { randomUUID } from "node:crypto";
 import { once } from "node:events";
 import { dirname } from "node:path";
-import type { Redis } from "ioredis";
 import type { ChannelAdapter, Platform } from "../../adapters/types.js";
 import { hasCredentials } from "../../agent/llm/models.js";
 import type { ExtensionRunner } from "../../extensions/runner.js";
 import { MemoryApprovalStore } from "../../queue/approvals/index.js";
+import type { RedisClient, RedisTarget } from "../../queue/redis/client.js";
 import { FileSessionStore } from "../../queue/store/file-store.js";
 import { RedisSessionStore } from "../../queue/store/redis-store.js";
 import type { SessionStore } from "../../queue/store/types.js";
 import { type CheckProbe, CliError, type CliHandlers, type CommandContext, EXIT } from "../cli/types.js";
-import { redisAddress } from "../config/resolve.js";
+import { redisTargetOf } from "../config/redis-target.js";
 import type { SwitchboardConfig } from "../config/types.js";
 import type { Logger } from "../log.js";
 import { buildAdapters } from "./adapters.js";
@@ -25,6 +25,7 @@ import { loadExtensions } from "./extensions.js";
 import { createGateway } from "./gateway.js";
 import { chooseDefaultModel, modelIssues, modelRefOf, registerConfiguredModels } from "./models.js";
 import { platformProbes } from "./probes.js";
+import { redisProbe } from "./redis-probe.js";
 import { sandboxProbe } from "./sandbox.js";
 
 /** The handlers `src/main.ts` passes to `runCli`. */
@@ -73,8 +74,8 @@ export function createCliHandlers(): CliHandlers {
 
     checkProbes(ctx) {
       const probes: CheckProbe[] = [];
-      const url = ctx.config.runtime.redisUrl;
-      if (url) probes.push(redisProbe(url));
+      const target = redisTargetOf(ctx.config.runtime);
+      if (target) probes.push(redisProbe(target, ctx.config.runtime.waitReplicas));
       probes.push(...platformProbes(ctx.config.channels));
       probes.push(sandboxProbe(ctx.config.tools, ctx.config.agent.workspaceDir));
       return probes;
@@ -83,7 +84,7 @@ export function createCliHandlers(): CliHandlers {
     async exportThread(ctx) {
       return withStore(ctx, async (store) => {
         const sessions = await store.listSessions(ctx.threadKey);
-        const where = ctx.config.runtime.redisUrl ? "in Redis" : `under ${ctx.config.runtime.dataDir}`;
+        const where = redisTargetOf(ctx.config.runtime) ? "in Redis" : `under ${ctx.config.runtime.dataDir}`;
         if (sessions.length === 0) {
           throw new CliError(
             `thread ${ctx.threadKey} has no sessions ${where}. Check the thread key (/status in the thread ` +
@@ -182,7 +183,8 @@ function onlyPlatforms(
 /** Runs `fn` with the deployment's session store (Redis, or the files under `dataDir`), then closes it. */
 async function withStore<T>(ctx: CommandContext, fn: (store: SessionStore) => Promise<T>): Promise<T> {
   const { runtime } = ctx.config;
-  if (!runtime.redisUrl) {
+  const target = redisTargetOf(runtime);
+  if (!target) {
     const store = new FileSessionStore({ dataDir: runtime.dataDir, logger: ctx.logger });
     try {
       return await fn(store);
@@ -190,7 +192,7 @@ async function withStore<T>(ctx: CommandContext, fn: (store: SessionStore) => Pr
       await store.close();
     }
   }
-  const redis = await connect(runtime.redisUrl, ctx.logger);
+  const redis = await connect(target, ctx.logger);
   const store = new RedisSessionStore({ redis, prefix: runtime.keyPrefix, logger: ctx.logger });
   try {
     return await fn(store);
@@ -200,51 +202,15 @@ async function withStore<T>(ctx: CommandContext, fn: (store: SessionStore) => Pr
   }
 }
 
-async function connect(url: string, logger: Logger): Promise<Redis> {
-  const { Redis } = await import("ioredis");
-  const redis = new Redis(url, { maxRetriesPerRequest: 1, connectTimeout: 5000, disconnectTimeout: 100 });
+async function connect(target: RedisTarget, logger: Logger): Promise<RedisClient> {
+  const { createRedisClient } = await import("../../queue/redis/client.js");
+  const redis = createRedisClient(target, {
+    maxRetriesPerRequest: 1,
+    connectTimeout: 5000,
+    disconnectTimeout: 100,
+  });
   redis.on("error", (err: unknown) =>
     logger.debug({ err: err instanceof Error ? err.message : String(err) }, "redis connection error"),
   );
   return redis;
-}
-
-/**
- * PING over a connection opened for this check and closed after it (so `check` can exit). A failure
- * says where Redis was expected, why it failed, and what to fix.
- */
-function redisProbe(url: string): CheckProbe {
-  return {
-    name: "redis",
-    async check() {
-      const { Redis } = await import("ioredis");
-      const client = new Redis(url, {
-        lazyConnect: true,
-        retryStrategy: () => null,
-        maxRetriesPerRequest: 0,
-        connectTimeout: 2000,
-        disconnectTimeout: 100, // else a refused socket holds `check` open for 2 s
-      });
-      let cause: string | undefined;
-      client.on("error", (err: Error) => {
-        cause ??= err.message;
-      });
-      try {
-        await client.connect();
-        const started = performance.now();
-        const pong = await client.ping();
-        return { ok: pong === "PONG", detail: `${pong} in ${Math.round(performance.now() - started)} ms` };
-      } catch (err) {
-        const why = cause ?? (err instanceof Error ? err.message : String(err));
-        return {
-          ok: false,
-          detail: `not reachable at ${redisAddress(url)} (${why}). Start Redis, or fix runtime.redisUrl / REDIS_URL`,
-          // A server that answers and refuses the password is a config error, not an outage.
-          ...(/NOAUTH|WRONGPASS|invalid password|invalid username/i.test(why) ? { refused: true } : {}),
-        };
-      } finally {
-        client.disconnect();
-      }
-    },
-  };
 }

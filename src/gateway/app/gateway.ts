@@ -1,6 +1,6 @@
 /**
  * One Switchboard process, wired from the config slices: stores → runtime (Redis + BullMQ when
- * `runtime.redisUrl` is set, else embedded with files under `dataDir`) → extensions → adapters →
+ * `runtime.redisUrl` or `runtime.redisCluster` is set, else embedded with files under `dataDir`) → extensions → adapters →
  * inbound pipeline → agent factory → renderers → HTTP (mounts, probes, metrics).
  *
  * Roles: `gateway` runs the adapters' inbound side, the dispatcher and HTTP; `worker` runs the
@@ -12,7 +12,6 @@
  * running turns within the grace period).
  */
 import { dirname, join } from "node:path";
-import type { Redis } from "ioredis";
 import { redactOutbound } from "../../adapters/redact-outbound.js";
 import { MemoryRateLimiter } from "../../adapters/render/rate-limiter.js";
 import type { ChannelAdapter, Platform } from "../../adapters/types.js";
@@ -29,6 +28,8 @@ import { MemoryNoticeMemory } from "../../extensions/access/notices.js";
 import type { ExtensionRunner } from "../../extensions/runner.js";
 import { MemoryApprovalStore, RedisApprovalStore } from "../../queue/approvals/index.js";
 import { EmbeddedRuntime } from "../../queue/embedded/embedded-runtime.js";
+import { defaultQueuePrefix } from "../../queue/keys.js";
+import type { RedisClient } from "../../queue/redis/client.js";
 import type { RuntimeOptions } from "../../queue/redis/redis-runtime.js";
 import { SessionKeys } from "../../queue/store/keys.js";
 import { RedisSessionStore } from "../../queue/store/redis-store.js";
@@ -40,6 +41,7 @@ import { RedisWebChatStore } from "../../queue/store/web-redis-store.js";
 import type { Runtime } from "../../queue/types.js";
 import type { Role } from "../cli/types.js";
 import { ConfigError } from "../config/errors.js";
+import { redisTargetOf } from "../config/redis-target.js";
 import { collectSecretValues } from "../config/secrets.js";
 import type { SwitchboardConfig } from "../config/types.js";
 import { createMetrics, type SwitchboardMetrics } from "../http/metrics.js";
@@ -112,12 +114,15 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
   const closers: (() => Promise<unknown>)[] = [];
 
   // ioredis and BullMQ load only in Redis mode: the embedded mode starts without them.
-  const kit = cfg.redisUrl ? await import("./redis-kit.js") : undefined;
-  const redis = kit && cfg.redisUrl ? kit.connectRedis(cfg.redisUrl, logger) : undefined;
+  const target = redisTargetOf(cfg);
+  const kit = target ? await import("./redis-kit.js") : undefined;
+  const redis = kit && target ? kit.connectRedis(target, logger) : undefined;
+  // The runs queue's BullMQ prefix: on a cluster it needs a hash tag (`{sb-runs}` by default).
+  const queuePrefix = cfg.queuePrefix ?? defaultQueuePrefix(prefix, Boolean(redis && kit?.isCluster(redis)));
 
   try {
     // Before anything else connects (the runs queue, the workers): Redis down is one clear error.
-    if (redis && kit && cfg.redisUrl) await kit.reachRedis(redis, cfg.redisUrl);
+    if (redis && kit && target) await kit.reachRedis(redis, target);
     const approvalStore = meteredApprovalStore(
       redis ? new RedisApprovalStore(redis, { prefix }) : new MemoryApprovalStore(),
       metrics,
@@ -231,7 +236,15 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
     if (redis && kit) {
       const redisStore = new RedisSessionStore({ redis, prefix, logger });
       store = redisStore;
-      runtime = new kit.RedisRuntime({ ...common, store: redisStore, redis, prefix });
+      runtime = new kit.RedisRuntime({
+        ...common,
+        store: redisStore,
+        redis,
+        prefix,
+        queuePrefix,
+        waitReplicas: cfg.waitReplicas,
+        waitReplicasTimeoutMs: cfg.waitReplicasTimeoutMs,
+      });
       closers.push(() => redisStore.close());
     } else {
       const embedded = new EmbeddedRuntime({ ...common, dataDir: cfg.dataDir });
@@ -260,7 +273,7 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
     metrics.sampleActiveThreads(() => liveAgents.count);
     if (redis && kit) {
       http.addProbe(redisPingProbe(redis));
-      const depth = kit.queueDepthSampler(redis, prefix);
+      const depth = kit.queueDepthSampler(redis, queuePrefix);
       metrics.sampleQueueDepth(depth.sample);
       closers.push(depth.close);
     }
@@ -365,7 +378,7 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
  * `<dataDir>/web` and sign-ins in memory (a restart prints a new sign-in link).
  */
 function webChatStores(
-  redis: Redis | undefined,
+  redis: RedisClient | undefined,
   prefix: string,
   dataDir: string,
   logger: Logger,

@@ -1,24 +1,26 @@
 /**
  * The parts of a process that exist only in Redis mode and load heavy packages (ioredis, BullMQ:
- * about 250 modules). `createGateway` imports this module only when `runtime.redisUrl` is set, so
- * the embedded mode starts without them.
+ * about 250 modules). `createGateway` imports this module only when `runtime.redisUrl` or
+ * `runtime.redisCluster` is set, so the embedded mode starts without them.
  */
 import { Queue } from "bullmq";
-import { Redis } from "ioredis";
-import { redisAddress } from "../config/resolve.js";
+import { createRedisClient, type RedisClient, type RedisTarget } from "../../queue/redis/client.js";
+import { describeRedisTarget } from "../config/redis-target.js";
 import type { Logger } from "../log.js";
 
+export { isCluster } from "../../queue/redis/client.js";
 export { RedisRuntime } from "../../queue/redis/redis-runtime.js";
 
 const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 /**
- * The process's shared Redis connection. Connection errors before Redis first answered are left to
- * `reachRedis` (one clear message instead of a log line per retry); later ones are logged.
+ * The process's shared Redis connection (one server, or a cluster client that follows failovers).
+ * Connection errors before Redis first answered are left to `reachRedis` (one clear message instead
+ * of a log line per retry); later ones are logged.
  */
-export function connectRedis(url: string, logger: Logger): Redis {
+export function connectRedis(target: RedisTarget, logger: Logger): RedisClient {
   // disconnectTimeout: a socket that never connected is destroyed at once, not after ioredis's 2 s.
-  const redis = new Redis(url, { maxRetriesPerRequest: null, disconnectTimeout: 100 });
+  const redis = createRedisClient(target, { maxRetriesPerRequest: null, disconnectTimeout: 100 });
   let ready = false;
   redis.once("ready", () => {
     ready = true;
@@ -35,7 +37,7 @@ export function connectRedis(url: string, logger: Logger): Redis {
  * within 2 s of launching), throws one error that says where Redis was expected, the last
  * connection error, and what to fix.
  */
-export async function reachRedis(redis: Redis, url: string, ms = 1000): Promise<void> {
+export async function reachRedis(redis: RedisClient, target: RedisTarget, ms = 1000): Promise<void> {
   let lastError: string | undefined;
   const onError = (err: unknown) => {
     lastError = errorText(err);
@@ -49,8 +51,11 @@ export async function reachRedis(redis: Redis, url: string, ms = 1000): Promise<
     await Promise.race([redis.ping(), timeout]);
   } catch (err) {
     throw new Error(
-      `Redis at ${redisAddress(url)} is not reachable (${errorText(err)}). ` +
-        "Start Redis, or fix runtime.redisUrl / REDIS_URL.",
+      "url" in target
+        ? `${describeRedisTarget(target)} is not reachable (${errorText(err)}). ` +
+            "Start Redis, or fix runtime.redisUrl / REDIS_URL."
+        : `${describeRedisTarget(target)} is not reachable (${errorText(err)}). ` +
+            "Start the cluster, or fix runtime.redisCluster / REDIS_CLUSTER.",
     );
   } finally {
     clearTimeout(timer);
@@ -58,16 +63,13 @@ export async function reachRedis(redis: Redis, url: string, ms = 1000): Promise<
   }
 }
 
-/** Samples the number of wake jobs waiting in the runs queue (BullMQ prefix: the key prefix without its colon). */
+/** Samples the number of wake jobs waiting in the runs queue (`queuePrefix`: the runtime's BullMQ prefix). */
 export function queueDepthSampler(
-  redis: Redis,
-  prefix: string,
+  redis: RedisClient,
+  queuePrefix: string,
   queueName = "runs",
 ): { sample: () => Promise<number>; close: () => Promise<void> } {
-  const queue = new Queue(queueName, {
-    connection: redis,
-    prefix: prefix.endsWith(":") ? prefix.slice(0, -1) : prefix,
-  });
+  const queue = new Queue(queueName, { connection: redis, prefix: queuePrefix });
   queue.on("error", () => {});
   return {
     sample: () => queue.getWaitingCount(),

@@ -66,10 +66,13 @@ export function summarizeConfig(config: SwitchboardConfig): string[] {
     `channels: ${channels.length > 0 ? channels.join(", ") : "none enabled"}`,
     `model: ${config.models.default ?? "first model with credentials"} (thinking ${config.models.thinkingLevel})` +
       (config.models.custom.length > 0 ? `, ${config.models.custom.length} custom` : ""),
-    config.runtime.redisUrl
-      ? `runtime: Redis ${redactSecrets(config.runtime.redisUrl)} (key prefix ${config.runtime.keyPrefix}), ` +
-        `${config.runtime.concurrency} threads per worker`
-      : `runtime: embedded (no Redis), data in ${config.runtime.dataDir}`,
+    config.runtime.redisCluster
+      ? `runtime: Redis Cluster ${redactSecrets(config.runtime.redisCluster.join(", "))} (key prefix ` +
+        `${config.runtime.keyPrefix}), ${config.runtime.concurrency} threads per worker`
+      : config.runtime.redisUrl
+        ? `runtime: Redis ${redactSecrets(config.runtime.redisUrl)} (key prefix ${config.runtime.keyPrefix}), ` +
+          `${config.runtime.concurrency} threads per worker`
+        : `runtime: embedded (no Redis), data in ${config.runtime.dataDir}`,
     `http: ${url}${h.token ? " (token required)" : " (loopback only, no token)"}`,
     `extensions: ${config.extensions.modules.length > 0 ? config.extensions.modules.join(", ") : "none"}`,
   ];

@@ -8,6 +8,7 @@ import { resolve } from "node:path";
 import type { Env } from "../config/env.js";
 import { ConfigError } from "../config/errors.js";
 import { loadConfig } from "../config/loader.js";
+import { redisTargetOf } from "../config/redis-target.js";
 import { collectSecretValues } from "../config/secrets.js";
 import { type Logger, redactSecrets } from "../log.js";
 import type { ParsedCommand } from "./args.js";
@@ -89,10 +90,11 @@ async function start(
   deps: CliDeps,
   logger: Logger,
 ): Promise<number> {
-  if (role !== "all" && !ctx.config.runtime.redisUrl) {
+  if (role !== "all" && !redisTargetOf(ctx.config.runtime)) {
     ctx.io.stderr(
       `switchboard start: --role ${role} needs Redis so that gateways and workers can share work. ` +
-        "Set REDIS_URL (or runtime.redisUrl), or use --role all to run everything in one process without Redis.\n",
+        "Set REDIS_URL (or runtime.redisUrl; REDIS_CLUSTER or runtime.redisCluster for a Redis Cluster), " +
+        "or use --role all to run everything in one process without Redis.\n",
     );
     return EXIT.usage;
   }

@@ -17,6 +17,7 @@ export {
   parseConfigText,
 } from "./loader.js";
 export { customModelToModel } from "./models.js";
+export { describeRedisTarget, redisTargetOf } from "./redis-target.js";
 export { isLoopbackHost } from "./resolve.js";
 export { ConfigSchema, DEFAULT_BASH_APPROVAL_PATTERNS } from "./schema.js";
 export { collectSecretValues, ENV_DEFAULTS, isSecretFieldName } from "./secrets.js";

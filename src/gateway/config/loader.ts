@@ -9,6 +9,7 @@ import { LineCounter, parseDocument } from "yaml";
 import { type Env, substituteEnv } from "./env.js";
 import { ConfigError, type ConfigIssue } from "./errors.js";
 import { type PathLocator, pathLocator, yamlSyntaxIssue } from "./locate.js";
+import { splitRedisCluster } from "./redis-target.js";
 import { resolveConfig } from "./resolve.js";
 import type { ValidatedConfig } from "./schema.js";
 import { applyEnvDefaults, findLiteralSecrets, readFileFields } from "./secrets.js";
@@ -112,6 +113,7 @@ export function parseConfigText(
   const secretPaths = new Set(issues.map((i) => i.path));
   issues.push(...substituteEnv(tree, env).filter((i) => !secretPaths.has(i.path)));
   applyEnvDefaults(tree, env);
+  splitRedisCluster(tree);
   issues.push(...applyListenOverrides(tree, env, options.http));
   issues.push(...readFileFields(tree, baseDir));
 

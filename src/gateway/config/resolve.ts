@@ -5,6 +5,7 @@
  */
 import { isAbsolute, resolve } from "node:path";
 import { type ConfigIssue, joinPath } from "./errors.js";
+import { redisIssues } from "./redis-target.js";
 import type { ValidatedConfig } from "./schema.js";
 import { ENV_DEFAULTS } from "./secrets.js";
 import type { ChannelsConfig, SwitchboardConfig } from "./types.js";
@@ -178,6 +179,7 @@ export function resolveConfig(v: ValidatedConfig, baseDir: string): ResolveResul
 
   const redisProblem = v.runtime.redisUrl ? redisUrlProblem(v.runtime.redisUrl) : undefined;
   if (redisProblem) issues.push({ path: "runtime.redisUrl", message: redisProblem });
+  issues.push(...redisIssues(v.runtime, warnings));
 
   v.approval.bashPatterns.forEach((pattern, i) => {
     try {

@@ -363,13 +363,40 @@ export const RuntimeSchema = Obj(
       Type.String({
         pattern: "^rediss?://",
         title: "a redis:// or rediss:// URL",
-        description: "Redis URL. Default: $REDIS_URL. Absent: embedded runtime with files under dataDir.",
+        description:
+          "Redis URL. Default: $REDIS_URL. Absent (and no redisCluster): embedded runtime with files under dataDir.",
+      }),
+    ),
+    redisCluster: Type.Optional(
+      Type.Array(Type.String({ minLength: 1 }), {
+        minItems: 1,
+        title: "seed nodes of a Redis Cluster",
+        description:
+          "Seed nodes of a Redis Cluster (redis://host:port, rediss://… or host:port; a few suffice). Default: $REDIS_CLUSTER (comma-separated). Instead of redisUrl.",
       }),
     ),
     keyPrefix: Type.String({
       default: "sb:",
       minLength: 1,
       description: "Prefix of every Redis key and queue.",
+    }),
+    queuePrefix: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description:
+          "BullMQ prefix of the runs queue. Default: keyPrefix without its colon (sb), or {sb-runs} on a cluster, where it needs a hash tag.",
+      }),
+    ),
+    waitReplicas: Type.Integer({
+      default: 0,
+      minimum: 0,
+      description:
+        "Replicas that must confirm each inbox append (Redis WAIT) before the platform is acknowledged; fewer in time refuse the delivery, so the platform redelivers. 0: asynchronous replication.",
+    }),
+    waitReplicasTimeoutMs: Type.Integer({
+      default: 500,
+      minimum: 1,
+      description: "How long an inbox append waits for waitReplicas.",
     }),
     concurrency: Type.Integer({
       default: 8,

@@ -90,6 +90,7 @@ export const ENV_DEFAULTS: Readonly<Record<string, string>> = {
   "channels.telegram.botToken": "TELEGRAM_BOT_TOKEN",
   "channels.telegram.webhook.secretToken": "TELEGRAM_WEBHOOK_SECRET",
   "runtime.redisUrl": "REDIS_URL",
+  "runtime.redisCluster": "REDIS_CLUSTER",
   "http.token": "SWITCHBOARD_HTTP_TOKEN",
 };
 

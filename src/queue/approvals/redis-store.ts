@@ -14,7 +14,6 @@
  * Decisions are durable state first: a waiter subscribes, then reads the record, so a decision made
  * before it subscribed (or while its connection was down) is seen too.
  */
-import type { Redis } from "ioredis";
 import {
   type ApprovalRecord,
   type ApprovalRequest,
@@ -25,6 +24,8 @@ import {
   newApprovalId,
 } from "../../extensions/approval/types.js";
 import type { ThreadUser } from "../../extensions/types.js";
+import type { RedisClient } from "../redis/client.js";
+import { RedisSubscriber } from "../redis/subscriber.js";
 import { DECIDE, DECIDE_SHA } from "./scripts.js";
 
 export interface RedisApprovalStoreOptions {
@@ -44,14 +45,13 @@ export class RedisApprovalStore implements ApprovalStore {
   private readonly prefix: string;
   private readonly retentionMs: number;
   private readonly grantTtlMs: number;
-  private subscriber: Redis | undefined;
-  private subscribed: Promise<unknown> | undefined;
+  private subscriber: RedisSubscriber | undefined;
   private readonly waiters = new Map<string, Set<Waiter>>();
   private closed = false;
 
   /** `redis` is used for commands and is not closed by `close()`; a subscriber is duplicated from it. */
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     options: RedisApprovalStoreOptions = {},
   ) {
     this.prefix = options.prefix ?? "sb:";
@@ -113,11 +113,9 @@ export class RedisApprovalStore implements ApprovalStore {
     if (!threadKey) throw new Error(`Unknown approval "${id}": create it before attaching its message.`);
     const key = this.recordKey(threadKey, id);
     const ttl = await this.redis.pttl(key);
-    await this.redis
-      .multi()
-      .hset(key, "messageRef", messageRef)
-      .set(this.messageKey(messageRef), id, "PX", ttl > 0 ? ttl : this.retentionMs)
-      .exec();
+    // Two commands, not a MULTI: the message key is outside the thread's hash slot (Redis Cluster).
+    await this.redis.hset(key, "messageRef", messageRef);
+    await this.redis.set(this.messageKey(messageRef), id, "PX", ttl > 0 ? ttl : this.retentionMs);
   }
 
   async get(id: string): Promise<ApprovalRecord | undefined> {
@@ -205,9 +203,8 @@ export class RedisApprovalStore implements ApprovalStore {
     this.closed = true;
     const sub = this.subscriber;
     this.subscriber = undefined;
-    this.subscribed = undefined;
     this.waiters.clear();
-    if (sub) await sub.quit().catch(() => sub.disconnect());
+    await sub?.close();
   }
 
   private async read(threadKey: string, id: string): Promise<ApprovalRecord | undefined> {
@@ -236,21 +233,17 @@ export class RedisApprovalStore implements ApprovalStore {
 
   private ensureSubscribed(): Promise<unknown> {
     if (this.closed) return Promise.reject(new Error("The approval store is closed."));
-    if (!this.subscribed) {
-      const sub = this.redis.duplicate();
-      this.subscriber = sub;
-      sub.on("error", () => {
-        // ioredis reconnects by itself; waiters re-read their state when it is ready again.
-      });
-      sub.on("message", (channel: string, id: string) => {
+    // Back from a drop (or, on a cluster, on another node): decisions published meanwhile were
+    // missed, so every waiter re-reads its record. Errors: the subscriber reconnects by itself.
+    this.subscriber ??= new RedisSubscriber(this.redis, [this.channel], {
+      message: (channel, id) => {
         if (channel !== this.channel) return;
         for (const w of [...(this.waiters.get(id) ?? [])]) w.check();
-      });
-      sub.on("ready", () => {
+      },
+      resubscribed: () => {
         for (const set of this.waiters.values()) for (const w of [...set]) w.check();
-      });
-      this.subscribed = sub.subscribe(this.channel);
-    }
-    return this.subscribed;
+      },
+    });
+    return this.subscriber.ready;
   }
 }

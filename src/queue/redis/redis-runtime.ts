@@ -4,13 +4,12 @@
  * also calls `start()` to take wake jobs. docs/runtime.md describes the protocol.
  */
 import { type Job, Queue, Worker } from "bullmq";
-import { Redis } from "ioredis";
 import type { InboundMessage } from "../../adapters/types.js";
 import { type Clock, systemClock } from "../../agent/clock.js";
 import { findModel } from "../../agent/llm/models.js";
 import { RedisControlBus } from "../control-bus.js";
 import { Dispatcher } from "../dispatcher.js";
-import { RuntimeKeys } from "../keys.js";
+import { hasHashTag, RuntimeKeys } from "../keys.js";
 import type { DropPolicy, ThreadState } from "../state/types.js";
 import type { SessionStore } from "../store/types.js";
 import type {
@@ -29,6 +28,7 @@ import type { CompactionConfig } from "../worker/compaction-step.js";
 import { plainInboundFormatter } from "../worker/item-messages.js";
 import type { LeaseEvent } from "../worker/tenure.js";
 import { WorkerCore } from "../worker/worker-core.js";
+import { createRedisClient, duplicateClient, isCluster, type RedisClient } from "./client.js";
 import { RedisThreadState } from "./redis-thread-state.js";
 import { RedisWaker, type WakeJobData } from "./redis-waker.js";
 
@@ -78,10 +78,18 @@ export interface RuntimeOptions {
 }
 
 export interface RedisRuntimeOptions extends RuntimeOptions {
-  /** A connection (the caller closes it) or a URL (the runtime opens and closes its own). */
-  redis: Redis | string;
+  /**
+   * A connection to one server or a cluster (the caller closes it), or a URL (the runtime opens and
+   * closes its own connection).
+   */
+  redis: RedisClient | string;
   /** Key prefix. Default `sb:`. */
   prefix?: string;
+  /**
+   * BullMQ's prefix for the runs queue. Default: the key prefix without its colon (`sb`) on one
+   * server, `{sb-runs}` on a cluster (BullMQ needs every key of a queue in one hash slot).
+   */
+  queuePrefix?: string;
   /** BullMQ queue name. Default `runs`. */
   queueName?: string;
   /** BullMQ job lock duration; a dead worker's job is recovered after about this. Default: the lease TTL. */
@@ -92,6 +100,12 @@ export interface RedisRuntimeOptions extends RuntimeOptions {
   maxStalledCount?: number;
   /** Dedupe window of event ids. Default 24 h. */
   dedupeTtlMs?: number;
+  /**
+   * Replicas that must confirm each inbox append (`WAIT`) before a delivery resolves; fewer within
+   * `waitReplicasTimeoutMs` (default 500) refuse the delivery, so the platform redelivers. Default 0.
+   */
+  waitReplicas?: number;
+  waitReplicasTimeoutMs?: number;
 }
 
 function defaultOnError(error: unknown, context: string): void {
@@ -100,7 +114,7 @@ function defaultOnError(error: unknown, context: string): void {
 }
 
 export class RedisRuntime implements Runtime {
-  private readonly redis: Redis;
+  private readonly redis: RedisClient;
   private readonly ownsRedis: boolean;
   private readonly keys: RuntimeKeys;
   private readonly queue: Queue<WakeJobData>;
@@ -111,7 +125,7 @@ export class RedisRuntime implements Runtime {
   private readonly onError: (error: unknown, context: string) => void;
   private core: WorkerCore | undefined;
   private worker: Worker<WakeJobData> | undefined;
-  private workerConnection: Redis | undefined;
+  private workerConnection: RedisClient | undefined;
   private readonly clock: Clock;
   private readonly stopSweeping = new AbortController();
   private sweeping: Promise<void> | undefined;
@@ -119,8 +133,18 @@ export class RedisRuntime implements Runtime {
 
   constructor(private readonly o: RedisRuntimeOptions) {
     this.ownsRedis = typeof o.redis === "string";
-    this.redis = typeof o.redis === "string" ? new Redis(o.redis, { maxRetriesPerRequest: null }) : o.redis;
-    this.keys = new RuntimeKeys(o.prefix);
+    this.redis =
+      typeof o.redis === "string"
+        ? createRedisClient({ url: o.redis }, { maxRetriesPerRequest: null })
+        : o.redis;
+    const cluster = isCluster(this.redis);
+    if (cluster && o.queuePrefix !== undefined && !hasHashTag(o.queuePrefix)) {
+      throw new Error(
+        `The runs queue's prefix "${o.queuePrefix}" has no hash tag, so BullMQ cannot run on a Redis Cluster ` +
+          "(its scripts need every key of the queue in one slot). Use a prefix like {sb-runs}, or leave it unset.",
+      );
+    }
+    this.keys = new RuntimeKeys(o.prefix, { queuePrefix: o.queuePrefix, cluster });
     this.onError = o.onError ?? defaultOnError;
     this.clock = o.clock ?? systemClock;
     this.queue = new Queue<WakeJobData>(o.queueName ?? "runs", {
@@ -146,8 +170,13 @@ export class RedisRuntime implements Runtime {
   }
 
   /** The coordination primitives; a subclass may wrap them (tests drive race windows this way). */
-  protected createState(redis: Redis, keys: RuntimeKeys): ThreadState {
-    return new RedisThreadState(redis, keys, { dedupeTtlMs: this.o.dedupeTtlMs, clock: this.clock });
+  protected createState(redis: RedisClient, keys: RuntimeKeys): ThreadState {
+    return new RedisThreadState(redis, keys, {
+      dedupeTtlMs: this.o.dedupeTtlMs,
+      clock: this.clock,
+      waitReplicas: this.o.waitReplicas,
+      waitTimeoutMs: this.o.waitReplicasTimeoutMs,
+    });
   }
 
   deliver(inbound: InboundMessage, mode?: DeliveryMode): Promise<DeliverResult> {
@@ -194,7 +223,7 @@ export class RedisRuntime implements Runtime {
     this.core = core;
     await this.bus.whenSubscribed();
     const lockDuration = o.lockDurationMs ?? leaseTtlMs;
-    this.workerConnection = this.redis.duplicate({ maxRetriesPerRequest: null });
+    this.workerConnection = duplicateClient(this.redis, { maxRetriesPerRequest: null });
     const worker = new Worker<WakeJobData>(
       o.queueName ?? "runs",
       async (job: Job<WakeJobData>) => {

@@ -4,7 +4,7 @@
  * window come from the given `Clock`; a lease expires on Redis's own clock (`PX`), one time source
  * for every process whatever their clocks say.
  */
-import type { Redis } from "ioredis";
+
 import { type Clock, systemClock } from "../../agent/clock.js";
 import { parseItem, parseItems } from "../inbox-item.js";
 import type { RuntimeKeys } from "../keys.js";
@@ -21,6 +21,7 @@ import type {
   ThreadState,
 } from "../state/types.js";
 import type { InboxItem } from "../types.js";
+import type { RedisClient } from "./client.js";
 import { runScript, type ScriptReply } from "./run-script.js";
 import { ACQUIRE, APPEND, FORCE_RELEASE, PROBE, RELEASE, RENEW, SETTLE, STOP, TAKE } from "./scripts.js";
 
@@ -35,6 +36,26 @@ export interface RedisThreadStateOptions {
   claimTtlMs?: number;
   /** Default: the system clock. */
   clock?: Clock;
+  /**
+   * Replicas that must confirm an inbox append (`WAIT`) before it counts as stored; fewer within
+   * `waitTimeoutMs` fail the append, so the delivery is refused and the platform redelivers. Default
+   * 0: an append is stored once its primary has it (asynchronous replication).
+   */
+  waitReplicas?: number;
+  /** How long an append waits for `waitReplicas`. Default 500 ms. */
+  waitTimeoutMs?: number;
+}
+
+/** An inbox append that fewer replicas than required confirmed in time (it may still be on the primary). */
+export class ReplicaWaitError extends Error {
+  constructor(threadKey: string, acked: number, wanted: number, ms: number) {
+    super(
+      `The inbox append of thread ${threadKey} was confirmed by ${acked} of ${wanted} replicas within ${ms} ms, ` +
+        "so the delivery is refused and the platform redelivers. Check the replicas of the Redis primary " +
+        "that holds the thread, or lower runtime.waitReplicas.",
+    );
+    this.name = "ReplicaWaitError";
+  }
 }
 
 function num(reply: ScriptReply | undefined): number {
@@ -50,15 +71,19 @@ export class RedisThreadState implements ThreadState {
   private readonly dedupeTtlMs: number;
   private readonly claimTtlMs: number;
   private readonly clock: Clock;
+  private readonly waitReplicas: number;
+  private readonly waitTimeoutMs: number;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: RuntimeKeys,
     options: RedisThreadStateOptions = {},
   ) {
     this.dedupeTtlMs = options.dedupeTtlMs ?? 24 * 3600_000;
     this.claimTtlMs = options.claimTtlMs ?? 30_000;
     this.clock = options.clock ?? systemClock;
+    this.waitReplicas = options.waitReplicas ?? 0;
+    this.waitTimeoutMs = options.waitTimeoutMs ?? 500;
   }
 
   async claimEvent(eventId: string): Promise<boolean> {
@@ -99,6 +124,7 @@ export class RedisThreadState implements ThreadState {
     );
     const r = reply as ScriptReply[];
     if (num(r[0]) === 0) return { accepted: false, depth: num(r[1]), active: num(r[2]) === 1 };
+    if (this.waitReplicas > 0) await this.replicated(threadKey, k.inbox);
     return {
       accepted: true,
       seq: num(r[1]),
@@ -108,6 +134,22 @@ export class RedisThreadState implements ThreadState {
       wakeMarker: String(r[5]),
       dropped: parseItems(rest(r, 6)),
     };
+  }
+
+  /**
+   * `WAIT` for the replicas on the connection that wrote `key` (a pipeline goes to the node of its
+   * keys' slot, and WAIT counts that connection's writes); too few in time → `ReplicaWaitError`.
+   */
+  private async replicated(threadKey: string, key: string): Promise<void> {
+    const replies = await this.redis
+      .pipeline()
+      .exists(key)
+      .wait(this.waitReplicas, this.waitTimeoutMs)
+      .exec();
+    const [err, acked] = replies?.[1] ?? [new Error("WAIT got no reply"), 0];
+    if (err) throw err;
+    if (Number(acked) < this.waitReplicas)
+      throw new ReplicaWaitError(threadKey, Number(acked), this.waitReplicas, this.waitTimeoutMs);
   }
 
   async stop(threadKey: string): Promise<StopOutcome> {

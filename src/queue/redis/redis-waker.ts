@@ -4,10 +4,10 @@
  */
 import { randomUUID } from "node:crypto";
 import type { Queue } from "bullmq";
-import type { Redis } from "ioredis";
 import type { Clock } from "../../agent/clock.js";
 import type { RuntimeKeys } from "../keys.js";
 import type { Waker } from "../state/types.js";
+import type { RedisClient } from "./client.js";
 import { runScript, type ScriptReply } from "./run-script.js";
 import { PROBE, SET_WAKE_JOB, UNPEND } from "./scripts.js";
 
@@ -21,7 +21,7 @@ const LIVE_STATES = new Set(["waiting", "active", "delayed", "prioritized", "wai
 
 export class RedisWaker implements Waker {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly queue: Queue<WakeJobData>,
     private readonly keys: RuntimeKeys,
     private readonly clock: Clock,

@@ -3,7 +3,7 @@
  * not seen it (NOSCRIPT: a restart, a failover).
  */
 import { createHash } from "node:crypto";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "./client.js";
 import type { LuaScript } from "./scripts.js";
 
 const shas = new WeakMap<LuaScript, string>();
@@ -22,7 +22,7 @@ export type ScriptReply = number | string | null | ScriptReply[];
 
 /** Runs `script` with `keys` (exactly `numberOfKeys` of them) and `args`. */
 export async function runScript(
-  redis: Redis,
+  redis: RedisClient,
   script: LuaScript,
   keys: readonly string[],
   args: readonly (string | number)[],

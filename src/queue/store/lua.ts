@@ -4,7 +4,7 @@
  */
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../redis/client.js";
 
 /** What a script returns: nested arrays of strings and integers. */
 export type LuaReply = string | number | null | LuaReply[];
@@ -23,7 +23,7 @@ export class LuaScript {
     return new LuaScript(name, readFileSync(new URL(`./lua/${name}.lua`, import.meta.url), "utf8"));
   }
 
-  async run(redis: Redis, keys: string[], args: (string | number)[]): Promise<LuaReply[]> {
+  async run(redis: RedisClient, keys: string[], args: (string | number)[]): Promise<LuaReply[]> {
     try {
       return (await redis.evalsha(this.sha, keys.length, ...keys, ...args)) as LuaReply[];
     } catch (err) {

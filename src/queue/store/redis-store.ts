@@ -10,7 +10,7 @@
  *
  * Appends and leaf moves run as Lua scripts, fenced on `{t}:lease` when the caller passes a fence.
  */
-import type { Redis } from "ioredis";
+
 import {
   NO_CARRIERS,
   NO_SETTINGS,
@@ -30,6 +30,7 @@ import {
   type WarnLogger,
 } from "../../agent/session/jsonl.js";
 import type { SessionEntry, SessionHeader, SessionSettings } from "../../agent/session/types.js";
+import type { RedisClient } from "../redis/client.js";
 import { EntryNotFoundError, InvalidEntryError, LeaseLostError, SessionNotFoundError } from "./errors.js";
 import { SessionKeys } from "./keys.js";
 import { type LuaReply, scripts } from "./lua.js";
@@ -61,7 +62,7 @@ import type {
 
 export interface RedisSessionStoreOptions {
   /** A connection the caller owns (the store never closes it). */
-  redis: Redis;
+  redis: RedisClient;
   /** Key prefix, default `sb:`. */
   prefix?: string;
   /** Receives warnings about unreadable stored lines. Default: console.warn. */
@@ -103,7 +104,7 @@ export class RedisSessionStore implements SessionStore {
   readonly keys: SessionKeys;
   /** Counts list elements read from Redis, so tests and benchmarks can see what a read costs. */
   readonly stats = { elementsFetched: 0 };
-  private readonly redis: Redis;
+  private readonly redis: RedisClient;
   private readonly logger: WarnLogger;
   private readonly now: () => number;
 
@@ -201,9 +202,10 @@ export class RedisSessionStore implements SessionStore {
     if (settings.model) multi.hset(k.meta(threadKey), "model", settings.model);
     if (settings.thinkingLevel) multi.hset(k.meta(threadKey), "thinkingLevel", settings.thinkingLevel);
     multi.rpush(k.sessions(threadKey), header.id);
-    multi.zadd(k.threads(), now, threadKey);
     const results = await multi.exec();
     for (const [err] of results ?? []) if (err) throw err;
+    // After the MULTI, not in it: the thread index is outside the thread's hash slot (Redis Cluster).
+    await this.redis.zadd(k.threads(), now, threadKey);
   }
 
   async append(
@@ -450,8 +452,9 @@ export class RedisSessionStore implements SessionStore {
       else if (value !== undefined) multi.hset(key, field, value);
     }
     multi.hset(key, "updatedAt", String(now));
-    multi.zadd(this.keys.threads(), now, threadKey);
     await multi.exec();
+    // A command of its own: the thread index is outside the thread's hash slot (Redis Cluster).
+    await this.redis.zadd(this.keys.threads(), now, threadKey);
   }
 
   async addUsage(threadKey: string, usage: Partial<UsageTotals>): Promise<void> {

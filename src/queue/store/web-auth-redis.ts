@@ -11,12 +11,13 @@
  * matter (whoever can write it can also queue messages and decide approvals), so Redis must be
  * reachable only by Switchboard (docs/security.md).
  */
-import type { Redis } from "ioredis";
+
 import type { WebAuthStore } from "../../adapters/web/auth-store.js";
+import type { RedisClient } from "../redis/client.js";
 
 export class RedisWebAuthStore implements WebAuthStore {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix = "sb:",
   ) {}
 

@@ -13,7 +13,6 @@
  * the change published after, so a page that (re)reads the state never misses what an event said;
  * when the subscriber's connection drops, listeners get `resync` and read the state again.
  */
-import type { Redis } from "ioredis";
 import {
   byRecency,
   edited,
@@ -43,10 +42,12 @@ import {
   type WebStoreLimits,
   type WebStoreListener,
 } from "../../adapters/web/store-types.js";
+import type { RedisClient } from "../redis/client.js";
+import { RedisSubscriber } from "../redis/subscriber.js";
 import { ADD, CREATE, NEXT_ID, READ, REMOVE, REPLACE } from "./web-redis-scripts.js";
 
 export interface RedisWebChatStoreOptions extends WebStoreLimits {
-  redis: Redis;
+  redis: RedisClient;
   /** Key prefix (default `sb:`), the runtime's. */
   prefix?: string;
   /** Told about feed messages that could not be read and subscriber trouble. */
@@ -59,15 +60,14 @@ const CLIENT_IDS_TTL_MS = 24 * 60 * 60 * 1000;
 const MAX_ATTEMPTS = 20;
 
 export class RedisWebChatStore implements WebChatStore {
-  private readonly redis: Redis;
+  private readonly redis: RedisClient;
   private readonly prefix: string;
   private readonly maxConversations: number;
   private readonly maxMessages: number;
   private readonly now: () => number;
   private readonly warn: (message: string, detail: Record<string, unknown>) => void;
   private readonly listeners = new Set<WebStoreListener>();
-  private subscriber: Redis | undefined;
-  private subscribed: Promise<void> | undefined;
+  private subscriber: RedisSubscriber | undefined;
 
   constructor(o: RedisWebChatStoreOptions) {
     this.redis = o.redis;
@@ -253,45 +253,36 @@ export class RedisWebChatStore implements WebChatStore {
 
   /** One subscriber connection per store, made on first use. */
   private listen(): Promise<void> {
-    this.subscribed ??= (async () => {
-      const sub = this.redis.duplicate({ connectionName: `${this.prefix}web-feed` });
-      this.subscriber = sub;
-      sub.on("error", (err: unknown) =>
-        this.warn("web chat: change feed connection error", { err: String(err) }),
-      );
-      let connected = false;
-      sub.on("ready", () => {
-        if (!connected) return;
-        // Back after a drop: what was published meanwhile is lost. Once subscribed again, listeners
-        // re-read the state.
-        sub.subscribe(this.channel).then(
-          () => this.emit({ type: "resync" }),
-          (err: unknown) => this.warn("web chat: could not subscribe again", { err: String(err) }),
-        );
-      });
-      sub.on("message", (channel: string, payload: string) => {
-        if (channel !== this.channel) return;
-        let event: WebChatEvent;
-        try {
-          event = JSON.parse(payload) as WebChatEvent;
-        } catch {
-          this.warn("web chat: skipped an unreadable change", { bytes: payload.length });
-          return;
-        }
-        this.emit(event);
-      });
-      await sub.subscribe(this.channel);
-      connected = true;
-    })();
-    return this.subscribed;
+    this.subscriber ??= new RedisSubscriber(
+      this.redis,
+      [this.channel],
+      {
+        message: (channel, payload) => {
+          if (channel !== this.channel) return;
+          let event: WebChatEvent;
+          try {
+            event = JSON.parse(payload) as WebChatEvent;
+          } catch {
+            this.warn("web chat: skipped an unreadable change", { bytes: payload.length });
+            return;
+          }
+          this.emit(event);
+        },
+        // Back after a drop (or on another cluster node): what was published meanwhile is lost, so
+        // listeners re-read the state.
+        resubscribed: () => this.emit({ type: "resync" }),
+        error: (err) => this.warn("web chat: change feed connection error", { err: String(err) }),
+      },
+      `${this.prefix}web-feed`,
+    );
+    return this.subscriber.ready;
   }
 
   async close(): Promise<void> {
     this.listeners.clear();
     const sub = this.subscriber;
     this.subscriber = undefined;
-    await this.subscribed?.catch(() => {});
-    if (sub) await sub.quit().catch(() => sub.disconnect());
+    await sub?.close();
   }
 
   private emit(event: WebStoreEvent): void {

@@ -1,7 +1,7 @@
 /** The Redis store: the contract, its key layout (one hash tag per conversation), and the feed's resync. */
 import { afterAll, describe, expect, it } from "vitest";
 import { RedisWebChatStore } from "../../../src/queue/store/web-redis-store.js";
-import { connectRedis, uniquePrefix } from "../../support/redis.js";
+import { connectBackend, connectRedis, dropKeys, redisBackends, uniquePrefix } from "../../support/redis.js";
 import { until } from "../support/drive.js";
 import { runWebStoreContract } from "./store-contract.js";
 
@@ -10,20 +10,24 @@ afterAll(async () => {
   await redis.quit();
 });
 
-runWebStoreContract("redis", async () => {
-  const prefix = uniquePrefix("sbweb");
-  const clock = { now: 1_700_000_000_000 };
-  return {
-    shared: true,
-    durable: true,
-    clock,
-    open: (limits) => new RedisWebChatStore({ ...limits, redis, prefix, now: () => clock.now }),
-    cleanup: async () => {
-      const keys = await redis.keys(`${prefix}*`);
-      if (keys.length > 0) await redis.del(...keys);
-    },
-  };
-});
+// On one server and on the Redis Cluster, where a step touching two hash slots fails (CROSSSLOT).
+for (const backend of redisBackends()) {
+  const client = connectBackend(backend);
+  afterAll(async () => {
+    await client.quit();
+  });
+  runWebStoreContract(backend, async () => {
+    const prefix = uniquePrefix("sbweb");
+    const clock = { now: 1_700_000_000_000 };
+    return {
+      shared: true,
+      durable: true,
+      clock,
+      open: (limits) => new RedisWebChatStore({ ...limits, redis: client, prefix, now: () => clock.now }),
+      cleanup: () => dropKeys(client, prefix),
+    };
+  });
+}
 
 describe("web chat Redis store", () => {
   const bot = { id: "web:bot", name: "Switchboard", isBot: true };

@@ -91,6 +91,13 @@ export class CliProcess {
     );
   }
 
+  /** Sends `signal` (a crash: SIGKILL; start it `direct` so the signal reaches Switchboard itself) and waits for the exit. */
+  async kill(signal: NodeJS.Signals = "SIGKILL"): Promise<void> {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
+    this.child.kill(signal);
+    await this.exited;
+  }
+
   /** SIGTERM, then the exit code (SIGKILL if it has not exited within `ms`). */
   async stop(ms = 15_000): Promise<number | null> {
     if (this.child.exitCode !== null) return this.child.exitCode;
