@@ -272,12 +272,16 @@ function makeHandle(nodes: ClusterNodeProcess[], stop: () => Promise<void>): Loc
       const wanted = o.replicas ?? 0;
       await until("every slot served, every replica in sync, every node agreeing", timeoutMs, async () => {
         const roles = new Map<number, "primary" | "replica">();
+        // What the primary itself counts as online replicas: WAIT is answered from that view, which
+        // lags the replica's own "link up" while the primary streams it the first sync.
+        const onlineReplicas = new Map<number, number>();
         for (const n of alive()) {
           const info = String(await ask(n.port, (r) => r.cluster("INFO")));
           if (!info.includes("cluster_state:ok")) return false;
           const repl = String(await ask(n.port, (r) => r.info("replication")));
           if (repl.includes("role:slave") && !repl.includes("master_link_status:up")) return false;
           roles.set(n.port, repl.includes("role:slave") ? "replica" : "primary");
+          onlineReplicas.set(n.port, (repl.match(/state=online/g) ?? []).length);
         }
         // Gossip has reached every node: each one's view of every live node matches that node's own
         // role, and none of them is still marked failed.
@@ -289,7 +293,7 @@ function makeHandle(nodes: ClusterNodeProcess[], stop: () => Promise<void>): Loc
           }
           for (const p of view.filter((v) => v.role === "primary" && v.servesSlots && roles.has(v.port))) {
             const inSync = view.filter((v) => v.primaryId === p.id && roles.get(v.port) === "replica");
-            if (inSync.length < wanted) return false;
+            if (inSync.length < wanted || (onlineReplicas.get(p.port) ?? 0) < wanted) return false;
           }
         }
         return true;
