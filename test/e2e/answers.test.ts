@@ -186,6 +186,12 @@ describe("two messages in quick succession", () => {
         async () => (await refresh()).find((m) => m.from.isBot)?.text === "alpha answers: first question",
         "the first",
       );
+      // The page's stream can trail the store on a loaded machine: wait for it to show the final
+      // text and the typing stop before judging their order.
+      await until(
+        async () => finalAt > 0 && typing.at(-1)?.durationMs === 0,
+        "the stream to show the final text and the typing stop",
+      );
       expect(messages().map((m) => [m.from.isBot ? "bot" : "you", m.text])).toEqual([
         ["you", "first question"],
         ["bot", "alpha answers: first question"],

@@ -195,5 +195,5 @@ describe.each([
     );
     running.delete(gateway);
     expect(await gateway.stop()).toBe(0);
-  }, 90_000);
+  }, 180_000);
 });

@@ -176,7 +176,7 @@ describe("web chat across a gateway and two workers (separate processes)", () =>
     for (const p of [gateway, workerA, workerB])
       expect(p.logs().filter((l) => String(l.msg).includes("no enabled channel"))).toEqual([]);
     await Promise.all([gateway, workerA, workerB].map(stop));
-  }, 120_000);
+  }, 240_000);
 
   it("one process with files keeps the conversation across a restart; a new link signs in again", async () => {
     const port = await freePort();
@@ -226,5 +226,5 @@ describe("web chat across a gateway and two workers (separate processes)", () =>
     await after.call("POST", `api/conversations/${conversation.id}/messages`, { text: "and after" });
     await answered(after, conversation.id, "and after");
     await stop(p);
-  }, 60_000);
+  }, 180_000);
 });

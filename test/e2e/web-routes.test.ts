@@ -40,7 +40,7 @@ beforeAll(async () => {
   // The fake Telegram posts updates to the URL the adapter registered; point it at this server.
   await until(() => world.telegram.webhook, "the webhook registration");
   if (world.telegram.webhook) world.telegram.webhook.url = `${app.url}/telegram/webhook`;
-}, 30_000);
+}, 120_000);
 afterAll(async () => {
   await world?.close();
 });

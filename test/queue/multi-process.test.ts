@@ -273,7 +273,7 @@ describe("multi-process Redis runtime", () => {
       ]);
     }
     expect(findLeaseOverlaps(events.leases(), ttl), where).toEqual([]);
-  }, 120_000);
+  }, 240_000);
 
   it("a worker killed inside a tool: the next one closes the call with an error result and answers", async () => {
     const ttl = 800;
@@ -298,5 +298,5 @@ describe("multi-process Redis runtime", () => {
       "assistant:ack t0.0",
     ]);
     expect(messages[2]).toMatchObject({ isError: true });
-  }, 60_000);
+  }, 180_000);
 });

@@ -56,7 +56,7 @@ describe.skipIf(!haveChromium)(
         if (m.type() === "error") problems.push(m.text());
       });
       page.on("pageerror", (e) => problems.push(e.message));
-    }, 30_000);
+    }, 120_000);
 
     afterAll(async () => {
       await browser?.close();
@@ -148,7 +148,7 @@ describe.skipIf(!haveChromium)(
       expect(received.commands[0]).toMatchObject({ name: "model", args: "gpt-5", threadKey });
 
       expect(problems).toEqual([]);
-    }, 30_000);
+    }, 120_000);
 
     it("keeps up across a reload: the conversation and the latest text come back", async () => {
       const threadKey = received.messages[0]?.threadKey as string;
@@ -161,7 +161,7 @@ describe.skipIf(!haveChromium)(
       await expect.poll(() => page.locator(".conversations li").count()).toBe(2);
       await expect.poll(() => page.locator(".msg").count()).toBe(0);
       expect(problems).toEqual([]);
-    }, 30_000);
+    }, 120_000);
 
     it("opens a bookmarked conversation in another browser once it signs in there", async () => {
       const threadKey = received.messages[0]?.threadKey as string;
@@ -188,6 +188,6 @@ describe.skipIf(!haveChromium)(
         await other.close();
       }
       expect(problems).toEqual([]);
-    }, 30_000);
+    }, 120_000);
   },
 );

@@ -68,7 +68,7 @@ export class CliProcess {
   }
 
   /** Waits for a log line with message `msg` (and the fields of `match`). */
-  waitForLog(msg: string, match: Record<string, unknown> = {}, ms = 20_000): Promise<LogLine> {
+  waitForLog(msg: string, match: Record<string, unknown> = {}, ms = 60_000): Promise<LogLine> {
     return until(
       () => this.logs().find((l) => l.msg === msg && Object.entries(match).every(([k, v]) => l[k] === v)),
       `the log line "${msg}"\n--- stdout\n${this.lines.slice(-20).join("\n")}\n--- stderr\n${this.stderr.slice(-20).join("\n")}`,
@@ -77,7 +77,7 @@ export class CliProcess {
   }
 
   /** Waits for a plain output line matching `pattern`. */
-  waitForLine(pattern: RegExp, ms = 20_000): Promise<RegExpMatchArray> {
+  waitForLine(pattern: RegExp, ms = 60_000): Promise<RegExpMatchArray> {
     return until(
       () => {
         for (const line of this.lines) {

@@ -39,7 +39,7 @@ export const SLACK_OTHER = "UOTHER";
 export async function until<T>(
   probe: () => T | undefined | false | Promise<T | undefined | false>,
   what: string,
-  ms = 10_000,
+  ms = 30_000,
 ): Promise<T> {
   const end = Date.now() + ms;
   for (;;) {
