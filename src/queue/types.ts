@@ -8,6 +8,7 @@ import type { Agent } from "../agent/agent.js";
 import type { Model, ThinkingLevel, UserMessage } from "../agent/llm/types.js";
 import type { AgentEvent, AgentMessage } from "../agent/types.js";
 import type { DeliveryMode } from "../extensions/types.js";
+import type { EventOutcome } from "./event-claims.js";
 import type { ThreadMeta } from "./store/types.js";
 
 // One definition (src/extensions/types.ts), where the commands and the command parser name it too.
@@ -219,6 +220,14 @@ export interface Runtime {
    */
   stop(options?: { graceMs?: number }): Promise<void>;
   deliver(inbound: InboundMessage, mode?: DeliveryMode): Promise<DeliverResult>;
+  /**
+   * Handles one platform event once across every gateway process: the runtime's one dedupe point
+   * (see event-claims.ts). `handle` runs under a short claim renewed while it works; `duplicate`
+   * when the event was handled already. A `deliver` of the same event id inside `handle` does not
+   * claim it again. Rejects (do not acknowledge the event) when `handle` threw, when another live
+   * attempt still holds it after the wait, or when the runtime's state is unreachable.
+   */
+  handleEvent<T>(eventId: string, handle: () => Promise<T>): Promise<EventOutcome<T>>;
   control(threadKey: string, command: ControlCommand): Promise<ControlResult>;
   status(threadKey: string): Promise<ThreadStatus>;
 }
