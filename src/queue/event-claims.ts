@@ -56,6 +56,8 @@ export class EventClaims {
   private readonly pollMs: number;
   private readonly onError: (error: unknown, context: string) => void;
   private attempts = 0;
+  /** This process's attempts in progress: a concurrent redelivery here awaits one, without polling. */
+  private readonly local = new Map<string, Promise<unknown>>();
   /** The event ids the current async context holds, so a nested `once` (deliver inside a handler) runs through. */
   private readonly held = new AsyncLocalStorage<ReadonlySet<string>>();
 
@@ -76,6 +78,25 @@ export class EventClaims {
   async once<T>(eventId: string, handle: () => Promise<T>): Promise<EventOutcome<T>> {
     const outer = this.held.getStore();
     if (outer?.has(eventId)) return { status: "handled", value: await handle() };
+    for (let running = this.local.get(eventId); running; running = this.local.get(eventId)) await running;
+    const attempt = this.attempt(eventId, handle, outer);
+    const tracked = attempt.then(
+      () => {},
+      () => {},
+    );
+    this.local.set(eventId, tracked);
+    try {
+      return await attempt;
+    } finally {
+      if (this.local.get(eventId) === tracked) this.local.delete(eventId);
+    }
+  }
+
+  private async attempt<T>(
+    eventId: string,
+    handle: () => Promise<T>,
+    outer: ReadonlySet<string> | undefined,
+  ): Promise<EventOutcome<T>> {
     const owner = `${this.instanceId}#${++this.attempts}`;
     const { state } = this.o;
     const started = this.clock.now();
