@@ -18,6 +18,21 @@ import {
   World,
 } from "./support/world.js";
 
+/** Every user message's text of a model request, in order (what the model reads from users). */
+function allUserText(request: { body: Record<string, unknown> }): string {
+  const messages = (request.body.messages as { role: string; content: unknown }[] | undefined) ?? [];
+  return messages
+    .filter((m) => m.role === "user")
+    .map((m) =>
+      typeof m.content === "string"
+        ? m.content
+        : Array.isArray(m.content)
+          ? (m.content as { type: string; text?: string }[]).map((c) => c.text ?? "").join("\n")
+          : "",
+    )
+    .join("\n");
+}
+
 let world: World;
 let app: Gateway;
 
@@ -133,6 +148,24 @@ describe("a mention end to end", () => {
     expect(text).toContain("logs say disk full");
     expect(text).toContain("[Earlier messages in this thread");
     expect(text.indexOf("logs say disk full")).toBeLessThan(text.indexOf("what should we do?"));
+  });
+
+  it("Telegram private chat: messages sent before the thread's session exists reach the model once each", async () => {
+    const dm: FakeChat = { id: TG_USERS.bob.id, type: "private" };
+    const texts = ["first of three", "second of three", "third of three"];
+    // In one getUpdates batch: the later ones arrive while the first is queued and no session exists.
+    for (const text of texts) world.telegram.userMessage({ chat: dm, from: TG_USERS.bob, text });
+    const last = await until(
+      () =>
+        world
+          .requests("openai-completions")
+          .filter((r) => allUserText(r).includes("third of three"))
+          .at(-1),
+      "a model request with the third message",
+    );
+    const seen = allUserText(last);
+    for (const text of texts) expect(seen.split(text).length - 1, `"${text}" in the model's context`).toBe(1);
+    expect(seen).not.toContain("[Earlier messages in this thread");
   });
 
   it("/readyz reports Redis and each channel's connection; /metrics counts messages, runs, tokens and platform calls", async () => {
