@@ -78,8 +78,13 @@ export class EventClaims {
   async once<T>(eventId: string, handle: () => Promise<T>): Promise<EventOutcome<T>> {
     const outer = this.held.getStore();
     if (outer?.has(eventId)) return { status: "handled", value: await handle() };
-    for (let running = this.local.get(eventId); running; running = this.local.get(eventId)) await running;
-    const attempt = this.attempt(eventId, handle, outer);
+    const started = this.clock.now();
+    for (let running = this.local.get(eventId); running; running = this.local.get(eventId)) {
+      const left = this.waitMs - (this.clock.now() - started);
+      if (left <= 0 || !(await this.settlesWithin(running, left)))
+        throw new EventBusyError(eventId, this.clock.now() - started);
+    }
+    const attempt = this.attempt(eventId, handle, outer, started);
     const tracked = attempt.then(
       () => {},
       () => {},
@@ -96,10 +101,10 @@ export class EventClaims {
     eventId: string,
     handle: () => Promise<T>,
     outer: ReadonlySet<string> | undefined,
+    started: number,
   ): Promise<EventOutcome<T>> {
     const owner = `${this.instanceId}#${++this.attempts}`;
     const { state } = this.o;
-    const started = this.clock.now();
     for (;;) {
       const claim = await state.claimEvent(eventId, owner, this.ttlMs);
       if (claim.status === "done") return { status: "duplicate" };
@@ -127,6 +132,18 @@ export class EventClaims {
     // which the inbox's per-event append turns into nothing.
     await state.confirmEvent(eventId).catch((err: unknown) => this.onError(err, "confirming an event id"));
     return { status: "handled", value };
+  }
+
+  /** Whether `running` settles within `ms` on the clock. */
+  private async settlesWithin(running: Promise<unknown>, ms: number): Promise<boolean> {
+    const timeout = new AbortController();
+    const timer = this.clock.sleep(ms, timeout.signal).then(
+      () => false,
+      () => true,
+    );
+    const settled = await Promise.race([running.then(() => true), timer]);
+    timeout.abort();
+    return settled;
   }
 
   /** Renews the claim every third of its ttl until `signal` aborts. */

@@ -144,6 +144,28 @@ describe.each(states)("event claims on %s", (_name, make) => {
     expect(await handling).toEqual({ status: "handled", value: "slow" });
   });
 
+  it("a redelivery to the same process waits for the attempt in progress there, bounded too", async () => {
+    const { clock, a } = setup(make);
+    const first = pending("stored");
+    const handling = a.once("e", first.handle);
+    await until(first.started, 5000, "A handling");
+    const quick = a.once("e", async () => "never");
+    await until(() => clock.pending >= 2, 5000, "the retry waiting");
+    first.finish();
+    expect(await handling).toEqual({ status: "handled", value: "stored" });
+    expect(await quick).toEqual({ status: "duplicate" });
+
+    const slow = pending("slow");
+    const slowHandling = a.once("f", slow.handle);
+    await until(slow.started, 5000, "A handling f");
+    const late = a.once("f", async () => "never").catch((e: unknown) => e);
+    await until(() => clock.pending >= 2, 5000, "the retry of f waiting");
+    await clock.advance(6000);
+    expect(await late).toBeInstanceOf(EventBusyError);
+    slow.finish();
+    await slowHandling;
+  });
+
   it("done is written only after the handler resolved; a failed handler leaves the event to its retry", async () => {
     const { state, a, b } = setup(make);
     const first = pending("durable");
