@@ -94,6 +94,49 @@ describe("a mention end to end", () => {
     );
   });
 
+  it("Slack: a retry (X-Slack-Retry-Num) that arrives while the first delivery is still handled is answered once", async () => {
+    world.slack.channel("CRETRY");
+    // The first delivery is durable and then hangs on its 👀 while Slack retries the event.
+    world.slack.holdMethod("reactions.add");
+    const { message, deliveries } = await world.slack.userMessage({
+      channel: "CRETRY",
+      user: SLACK_ADMIN,
+      text: "retried while busy",
+      mention: true,
+    });
+    const answered = () =>
+      world.slack
+        .view("CRETRY")
+        .find((v) => v.ts === message.ts)
+        ?.replies.filter((r) => r.text === "alpha answers: retried while busy").length ?? 0;
+    await until(() => answered() === 1 || undefined, "the answer to the first delivery");
+    const retries = await Promise.all(deliveries.map((d) => world.slack.redeliver(d.eventId as string, 1)));
+    expect(retries.map((r) => r.status)).toEqual(deliveries.map(() => 200));
+    world.slack.releaseMethod("reactions.add");
+    const eyes = () =>
+      world.slack.api.calls.filter(
+        (c) => c.method === "reactions.add" && (c.params as { timestamp?: string }).timestamp === message.ts,
+      ).length;
+    await until(() => eyes() > 0 || undefined, "the first delivery's 👀");
+    // Another message through the same gateway, answered, so a second handling would have shown by now.
+    const { message: next } = await world.slack.userMessage({
+      channel: "CRETRY",
+      user: SLACK_ADMIN,
+      text: "and then",
+      mention: true,
+    });
+    await until(
+      () =>
+        world.slack
+          .view("CRETRY")
+          .find((v) => v.ts === next.ts)
+          ?.replies.some((r) => r.text === "alpha answers: and then"),
+      "the next answer",
+    );
+    expect(eyes()).toBe(1);
+    expect(answered()).toBe(1);
+  });
+
   it("Discord: 👀 on the mention, then the model's reply in a thread on it", async () => {
     const { alice } = world.discordUsers;
     const m = world.discord.userMessage({
