@@ -17,6 +17,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { randomUUID } from "node:crypto";
 import { type Clock, systemClock } from "../agent/clock.js";
 import type { ThreadState } from "./state/types.js";
+import type { EventOutcome } from "./types.js";
 
 export interface EventClaimsOptions {
   state: ThreadState;
@@ -32,9 +33,6 @@ export interface EventClaimsOptions {
   pollMs?: number;
   onError?: (error: unknown, context: string) => void;
 }
-
-/** What `once` did: ran the handler (its value), or found the event handled already. */
-export type EventOutcome<T> = { status: "handled"; value: T } | { status: "duplicate" };
 
 /** A live claim of another handling attempt outlasted the wait; the platform should retry later. */
 export class EventBusyError extends Error {

@@ -8,7 +8,6 @@ import type { Agent } from "../agent/agent.js";
 import type { Model, ThinkingLevel, UserMessage } from "../agent/llm/types.js";
 import type { AgentEvent, AgentMessage } from "../agent/types.js";
 import type { DeliveryMode } from "../extensions/types.js";
-import type { EventOutcome } from "./event-claims.js";
 import type { ThreadMeta } from "./store/types.js";
 
 // One definition (src/extensions/types.ts), where the commands and the command parser name it too.
@@ -204,6 +203,9 @@ export type InboundFormatter = (messages: InboundMessage[]) => UserMessage;
 
 /** Resolves a model reference (`provider/modelId`) for a running agent; undefined when unknown. */
 export type ModelResolver = (ref: string) => Model | undefined;
+
+/** What `Runtime.handleEvent` did: ran the handler (its value), or found the event handled already. */
+export type EventOutcome<T> = { status: "handled"; value: T } | { status: "duplicate" };
 
 /**
  * One runtime: the gateway side (`deliver`, `control`, `status`) and, when the process runs

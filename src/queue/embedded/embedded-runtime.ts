@@ -13,7 +13,7 @@ import { type Clock, systemClock } from "../../agent/clock.js";
 import { findModel } from "../../agent/llm/models.js";
 import { LocalControlBus } from "../control-bus.js";
 import { Dispatcher } from "../dispatcher.js";
-import { EventClaims, type EventOutcome } from "../event-claims.js";
+import { EventClaims } from "../event-claims.js";
 import type { RuntimeOptions } from "../redis/redis-runtime.js";
 import type { Waker } from "../state/types.js";
 import { FileSessionStore } from "../store/file-store.js";
@@ -23,6 +23,7 @@ import type {
   ControlResult,
   DeliverResult,
   DeliveryMode,
+  EventOutcome,
   Runtime,
   ThreadStatus,
 } from "../types.js";

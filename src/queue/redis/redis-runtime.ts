@@ -9,7 +9,7 @@ import { type Clock, systemClock } from "../../agent/clock.js";
 import { findModel } from "../../agent/llm/models.js";
 import { RedisControlBus } from "../control-bus.js";
 import { Dispatcher } from "../dispatcher.js";
-import { EventClaims, type EventOutcome } from "../event-claims.js";
+import { EventClaims } from "../event-claims.js";
 import { hasHashTag, RuntimeKeys } from "../keys.js";
 import type { DropPolicy, ThreadState } from "../state/types.js";
 import type { SessionStore } from "../store/types.js";
@@ -19,6 +19,7 @@ import type {
   ControlResult,
   DeliverResult,
   DeliveryMode,
+  EventOutcome,
   InboundFormatter,
   ModelResolver,
   RunSinkFactory,
