@@ -342,18 +342,6 @@ export interface ConnectionLease {
 }
 
 /**
- * Cross-process "have we seen this event" check. `claim` resolves true exactly once per `eventId`
- * across every process sharing the implementation (within its retention), false afterwards;
- * `release` undoes a claim whose handling failed, so a redelivery is handled. Adapters use it so a
- * connection handed over between gateway processes never delivers an event twice. (The queue
- * dispatcher dedupes again by `eventId` with its own keys; the two do not interfere.)
- */
-export interface EventDeduper {
-  claim(eventId: string): Promise<boolean>;
-  release(eventId: string): Promise<void>;
-}
-
-/**
  * A small shared key-value store with expiry, for adapter state that several processes need (e.g.
  * which thread a bot message belongs to when the platform cannot say). Values are short strings.
  */

@@ -10,12 +10,12 @@
  * lives at least the whole TTL after that send, so the old holder has given up at least ⅓ TTL
  * before a standby can take the lease: two processes never both believe they hold it.
  *
- * Also here: `RedisEventDeduper`, which makes such a hand-over free of duplicates (the new holder
- * may be handed events the old one handled but had not confirmed to the platform).
+ * The new holder may be handed events the old one handled but had not confirmed to the platform;
+ * the runtime's event claim (queue/event-claims.ts) handles each event id once.
  */
 import { randomUUID } from "node:crypto";
 import { type Clock, systemClock } from "../adapters/render/clock.js";
-import type { AdapterLogger, ConnectionLease, EventDeduper } from "../adapters/types.js";
+import type { AdapterLogger, ConnectionLease } from "../adapters/types.js";
 import type { RedisClient } from "../queue/redis/client.js";
 
 /**
@@ -226,29 +226,4 @@ function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T | 
       },
     );
   });
-}
-
-export interface RedisEventDeduperOptions {
-  redis: RedisClient;
-  prefix?: string;
-  /** How long an event id is remembered (default 24 h; Telegram keeps updates for 24 h). */
-  retentionMs?: number;
-}
-
-/** `EventDeduper` over Redis `SET NX PX`; keys `<prefix>adapter-seen:<eventId>`. */
-export class RedisEventDeduper implements EventDeduper {
-  constructor(private readonly o: RedisEventDeduperOptions) {}
-
-  private key(eventId: string): string {
-    return `${this.o.prefix ?? "sb:"}adapter-seen:${eventId}`;
-  }
-
-  async claim(eventId: string): Promise<boolean> {
-    const r = await this.o.redis.set(this.key(eventId), "1", "PX", this.o.retentionMs ?? 86_400_000, "NX");
-    return r === "OK";
-  }
-
-  async release(eventId: string): Promise<void> {
-    await this.o.redis.del(this.key(eventId));
-  }
 }

@@ -1,5 +1,5 @@
 /**
- * The gateway side of the runtime: `deliver` (dedupe → inbox → wake) and `control` (stop, model,
+ * The gateway side of the runtime: `deliver` (event claim → inbox → wake) and `control` (stop, model,
  * thinking level, new session). Shared by both runtimes; what differs is behind `ThreadState`,
  * `Waker`, `ControlBus` and the session store.
  */
@@ -8,6 +8,7 @@ import type { InboundMessage } from "../adapters/types.js";
 // The one command parser (lane/contracts: the dispatcher's own copies of these two were removed).
 import { isStopCommand, parseModeOverride } from "../extensions/commands/parser.js";
 import type { ControlBus } from "./control-bus.js";
+import type { EventClaims } from "./event-claims.js";
 import {
   describeDropped,
   describeMessages,
@@ -28,6 +29,8 @@ import type {
 
 export interface DispatcherOptions {
   state: ThreadState;
+  /** The one dedupe point of platform events (a claim held while the event is delivered). */
+  claims: EventClaims;
   waker: Waker;
   bus: ControlBus;
   store: SessionStore;
@@ -64,33 +67,25 @@ export class Dispatcher {
   }
 
   /**
-   * Dedupes by `eventId`, appends to the thread's inbox and makes sure a worker wakes for it.
-   * Resolves once the message is durable; rejects (and forgets the event id, so a platform retry
-   * gets through) when it could not be stored. A bare `stop`/`/stop` aborts the thread instead;
+   * Delivers once per `eventId` (through the event claim: a redelivery while the first is still
+   * being stored waits for it), appends to the thread's inbox and makes sure a worker wakes for it.
+   * Resolves once the message is durable; rejects (and releases the claim, so a platform retry gets
+   * through) when it could not be stored. A bare `stop`/`/stop` aborts the thread instead;
    * `/steer …` and `/followup …` choose the mode of one message.
    */
   async deliver(inbound: InboundMessage, mode?: DeliveryMode): Promise<DeliverResult> {
-    const { state } = this.o;
-    if (!(await state.claimEvent(inbound.eventId))) return { status: "duplicate" };
-    let result: DeliverResult;
-    try {
-      if (isStopCommand(inbound.text)) {
-        const r = await this.stopThread(inbound.threadKey, "Stopped");
-        result = { status: "stopped", wasRunning: r.wasRunning, discarded: r.discarded };
-      } else {
-        const override = parseModeOverride(inbound.text);
-        const message = override.mode ? { ...inbound, text: override.text } : inbound;
-        result = await this.enqueue(message, override.mode ?? mode ?? this.modeOf(inbound.threadKey));
-      }
-    } catch (e) {
-      await state.releaseEvent(inbound.eventId).catch(() => {});
-      throw e;
+    const out = await this.o.claims.once(inbound.eventId, () => this.deliverNow(inbound, mode));
+    return out.status === "duplicate" ? { status: "duplicate" } : out.value;
+  }
+
+  private async deliverNow(inbound: InboundMessage, mode?: DeliveryMode): Promise<DeliverResult> {
+    if (isStopCommand(inbound.text)) {
+      const r = await this.stopThread(inbound.threadKey, "Stopped");
+      return { status: "stopped", wasRunning: r.wasRunning, discarded: r.discarded };
     }
-    // The message is durable now; a failure to extend the dedupe window only risks a duplicate.
-    await state
-      .confirmEvent(inbound.eventId)
-      .catch((e: unknown) => this.onError(e, "confirming an event id"));
-    return result;
+    const override = parseModeOverride(inbound.text);
+    const message = override.mode ? { ...inbound, text: override.text } : inbound;
+    return this.enqueue(message, override.mode ?? mode ?? this.modeOf(inbound.threadKey));
   }
 
   private async enqueue(inbound: InboundMessage, mode: DeliveryMode): Promise<DeliverResult> {
@@ -104,6 +99,8 @@ export class Dispatcher {
         dropPolicy: this.dropPolicy,
       },
     );
+    if (out.accepted && out.repeated)
+      return { status: "queued", seq: out.seq, depth: out.depth, idle: !out.active, dropped: [] };
     if (!out.accepted) {
       await this.notice(
         threadKey,

@@ -8,6 +8,7 @@
  */
 export { isStopCommand, parseModeOverride } from "../extensions/commands/parser.js";
 export { EmbeddedRuntime, type EmbeddedRuntimeOptions } from "./embedded/embedded-runtime.js";
+export { EventBusyError } from "./event-claims.js";
 export { DEFAULT_PREFIX, RuntimeKeys, type ThreadKeys } from "./keys.js";
 export { type RecordedRun, RecordingSinks } from "./recording-sink.js";
 export { RedisRuntime, type RedisRuntimeOptions, type RuntimeOptions } from "./redis/redis-runtime.js";

@@ -71,9 +71,14 @@ export class RuntimeKeys {
     return `${this.prefix}{${threadKey}}:lease`;
   }
 
-  /** `SET NX EX` marker of one platform event id. */
+  /** The claim (owner and expiry, then `done`) of one platform event id; see event-claim-scripts.ts. */
   dedupe(eventId: string): string {
     return `${this.prefix}dedupe:${eventId}`;
+  }
+
+  /** The seq an event id was appended as, in the thread's slot (the append is idempotent per event). */
+  appended(threadKey: string, eventId: string): string {
+    return `${this.prefix}{${threadKey}}:appended:${eventId}`;
   }
 
   /** Sorted set of threads that may have work (score: last delivery, ms); swept as a safety net. */

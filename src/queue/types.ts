@@ -204,6 +204,9 @@ export type InboundFormatter = (messages: InboundMessage[]) => UserMessage;
 /** Resolves a model reference (`provider/modelId`) for a running agent; undefined when unknown. */
 export type ModelResolver = (ref: string) => Model | undefined;
 
+/** What `Runtime.handleEvent` did: ran the handler (its value), or found the event handled already. */
+export type EventOutcome<T> = { status: "handled"; value: T } | { status: "duplicate" };
+
 /**
  * One runtime: the gateway side (`deliver`, `control`, `status`) and, when the process runs
  * workers, the worker side (`start` begins taking threads, `stop` hands them over).
@@ -219,6 +222,14 @@ export interface Runtime {
    */
   stop(options?: { graceMs?: number }): Promise<void>;
   deliver(inbound: InboundMessage, mode?: DeliveryMode): Promise<DeliverResult>;
+  /**
+   * Handles one platform event once across every gateway process: the runtime's one dedupe point
+   * (see event-claims.ts). `handle` runs under a short claim renewed while it works; `duplicate`
+   * when the event was handled already. A `deliver` of the same event id inside `handle` does not
+   * claim it again. Rejects (do not acknowledge the event) when `handle` threw, when another live
+   * attempt still holds it after the wait, or when the runtime's state is unreachable.
+   */
+  handleEvent<T>(eventId: string, handle: () => Promise<T>): Promise<EventOutcome<T>>;
   control(threadKey: string, command: ControlCommand): Promise<ControlResult>;
   status(threadKey: string): Promise<ThreadStatus>;
 }

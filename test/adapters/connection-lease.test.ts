@@ -1,7 +1,7 @@
 import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ManualClock } from "../../src/adapters/render/clock.js";
-import { RedisConnectionLease, RedisEventDeduper } from "../../src/gateway/connection-lease.js";
+import { RedisConnectionLease } from "../../src/gateway/connection-lease.js";
 import { connectRedis, uniquePrefix } from "../support/redis.js";
 import { until } from "./support/drive.js";
 
@@ -180,17 +180,5 @@ describe("RedisConnectionLease on a fake clock", () => {
     await h.clock.advance(1000);
     await h.held;
     expect(await r1.get(h.a.key)).toBe("b");
-  });
-});
-
-describe("RedisEventDeduper", () => {
-  it("claims an event once across processes and can release a failed claim", async () => {
-    const prefix = uniquePrefix();
-    const d1 = new RedisEventDeduper({ redis: r1, prefix });
-    const d2 = new RedisEventDeduper({ redis: r2, prefix });
-    expect(await d1.claim("telegram:update:1")).toBe(true);
-    expect(await d2.claim("telegram:update:1")).toBe(false);
-    await d1.release("telegram:update:1");
-    expect(await d2.claim("telegram:update:1")).toBe(true);
   });
 });

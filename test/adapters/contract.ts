@@ -212,13 +212,16 @@ export function runAdapterContract(name: string, make: () => Promise<ContractHar
       });
     });
 
-    it("delivers an event only once when the platform delivers it twice", async () => {
+    it("gives an event delivered twice by the platform the same event id (the runtime's claim dedupes it)", async () => {
       await h.groupMessage({ text: "once only", mention: true });
       await waitFor("the mention", () => h.received.messages.length === 1);
       await h.redeliverLast();
       await h.groupMessage({ text: "second", mention: true });
       await waitFor("the next mention", () => h.received.messages.some((m) => m.text === "second"));
-      expect(h.received.messages.map((m) => m.text)).toEqual(["once only", "second"]);
+      const once = h.received.messages.filter((m) => m.text === "once only");
+      expect(once.length).toBeGreaterThanOrEqual(1);
+      expect(new Set(once.map((m) => m.eventId)).size).toBe(1);
+      expect(h.received.messages.at(-1)?.text).toBe("second");
     });
 
     it("splits a 5,000-character reply into messages under the limit, losing nothing", async () => {

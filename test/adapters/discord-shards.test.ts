@@ -8,10 +8,11 @@ import type { Redis } from "ioredis";
 import { afterEach, describe, expect, it } from "vitest";
 import { DiscordAdapter } from "../../src/adapters/discord/index.js";
 import type { ConnectionStatus } from "../../src/adapters/types.js";
-import { RedisConnectionLease, RedisEventDeduper } from "../../src/gateway/connection-lease.js";
+import { RedisConnectionLease } from "../../src/gateway/connection-lease.js";
 import { APPLICATION_ID, FakeDiscord, GENERAL_ID } from "../fakes/discord/server.js";
 import { connectRedis, uniquePrefix } from "../support/redis.js";
 import { Received } from "./contract.js";
+import { claimed } from "./support/claimed.js";
 import { until } from "./support/drive.js";
 
 const cleanups: Array<() => Promise<unknown>> = [];
@@ -33,7 +34,6 @@ function gateway(fake: FakeDiscord, prefix: string) {
         ttlMs: 600,
         retryMs: 100,
       }),
-    dedupe: new RedisEventDeduper({ redis, prefix }),
   });
   cleanups.push(() => adapter.stop());
   const received = new Received();
@@ -48,9 +48,9 @@ describe("Discord shard 0 across two gateway processes", () => {
     const prefix = uniquePrefix();
     const a = gateway(fake, prefix);
     const b = gateway(fake, prefix);
-    await a.adapter.start(a.received);
+    await a.adapter.start(claimed(a.received, a.redis, prefix));
     await until(() => a.state() === "connected", 5000, "A connected");
-    await b.adapter.start(b.received);
+    await b.adapter.start(claimed(b.received, b.redis, prefix));
     await until(() => b.state() === "standby", 5000, "B standing by");
     expect(fake.gateway.live(0)).toHaveLength(1);
 

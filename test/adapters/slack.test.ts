@@ -7,6 +7,7 @@ import { type ChannelError, type InboundCommand, isChannelError } from "../../sr
 import { BOT_USER_ID, FakeSlack, TEAM_ID } from "../fakes/slack/server.js";
 import { postSigned } from "../fakes/slack/signing.js";
 import { CHANNEL, createSlackHarness, DM, type SlackHarness, USERS } from "./harness/slack.js";
+import { claimed } from "./support/claimed.js";
 import { until } from "./support/drive.js";
 
 let h: SlackHarness | undefined;
@@ -106,21 +107,23 @@ describe("Slack over Socket Mode", () => {
     expect(h.adapter.connections()).toMatchObject([{ state: "stopped" }]);
   });
 
-  it("delivers a retried event once, but lets a retry through when the handler failed", async () => {
+  it("behind the event claim, a retried event is handled once, and a retry after a failed handler is handled", async () => {
     h = await createSlackHarness({ mode: "socket", start: false });
     let failNext = true;
     const texts: string[] = [];
-    await h.adapter.start({
-      onMessage(m) {
-        if (failNext) {
-          failNext = false;
-          throw new Error("inbox unavailable");
-        }
-        texts.push(m.text);
-      },
-      onReaction() {},
-      onCommand() {},
-    });
+    await h.adapter.start(
+      claimed({
+        onMessage(m) {
+          if (failNext) {
+            failNext = false;
+            throw new Error("inbox unavailable");
+          }
+          texts.push(m.text);
+        },
+        onReaction() {},
+        onCommand() {},
+      }),
+    );
     const { deliveries } = await h.fake.userMessage({ channel: DM, user: alice, text: "are you there?" });
     const eventId = deliveries[0]?.eventId as string;
     await h.fake.redeliver(eventId, 1);

@@ -18,6 +18,21 @@ import {
   World,
 } from "./support/world.js";
 
+/** Every user message's text of a model request, in order (what the model reads from users). */
+function allUserText(request: { body: Record<string, unknown> }): string {
+  const messages = (request.body.messages as { role: string; content: unknown }[] | undefined) ?? [];
+  return messages
+    .filter((m) => m.role === "user")
+    .map((m) =>
+      typeof m.content === "string"
+        ? m.content
+        : Array.isArray(m.content)
+          ? (m.content as { type: string; text?: string }[]).map((c) => c.text ?? "").join("\n")
+          : "",
+    )
+    .join("\n");
+}
+
 let world: World;
 let app: Gateway;
 
@@ -79,6 +94,49 @@ describe("a mention end to end", () => {
     );
   });
 
+  it("Slack: a retry (X-Slack-Retry-Num) that arrives while the first delivery is still handled is answered once", async () => {
+    world.slack.channel("CRETRY");
+    // The first delivery is durable and then hangs on its 👀 while Slack retries the event.
+    world.slack.holdMethod("reactions.add");
+    const { message, deliveries } = await world.slack.userMessage({
+      channel: "CRETRY",
+      user: SLACK_ADMIN,
+      text: "retried while busy",
+      mention: true,
+    });
+    const answered = () =>
+      world.slack
+        .view("CRETRY")
+        .find((v) => v.ts === message.ts)
+        ?.replies.filter((r) => r.text === "alpha answers: retried while busy").length ?? 0;
+    await until(() => answered() === 1 || undefined, "the answer to the first delivery");
+    const retries = await Promise.all(deliveries.map((d) => world.slack.redeliver(d.eventId as string, 1)));
+    expect(retries.map((r) => r.status)).toEqual(deliveries.map(() => 200));
+    world.slack.releaseMethod("reactions.add");
+    const eyes = () =>
+      world.slack.api.calls.filter(
+        (c) => c.method === "reactions.add" && (c.params as { timestamp?: string }).timestamp === message.ts,
+      ).length;
+    await until(() => eyes() > 0 || undefined, "the first delivery's 👀");
+    // Another message through the same gateway, answered, so a second handling would have shown by now.
+    const { message: next } = await world.slack.userMessage({
+      channel: "CRETRY",
+      user: SLACK_ADMIN,
+      text: "and then",
+      mention: true,
+    });
+    await until(
+      () =>
+        world.slack
+          .view("CRETRY")
+          .find((v) => v.ts === next.ts)
+          ?.replies.some((r) => r.text === "alpha answers: and then"),
+      "the next answer",
+    );
+    expect(eyes()).toBe(1);
+    expect(answered()).toBe(1);
+  });
+
   it("Discord: 👀 on the mention, then the model's reply in a thread on it", async () => {
     const { alice } = world.discordUsers;
     const m = world.discord.userMessage({
@@ -133,6 +191,24 @@ describe("a mention end to end", () => {
     expect(text).toContain("logs say disk full");
     expect(text).toContain("[Earlier messages in this thread");
     expect(text.indexOf("logs say disk full")).toBeLessThan(text.indexOf("what should we do?"));
+  });
+
+  it("Telegram private chat: messages sent before the thread's session exists reach the model once each", async () => {
+    const dm: FakeChat = { id: TG_USERS.bob.id, type: "private" };
+    const texts = ["first of three", "second of three", "third of three"];
+    // In one getUpdates batch: the later ones arrive while the first is queued and no session exists.
+    for (const text of texts) world.telegram.userMessage({ chat: dm, from: TG_USERS.bob, text });
+    const last = await until(
+      () =>
+        world
+          .requests("openai-completions")
+          .filter((r) => allUserText(r).includes("third of three"))
+          .at(-1),
+      "a model request with the third message",
+    );
+    const seen = allUserText(last);
+    for (const text of texts) expect(seen.split(text).length - 1, `"${text}" in the model's context`).toBe(1);
+    expect(seen).not.toContain("[Earlier messages in this thread");
   });
 
   it("/readyz reports Redis and each channel's connection; /metrics counts messages, runs, tokens and platform calls", async () => {

@@ -3,6 +3,7 @@
  * give the same answers, since the runtime's correctness argument is written against them.
  */
 import { afterAll, describe, expect, it } from "vitest";
+import { ManualClock } from "../../src/adapters/render/clock.js";
 import { MemoryThreadState } from "../../src/queue/embedded/memory-thread-state.js";
 import { RuntimeKeys } from "../../src/queue/keys.js";
 import type { RedisClient } from "../../src/queue/redis/client.js";
@@ -18,14 +19,16 @@ afterAll(async () => {
 });
 
 // Redis on one server and on the Redis Cluster, where a step touching two hash slots fails.
+// Every state runs on the manual clock (it also times event claims).
+const clock = new ManualClock();
 const implementations: [string, () => ThreadState][] = [
-  ["memory", () => new MemoryThreadState()],
+  ["memory", () => new MemoryThreadState({ clock })],
   ...redisBackends().map((backend): [string, () => ThreadState] => [
     backend,
     () => {
       const redis = connectBackend(backend);
       redisConnections.push(redis);
-      return new RedisThreadState(redis, new RuntimeKeys(uniquePrefix()));
+      return new RedisThreadState(redis, new RuntimeKeys(uniquePrefix()), { clock });
     },
   ]),
 ];
@@ -134,14 +137,37 @@ describe.each(implementations)("%s thread state", (_name, make) => {
     expect((await s.probe(T)).inboxDepth).toBe(2);
   });
 
-  it("dedupes event ids, and forgets a released claim", async () => {
+  it("event claims: one owner at a time until it expires; done is final; release is the owner's", async () => {
     const s = make();
-    expect(await s.claimEvent("e1")).toBe(true);
-    expect(await s.claimEvent("e1")).toBe(false);
+    expect(await s.claimEvent("e1", "a#1", 1000)).toEqual({ status: "claimed" });
+    expect(await s.claimEvent("e1", "b#1", 1000)).toEqual({ status: "held", remainingMs: 1000 });
+    await clock.advance(600);
+    expect(await s.renewEvent("e1", "a#1", 1000)).toBe(true);
+    expect(await s.renewEvent("e1", "b#1", 1000)).toBe(false);
+    await s.releaseEvent("e1", "b#1");
+    expect(await s.claimEvent("e1", "b#1", 1000)).toEqual({ status: "held", remainingMs: 1000 });
     await s.confirmEvent("e1");
-    expect(await s.claimEvent("e1")).toBe(false);
-    expect(await s.claimEvent("e2")).toBe(true);
-    await s.releaseEvent("e2");
-    expect(await s.claimEvent("e2")).toBe(true);
+    expect(await s.claimEvent("e1", "b#2", 1000)).toEqual({ status: "done" });
+    await clock.advance(10_000);
+    expect(await s.claimEvent("e1", "b#3", 1000)).toEqual({ status: "done" });
+
+    // A dead owner stops renewing: its claim expires and the next attempt takes it over.
+    expect(await s.claimEvent("e2", "a#2", 1000)).toEqual({ status: "claimed" });
+    await clock.advance(1000);
+    expect(await s.claimEvent("e2", "b#4", 1000)).toEqual({ status: "claimed" });
+    expect(await s.renewEvent("e2", "a#2", 1000)).toBe(false);
+    await s.releaseEvent("e2", "b#4");
+    expect(await s.claimEvent("e2", "c#1", 1000)).toEqual({ status: "claimed" });
+  });
+
+  it("an event id is appended to its thread once: a retry gets the stored seq and adds nothing", async () => {
+    const s = make();
+    const m = inbound(T, "once", "web:event:retried");
+    const first = await s.append(T, { mode: "followUp", kind: "message", message: m }, opts);
+    await put(s, "next");
+    const again = await s.append(T, { mode: "followUp", kind: "message", message: m }, opts);
+    expect(first).toMatchObject({ accepted: true, seq: 1 });
+    expect(again).toMatchObject({ accepted: true, seq: 1, repeated: true, woke: false, dropped: [] });
+    expect((await s.probe(T)).inboxDepth).toBe(2);
   });
 });

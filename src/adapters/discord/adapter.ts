@@ -16,7 +16,6 @@ import {
   type ConnectionLease,
   type ConnectionStatus,
   type EditOptions,
-  type EventDeduper,
   type HistoryMessage,
   type InboundHandlers,
   type KeyValueStore,
@@ -58,8 +57,6 @@ export interface DiscordAdapterConfig {
   shards?: { count?: number; ids?: number[] };
   /** A lease per shard, so one gateway process at a time holds each shard's connection. */
   lease?: (shardId: number) => ConnectionLease;
-  /** Cross-process dedupe of event ids (the in-process check always runs). */
-  dedupe?: EventDeduper;
   /** Shared store: thread-or-chain decisions and which conversation a message belongs to. */
   store?: KeyValueStore;
   /** Key prefix for `store` (default `sb:`). */
@@ -116,7 +113,6 @@ export class DiscordAdapter implements ChannelAdapter {
       postToChannel: async (threadKey, text) => {
         await this.post(threadKey, text, { format: "plain" });
       },
-      ...(config.dedupe ? { dedupe: config.dedupe } : {}),
     });
     this.capabilities = {
       maxMessageLength: DISCORD_CONTENT_LIMIT,

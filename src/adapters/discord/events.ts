@@ -1,13 +1,13 @@
 /**
  * Discord gateway events → the contract's inbound handlers. Each channel's events are handled in
- * order; each event is delivered once per event id (in process, and across processes with a
- * deduper); application commands are deferred before their handler runs. Nothing here throws into
- * discord.js's emitter.
+ * order; each event carries its id (`eventId`), and the runtime's event claim behind the handlers
+ * handles each id once (a resumed session may replay events); application commands are deferred
+ * before their handler runs. Nothing here throws into discord.js's emitter.
  */
 import { type Client, Events } from "discord.js";
 import { BoundedMap } from "../bounded-map.js";
 import type { Clock } from "../render/clock.js";
-import { type AdapterLogger, capInboundText, type EventDeduper, type InboundHandlers } from "../types.js";
+import { type AdapterLogger, capInboundText, type InboundHandlers } from "../types.js";
 import type { DiscordApi } from "./api.js";
 import type { Conversations } from "./conversations.js";
 import {
@@ -24,7 +24,6 @@ export interface DiscordEventsOptions {
   conv: Conversations;
   clock: Clock;
   log: AdapterLogger;
-  dedupe?: EventDeduper;
   ephemeralCommands: boolean;
   /** Longest inbound message text (see `capInboundText`). */
   maxInboundChars?: number;
@@ -34,7 +33,6 @@ export interface DiscordEventsOptions {
 
 export class DiscordEvents {
   private handlers: InboundHandlers | undefined;
-  private readonly recent = new BoundedMap<string, "inflight" | "done">(10_000, 3_600_000);
   private readonly inflight = new Set<Promise<void>>();
   private readonly queues = new Map<string, Promise<void>>();
   /** Reaction dispatches by content → `session:sequence`, filled from raw packets. */
@@ -167,8 +165,8 @@ export class DiscordEvents {
   }
 
   /**
-   * Run a handler once per event id. `ack` (command deferral) runs after the duplicate check and
-   * before the handler. A failed handler lets a redelivery through.
+   * Run a handler; `ack` (command deferral) runs before it. A failure is logged; the event claim
+   * behind the handler lets a redelivery through.
    */
   private async deliver(
     eventId: string,
@@ -177,26 +175,11 @@ export class DiscordEvents {
     ack?: () => Promise<void>,
   ): Promise<void> {
     const handlers = this.handlers;
-    if (!handlers || this.recent.has(eventId)) return;
-    this.recent.set(eventId, "inflight");
-    const dedupe = this.o.dedupe;
-    if (dedupe) {
-      try {
-        if (!(await dedupe.claim(eventId))) {
-          this.recent.set(eventId, "done");
-          return;
-        }
-      } catch (err) {
-        this.o.log.warn({ eventId, err: (err as Error).message }, "discord: dedupe check failed; delivering");
-      }
-    }
+    if (!handlers) return;
     try {
       await ack?.();
       await fn(handlers);
-      this.recent.set(eventId, "done");
     } catch (err) {
-      this.recent.delete(eventId);
-      await dedupe?.release(eventId).catch(() => {});
       this.o.log.error({ eventId, kind, err: (err as Error).message }, "discord: inbound handler failed");
     }
   }

@@ -13,7 +13,6 @@ import {
   ChannelError,
   type ConnectionStatus,
   type EditOptions,
-  type EventDeduper,
   type HistoryMessage,
   type InboundHandlers,
   type KeyValueStore,
@@ -81,8 +80,6 @@ export interface SlackAdapterConfig {
    * mentioned or post in, else a `conversations.replies` look-up (cached).
    */
   isBotThread?: (threadKey: string) => boolean | Promise<boolean>;
-  /** Cross-process dedupe of event ids (the in-process check always runs). */
-  dedupe?: EventDeduper;
   /**
    * Shared store for which threads the bot takes part in, so a thread reply reaching one process
    * is recognised when another process posted in the thread.
@@ -196,7 +193,6 @@ export class SlackAdapter implements ChannelAdapter {
       web: this.web,
       threads: this.threads,
       log: this.log,
-      ...(this.config.dedupe ? { dedupe: this.config.dedupe } : {}),
       ...(this.config.resolveUserNames === false ? { resolveUserNames: false } : {}),
       ...(this.config.maxInboundChars !== undefined ? { maxInboundChars: this.config.maxInboundChars } : {}),
     });

@@ -1,18 +1,12 @@
 /**
  * Slack events from Bolt → the contract's inbound handlers: which messages are meant for the bot,
- * normalisation, and delivery once per event id (Slack retries deliveries it thinks were lost).
+ * normalisation and delivery. Each event carries Slack's event id, which a retry repeats
+ * (X-Slack-Retry-Num); the runtime's event claim behind the handlers handles each id once.
  * Slash commands are acked before their handler runs. Nothing here throws into Bolt.
  */
 import type { App } from "@slack/bolt";
-import { BoundedMap } from "../bounded-map.js";
 import { toSlackMrkdwn } from "../render/markdown.js";
-import {
-  type AdapterLogger,
-  ChannelError,
-  capInboundText,
-  type EventDeduper,
-  type InboundHandlers,
-} from "../types.js";
+import { type AdapterLogger, ChannelError, capInboundText, type InboundHandlers } from "../types.js";
 import { encodeMessageRef, encodeThreadKey } from "./ids.js";
 import {
   isFromPerson,
@@ -33,7 +27,6 @@ export interface SlackEventsOptions {
   web: SlackWeb;
   threads: ThreadMembership;
   log: AdapterLogger;
-  dedupe?: EventDeduper;
   resolveUserNames?: boolean;
   /** Longest inbound message text (see `capInboundText`). */
   maxInboundChars?: number;
@@ -41,8 +34,6 @@ export interface SlackEventsOptions {
 
 export class SlackEvents {
   private handlers: InboundHandlers | undefined;
-  /** Event ids being handled or handled. */
-  private readonly recent = new BoundedMap<string, "inflight" | "done">(10_000, 3_600_000);
   private readonly inflight = new Set<Promise<void>>();
 
   constructor(private readonly o: SlackEventsOptions) {}
@@ -82,34 +73,14 @@ export class SlackEvents {
     });
   }
 
-  /** Run a handler once per event id; a failed handler lets a retry of the same event through. */
+  /** Run a handler (a failure is logged: the event claim behind it lets a retry through). */
   private async deliver(eventId: string, kind: string, fn: (h: InboundHandlers) => unknown): Promise<void> {
     const handlers = this.handlers;
     if (!handlers) return;
-    if (this.recent.has(eventId)) {
-      this.o.log.debug({ eventId }, "slack: duplicate delivery ignored");
-      return;
-    }
-    this.recent.set(eventId, "inflight");
-    const dedupe = this.o.dedupe;
     const run = (async () => {
-      if (dedupe) {
-        try {
-          if (!(await dedupe.claim(eventId))) {
-            this.o.log.debug({ eventId }, "slack: event already handled by another process");
-            this.recent.set(eventId, "done");
-            return;
-          }
-        } catch (err) {
-          this.o.log.warn({ eventId, err: (err as Error).message }, "slack: dedupe check failed; delivering");
-        }
-      }
       try {
         await fn(handlers);
-        this.recent.set(eventId, "done");
       } catch (err) {
-        this.recent.delete(eventId);
-        await dedupe?.release(eventId).catch(() => {});
         this.o.log.error({ eventId, kind, err: (err as Error).message }, "slack: inbound handler failed");
       }
     })();

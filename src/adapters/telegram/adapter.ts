@@ -3,8 +3,9 @@
  * gateway process through a `ConnectionLease`) or a webhook for inbound updates.
  *
  * Outbound calls work without `start()` (outbound-only mode for workers). Markdown is sent as
- * Telegram HTML and, when Telegram rejects the entities, sent again as plain text. Updates are
- * deduplicated by update id in process and, with `dedupe`, across processes.
+ * Telegram HTML and, when Telegram rejects the entities, sent again as plain text. Redelivered
+ * updates are not deduplicated here: each event carries its update id as `eventId`, and the
+ * runtime's event claim (the gateway's inbound pipeline) handles each id once.
  */
 import { Api } from "grammy";
 import type { ReactionTypeEmoji } from "grammy/types";
@@ -19,7 +20,6 @@ import type {
   ConnectionLease,
   ConnectionStatus,
   EditOptions,
-  EventDeduper,
   HistoryMessage,
   InboundHandlers,
   KeyValueStore,
@@ -30,7 +30,7 @@ import type {
 import { toTelegramReaction } from "./emoji.js";
 import { isEntityParseError, toChannelError } from "./errors.js";
 import { describingFetch } from "./http.js";
-import { eventIdOf, messageRefOf, parseMessageRef, parseThreadKey, threadKeyOf } from "./ids.js";
+import { messageRefOf, parseMessageRef, parseThreadKey, threadKeyOf } from "./ids.js";
 import { type BotIdentity, type InboundEvent, normalizeUpdate } from "./inbound.js";
 import { runPolling } from "./polling.js";
 import { RecentMessages } from "./recent-messages.js";
@@ -55,8 +55,6 @@ export interface TelegramAdapterConfig {
   webhook?: { url: string; secretToken: string };
   /** Polling: makes the poller unique across gateway processes. Without it, poll unconditionally. */
   lease?: ConnectionLease;
-  /** Cross-process dedupe of update ids (the in-process check always runs). */
-  dedupe?: EventDeduper;
   /** Shared store for which thread a message belongs to (needed when several processes post). */
   store?: KeyValueStore;
   /** Key prefix for `store` (default `sb:`). */
@@ -77,7 +75,6 @@ export interface TelegramAdapterConfig {
 const silent: AdapterLogger = { debug() {}, info() {}, warn() {}, error() {} };
 const PRIVATE_RULE: RateRule = { limit: 30, windowMs: 30_000 };
 const GROUP_RULE: RateRule = { limit: 20, windowMs: 60_000 };
-const SEEN_UPDATES = 10_000;
 
 export class TelegramAdapter implements ChannelAdapter {
   readonly platform = "telegram" as const;
@@ -93,7 +90,6 @@ export class TelegramAdapter implements ChannelAdapter {
   private stopper: AbortController | undefined;
   private polling: Promise<void> | undefined;
   private status: ConnectionStatus | undefined;
-  private readonly seen = new Set<number>();
   private webhookHandler: NodeRequestHandler | undefined;
 
   constructor(private readonly config: TelegramAdapterConfig) {
@@ -241,22 +237,6 @@ export class TelegramAdapter implements ChannelAdapter {
       this.log.warn({}, "Telegram sent an update without update_id; ignored");
       return true;
     }
-    if (this.seen.has(id)) return true;
-    const eventId = eventIdOf(id);
-    const dedupe = this.config.dedupe;
-    if (dedupe) {
-      try {
-        if (!(await dedupe.claim(eventId))) {
-          this.remember(id);
-          return true;
-        }
-      } catch (err) {
-        this.log.warn(
-          { err: err instanceof Error ? err.message : String(err) },
-          "dedupe check failed; delivering",
-        );
-      }
-    }
     let events: InboundEvent[];
     try {
       events = await normalizeUpdate(raw, bot, this.recent, this.config.maxInboundChars);
@@ -265,7 +245,6 @@ export class TelegramAdapter implements ChannelAdapter {
         { updateId: id, err: err instanceof Error ? err.message : String(err) },
         "malformed Telegram update ignored",
       );
-      this.remember(id);
       return true;
     }
     let ok = true;
@@ -282,17 +261,7 @@ export class TelegramAdapter implements ChannelAdapter {
         );
       }
     }
-    if (ok) this.remember(id);
-    else await dedupe?.release(eventId).catch(() => {});
     return ok;
-  }
-
-  private remember(updateId: number): void {
-    this.seen.add(updateId);
-    if (this.seen.size > SEEN_UPDATES) {
-      const first = this.seen.values().next().value;
-      if (first !== undefined) this.seen.delete(first);
-    }
   }
 
   // ---- outbound -------------------------------------------------------------------------

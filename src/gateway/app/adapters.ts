@@ -4,18 +4,18 @@
  *
  * `inbound: false` builds them outbound-only (worker processes render through them and never start
  * them). In Redis mode the adapters get the cross-process helpers: connection leases for unique
- * connections (Telegram polling, Discord shards), event dedupe and a shared key-value store; in the
+ * connections (Telegram polling, Discord shards) and a shared key-value store; in the
  * embedded mode the key-value store is a file under `dataDir`, so it survives a restart.
  */
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import type { SlackAdapter } from "../../adapters/slack/index.js";
 import type { TelegramAdapter } from "../../adapters/telegram/index.js";
-import type { ChannelAdapter, EventDeduper, KeyValueStore, Platform } from "../../adapters/types.js";
+import type { ChannelAdapter, KeyValueStore, Platform } from "../../adapters/types.js";
 import type { WebAuthStore, WebChatAdapter, WebChatStore } from "../../adapters/web/index.js";
 import type { RedisClient } from "../../queue/redis/client.js";
 import type { ChannelsConfig, HttpConfig } from "../config/types.js";
-import { RedisConnectionLease, RedisEventDeduper } from "../connection-lease.js";
+import { RedisConnectionLease } from "../connection-lease.js";
 import { FileKeyValueStore } from "../file-kv.js";
 import { hostRule } from "../http/host.js";
 import type { Logger } from "../log.js";
@@ -56,7 +56,6 @@ export interface BuiltAdapters {
 }
 
 interface Shared {
-  dedupe?: EventDeduper;
   store?: KeyValueStore;
   keyPrefix?: string;
 }
@@ -71,7 +70,6 @@ export async function buildAdapters(o: BuildAdaptersOptions): Promise<BuiltAdapt
   const byPlatform = new Map<Platform, ChannelAdapter>();
   const shared: Shared = o.redis
     ? {
-        dedupe: new RedisEventDeduper({ redis: o.redis.redis, prefix: o.redis.prefix }),
         store: new RedisKeyValueStore(o.redis.redis),
         keyPrefix: o.redis.prefix,
       }

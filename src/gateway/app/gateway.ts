@@ -11,6 +11,7 @@
  * connecting to platforms; `start` starts the role's parts; `stop` drains them (inbound first, then
  * running turns within the grace period).
  */
+import { hostname } from "node:os";
 import { dirname, join } from "node:path";
 import { redactOutbound } from "../../adapters/redact-outbound.js";
 import { MemoryRateLimiter } from "../../adapters/render/rate-limiter.js";
@@ -232,6 +233,8 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
       inboxCap: enabled.length > 0 ? Math.max(...enabled.map((c) => c.inboxCap)) : 20,
       collectDebounceMs: enabled.length > 0 ? Math.max(...enabled.map((c) => c.collectWindowMs)) : 500,
       onError: (err, context) => logger.error({ err: errorText(err), context }, "runtime error"),
+      // Event claims name their owner by process, so a stranded claim in Redis says whose it was.
+      instanceId: `${hostname()}:${process.pid}`,
     };
     if (redis && kit) {
       const redisStore = new RedisSessionStore({ redis, prefix, logger });

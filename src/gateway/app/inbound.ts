@@ -11,7 +11,10 @@
  * reaction → the extensions' reaction handlers (approvals). Any gateway process may receive it:
  * pending approvals live in the shared approval store.
  *
- * A rejection from `deliver` (Redis down) propagates to the adapter, which then does not
+ * Every event runs under the runtime's event claim (`handleEvent`, the one dedupe point): a
+ * redelivery of an event handled before is dropped as a duplicate, one that arrives while another
+ * attempt handles it waits for that attempt's outcome, one whose first attempt died is handled.
+ * A rejection (Redis down, the claim still busy) propagates to the adapter, which then does not
  * acknowledge the event to the platform, so the platform's retry gets through.
  */
 import type {
@@ -57,10 +60,22 @@ export class InboundPipeline {
   /** The handlers to start `adapter` with. */
   handlersFor(adapter: ChannelAdapter): InboundHandlers {
     return {
-      onMessage: (m) => this.onMessage(adapter, m),
-      onCommand: (c) => this.onCommand(adapter, c),
-      onReaction: (r) => this.onReaction(r),
+      onMessage: (m) => this.once(m, () => this.onMessage(adapter, m)),
+      onCommand: (c) => this.once(c, () => this.onCommand(adapter, c)),
+      onReaction: (r) => this.once(r, () => this.onReaction(r)),
     };
+  }
+
+  /** Runs `handle` under the event's claim; a duplicate is counted and dropped. */
+  private async once(
+    e: { eventId: string; platform: Platform; threadKey: string },
+    handle: () => Promise<void>,
+  ) {
+    const out = await this.o.runtime.handleEvent(e.eventId, handle);
+    if (out.status === "duplicate") {
+      this.o.metrics.inboundMessage(e.platform, "duplicate");
+      this.o.logger.debug({ eventId: e.eventId, threadKey: e.threadKey }, "duplicate event ignored");
+    }
   }
 
   async onMessage(adapter: ChannelAdapter, m: InboundMessage): Promise<void> {
@@ -154,6 +169,10 @@ export class InboundPipeline {
       store: this.o.store,
       limit: channel.historyLimit,
       logger: log,
+      queued: async () => {
+        const st = await this.o.runtime.status(m.threadKey);
+        return st.active || st.inboxDepth > 0;
+      },
       ...(meta !== undefined ? { meta } : {}),
     });
     if (meta !== undefined && !meta?.currentSessionId)

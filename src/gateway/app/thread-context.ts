@@ -7,6 +7,12 @@
  *
  * The messages ride on the inbound message itself (`threadContext`), because the worker that
  * formats it may be another process with no access to the gateway's platform connection.
+ *
+ * Earlier messages are context only when they were not, and will not be, delivered to the thread
+ * themselves, or the model would read them twice: never in a direct chat (every message there is
+ * delivered, including those that arrive before the session exists), and in a group thread only for
+ * the first delivery (once something is queued for the thread, the messages before it travel with
+ * that first one, and those after it that the bot sees are delivered on their own).
  */
 import type { ChannelAdapter, InboundMessage } from "../../adapters/types.js";
 import type { SessionStore, ThreadMeta } from "../../queue/store/types.js";
@@ -27,13 +33,16 @@ export async function attachThreadContext(
     logger: Logger;
     /** The thread's metadata when the caller read it already (null: it has none). */
     meta?: ThreadMeta | null;
+    /** Whether the thread has messages queued or in a run (delivered before this one). */
+    queued?: () => Promise<boolean>;
   },
 ): Promise<InboundMessage> {
   const fetchHistory = o.adapter.fetchHistory?.bind(o.adapter);
-  if (o.limit <= 0 || !fetchHistory) return inbound;
+  if (o.limit <= 0 || !fetchHistory || inbound.isDirect) return inbound;
   try {
     const meta = o.meta === undefined ? await o.store.getThreadMeta(inbound.threadKey) : o.meta;
     if (meta) return inbound;
+    if (await o.queued?.()) return inbound;
     const before = inbound.messageId || undefined;
     const history = await fetchHistory(inbound.threadKey, o.limit + 1, before);
     const earlier = history

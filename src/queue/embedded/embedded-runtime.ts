@@ -13,6 +13,7 @@ import { type Clock, systemClock } from "../../agent/clock.js";
 import { findModel } from "../../agent/llm/models.js";
 import { LocalControlBus } from "../control-bus.js";
 import { Dispatcher } from "../dispatcher.js";
+import { EventClaims } from "../event-claims.js";
 import type { RuntimeOptions } from "../redis/redis-runtime.js";
 import type { Waker } from "../state/types.js";
 import { FileSessionStore } from "../store/file-store.js";
@@ -22,6 +23,7 @@ import type {
   ControlResult,
   DeliverResult,
   DeliveryMode,
+  EventOutcome,
   Runtime,
   ThreadStatus,
 } from "../types.js";
@@ -51,6 +53,7 @@ export class EmbeddedRuntime implements Runtime {
   private readonly ownsStore: boolean;
   private readonly bus = new LocalControlBus();
   private readonly dispatcher: Dispatcher;
+  private readonly claims: EventClaims;
   private readonly onError: (error: unknown, context: string) => void;
   private scheduler: LocalScheduler | undefined;
   private core: WorkerCore | undefined;
@@ -71,8 +74,16 @@ export class EmbeddedRuntime implements Runtime {
         fenceCheck: (threadKey, fence) => this.fenceCheck(threadKey, fence.token),
       });
     const waker: Waker = { wake: async (threadKey) => this.scheduler?.add(threadKey) };
+    this.claims = new EventClaims({
+      state: this.state,
+      clock: this.clock,
+      ...(o.instanceId !== undefined ? { instanceId: o.instanceId } : {}),
+      ...(o.eventClaimTtlMs !== undefined ? { ttlMs: o.eventClaimTtlMs } : {}),
+      onError: this.onError,
+    });
     this.dispatcher = new Dispatcher({
       state: this.state,
+      claims: this.claims,
       waker,
       bus: this.bus,
       store: this.store,
@@ -92,6 +103,10 @@ export class EmbeddedRuntime implements Runtime {
 
   deliver(inbound: InboundMessage, mode?: DeliveryMode): Promise<DeliverResult> {
     return this.dispatcher.deliver(inbound, mode);
+  }
+
+  handleEvent<T>(eventId: string, handle: () => Promise<T>): Promise<EventOutcome<T>> {
+    return this.claims.once(eventId, handle);
   }
 
   control(threadKey: string, command: ControlCommand): Promise<ControlResult> {

@@ -10,6 +10,7 @@ import type {
   AppendOptions,
   AppendOutcome,
   ControlState,
+  EventClaim,
   ReleaseOutcome,
   StopOutcome,
   TakeOutcome,
@@ -28,7 +29,12 @@ interface Thread {
   control: ControlState;
   /** The holder's latest context estimate (`status`). */
   contextTokens?: number;
+  /** Event ids appended to this thread: their seq and when the memory of them ends. */
+  appended: Map<string, { seq: number; until: number }>;
 }
+
+/** One event id's claim: an owner until `expiresAt`, or done (kept until `expiresAt`). */
+type EventEntry = { owner: string; expiresAt: number } | { done: true; expiresAt: number };
 
 function steerlike(item: InboxItem): boolean {
   return item.kind === "message" && (item.mode === "steer" || item.mode === "interrupt");
@@ -51,7 +57,7 @@ export interface MemoryThreadStateOptions {
 /** The in-process implementation of the coordination primitives. */
 export class MemoryThreadState implements ThreadState {
   private readonly threads = new Map<string, Thread>();
-  private readonly events = new Map<string, number>();
+  private readonly events = new Map<string, EventEntry>();
   private readonly dedupeTtlMs: number;
   private readonly now: () => number;
   private lastSweep = 0;
@@ -65,7 +71,13 @@ export class MemoryThreadState implements ThreadState {
   private thread(key: string): Thread {
     let t = this.threads.get(key);
     if (!t) {
-      t = { inbox: [], inflight: [], seq: 0, control: { abortAt: 0, ver: 0, stops: 0 } };
+      t = {
+        inbox: [],
+        inflight: [],
+        seq: 0,
+        control: { abortAt: 0, ver: 0, stops: 0 },
+        appended: new Map(),
+      };
       this.threads.set(key, t);
     }
     return t;
@@ -80,23 +92,36 @@ export class MemoryThreadState implements ThreadState {
     const now = this.now();
     if (now - this.lastSweep < 60_000) return;
     this.lastSweep = now;
-    for (const [id, expiresAt] of this.events) if (expiresAt <= now) this.events.delete(id);
+    for (const [id, entry] of this.events) if (entry.expiresAt <= now) this.events.delete(id);
+    for (const t of this.threads.values())
+      for (const [id, a] of t.appended) if (a.until <= now) t.appended.delete(id);
   }
 
-  async claimEvent(eventId: string): Promise<boolean> {
+  async claimEvent(eventId: string, owner: string, ttlMs: number): Promise<EventClaim> {
     this.sweepEvents();
-    const expiresAt = this.events.get(eventId);
-    if (expiresAt !== undefined && expiresAt > this.now()) return false;
-    this.events.set(eventId, this.now() + this.dedupeTtlMs);
+    const now = this.now();
+    const entry = this.events.get(eventId);
+    if (entry && "done" in entry && entry.expiresAt > now) return { status: "done" };
+    if (entry && !("done" in entry) && entry.expiresAt > now)
+      return { status: "held", remainingMs: entry.expiresAt - now };
+    this.events.set(eventId, { owner, expiresAt: now + ttlMs });
+    return { status: "claimed" };
+  }
+
+  async renewEvent(eventId: string, owner: string, ttlMs: number): Promise<boolean> {
+    const entry = this.events.get(eventId);
+    if (!entry || "done" in entry || entry.owner !== owner) return false;
+    entry.expiresAt = this.now() + ttlMs;
     return true;
   }
 
-  async confirmEvent(_eventId: string): Promise<void> {
-    // The claim already lasts the whole dedupe window: a process that dies loses the map anyway.
+  async confirmEvent(eventId: string): Promise<void> {
+    this.events.set(eventId, { done: true, expiresAt: this.now() + this.dedupeTtlMs });
   }
 
-  async releaseEvent(eventId: string): Promise<void> {
-    this.events.delete(eventId);
+  async releaseEvent(eventId: string, owner: string): Promise<void> {
+    const entry = this.events.get(eventId);
+    if (entry && !("done" in entry) && entry.owner === owner) this.events.delete(eventId);
   }
 
   async append(
@@ -106,6 +131,21 @@ export class MemoryThreadState implements ThreadState {
   ): Promise<AppendOutcome> {
     const t = this.thread(threadKey);
     const active = this.holder(t) !== undefined;
+    const eventId = item.kind === "message" ? item.message?.eventId : undefined;
+    const stored = eventId ? t.appended.get(eventId) : undefined;
+    if (stored && stored.until > this.now()) {
+      const depth = t.inbox.length;
+      return {
+        accepted: true,
+        seq: stored.seq,
+        depth,
+        woke: false,
+        wakeMarker: "",
+        active,
+        dropped: [],
+        repeated: true,
+      };
+    }
     const cap = Math.max(1, options.cap);
     let dropped: InboxItem[] = [];
     if (item.mode === "interrupt") {
@@ -119,6 +159,7 @@ export class MemoryThreadState implements ThreadState {
     }
     const now = this.now();
     const seq = ++t.seq;
+    if (eventId) t.appended.set(eventId, { seq, until: now + this.dedupeTtlMs });
     t.inbox.push({
       seq,
       at: now,

@@ -9,6 +9,7 @@ import { type Clock, systemClock } from "../../agent/clock.js";
 import { findModel } from "../../agent/llm/models.js";
 import { RedisControlBus } from "../control-bus.js";
 import { Dispatcher } from "../dispatcher.js";
+import { EventClaims } from "../event-claims.js";
 import { hasHashTag, RuntimeKeys } from "../keys.js";
 import type { DropPolicy, ThreadState } from "../state/types.js";
 import type { SessionStore } from "../store/types.js";
@@ -18,6 +19,7 @@ import type {
   ControlResult,
   DeliverResult,
   DeliveryMode,
+  EventOutcome,
   InboundFormatter,
   ModelResolver,
   RunSinkFactory,
@@ -75,6 +77,13 @@ export interface RuntimeOptions {
    * the system clock. (A Redis lease still expires on Redis's own clock.)
    */
   clock?: Clock;
+  /** Names this process in event-claim owners (logs, diagnostics). Default: a random id. */
+  instanceId?: string;
+  /**
+   * How long an event claim lasts without renewal: after a gateway dies, its platform's redelivery
+   * is handled once this passed. Default 15 s.
+   */
+  eventClaimTtlMs?: number;
 }
 
 export interface RedisRuntimeOptions extends RuntimeOptions {
@@ -122,6 +131,7 @@ export class RedisRuntime implements Runtime {
   private readonly state: ThreadState;
   private readonly waker: RedisWaker;
   private readonly dispatcher: Dispatcher;
+  private readonly claims: EventClaims;
   private readonly onError: (error: unknown, context: string) => void;
   private core: WorkerCore | undefined;
   private worker: Worker<WakeJobData> | undefined;
@@ -155,8 +165,16 @@ export class RedisRuntime implements Runtime {
     this.bus = new RedisControlBus(this.redis, this.keys.controlChannel);
     this.state = this.createState(this.redis, this.keys);
     this.waker = new RedisWaker(this.redis, this.queue, this.keys, this.clock);
+    this.claims = new EventClaims({
+      state: this.state,
+      clock: this.clock,
+      ...(o.instanceId !== undefined ? { instanceId: o.instanceId } : {}),
+      ...(o.eventClaimTtlMs !== undefined ? { ttlMs: o.eventClaimTtlMs } : {}),
+      onError: this.onError,
+    });
     this.dispatcher = new Dispatcher({
       state: this.state,
+      claims: this.claims,
       waker: this.waker,
       bus: this.bus,
       store: o.store,
@@ -181,6 +199,10 @@ export class RedisRuntime implements Runtime {
 
   deliver(inbound: InboundMessage, mode?: DeliveryMode): Promise<DeliverResult> {
     return this.dispatcher.deliver(inbound, mode);
+  }
+
+  handleEvent<T>(eventId: string, handle: () => Promise<T>): Promise<EventOutcome<T>> {
+    return this.claims.once(eventId, handle);
   }
 
   control(threadKey: string, command: ControlCommand): Promise<ControlResult> {

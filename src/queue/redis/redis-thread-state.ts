@@ -13,6 +13,7 @@ import type {
   AppendOptions,
   AppendOutcome,
   ControlState,
+  EventClaim,
   ReleaseOutcome,
   StopOutcome,
   TakeOutcome,
@@ -22,19 +23,14 @@ import type {
 } from "../state/types.js";
 import type { InboxItem } from "../types.js";
 import type { RedisClient } from "./client.js";
+import { CLAIM_EVENT, RELEASE_EVENT, RENEW_EVENT } from "./event-claim-scripts.js";
 import { runScript, type ScriptReply } from "./run-script.js";
 import { ACQUIRE, APPEND, FORCE_RELEASE, PROBE, RELEASE, RENEW, SETTLE, STOP, TAKE } from "./scripts.js";
 
 export interface RedisThreadStateOptions {
-  /** How long a delivered event id is remembered. Default 24 h. */
+  /** How long a delivered event id is remembered (and an appended one, per thread). Default 24 h. */
   dedupeTtlMs?: number;
-  /**
-   * How long a claim on an event id lasts before its delivery is confirmed. A process that dies
-   * between the claim and the inbox append leaves a claim that expires after this, so a platform
-   * retry gets through. Default 30 s.
-   */
-  claimTtlMs?: number;
-  /** Default: the system clock. */
+  /** Default: the system clock. It also times event claims (each claim stores its expiry). */
   clock?: Clock;
   /**
    * Replicas that must confirm an inbox append (`WAIT`) before it counts as stored; fewer within
@@ -69,7 +65,6 @@ function rest(reply: ScriptReply[], from: number): string[] {
 /** The Redis implementation of the coordination primitives. Uses (does not own) `redis`. */
 export class RedisThreadState implements ThreadState {
   private readonly dedupeTtlMs: number;
-  private readonly claimTtlMs: number;
   private readonly clock: Clock;
   private readonly waitReplicas: number;
   private readonly waitTimeoutMs: number;
@@ -80,23 +75,39 @@ export class RedisThreadState implements ThreadState {
     options: RedisThreadStateOptions = {},
   ) {
     this.dedupeTtlMs = options.dedupeTtlMs ?? 24 * 3600_000;
-    this.claimTtlMs = options.claimTtlMs ?? 30_000;
     this.clock = options.clock ?? systemClock;
     this.waitReplicas = options.waitReplicas ?? 0;
     this.waitTimeoutMs = options.waitTimeoutMs ?? 500;
   }
 
-  async claimEvent(eventId: string): Promise<boolean> {
-    const ok = await this.redis.set(this.keys.dedupe(eventId), "claim", "PX", this.claimTtlMs, "NX");
-    return ok === "OK";
+  async claimEvent(eventId: string, owner: string, ttlMs: number): Promise<EventClaim> {
+    const r = (await runScript(
+      this.redis,
+      CLAIM_EVENT,
+      [this.keys.dedupe(eventId)],
+      [owner, this.clock.now(), ttlMs, this.dedupeTtlMs],
+    )) as ScriptReply[];
+    if (r[0] === "claimed") return { status: "claimed" };
+    if (r[0] === "done") return { status: "done" };
+    return { status: "held", remainingMs: Math.max(0, num(r[1])) };
+  }
+
+  async renewEvent(eventId: string, owner: string, ttlMs: number): Promise<boolean> {
+    const r = await runScript(
+      this.redis,
+      RENEW_EVENT,
+      [this.keys.dedupe(eventId)],
+      [owner, this.clock.now(), ttlMs, this.dedupeTtlMs],
+    );
+    return num(r) === 1;
   }
 
   async confirmEvent(eventId: string): Promise<void> {
     await this.redis.set(this.keys.dedupe(eventId), "done", "PX", this.dedupeTtlMs);
   }
 
-  async releaseEvent(eventId: string): Promise<void> {
-    await this.redis.del(this.keys.dedupe(eventId));
+  async releaseEvent(eventId: string, owner: string): Promise<void> {
+    await runScript(this.redis, RELEASE_EVENT, [this.keys.dedupe(eventId)], [owner]);
   }
 
   async append(
@@ -116,15 +127,29 @@ export class RedisThreadState implements ThreadState {
     // live on different nodes.)
     const now = this.clock.now();
     await this.redis.zadd(this.keys.pending, now, threadKey);
+    const eventId = item.kind === "message" ? (item.message?.eventId ?? "") : "";
     const reply = await runScript(
       this.redis,
       APPEND,
-      [k.inbox, k.wake, k.seq, k.control, k.lease],
-      [body, Math.max(1, options.cap), options.dropPolicy, item.mode, now],
+      [k.inbox, k.wake, k.seq, k.control, k.lease, this.keys.appended(threadKey, eventId)],
+      [body, Math.max(1, options.cap), options.dropPolicy, item.mode, now, eventId, this.dedupeTtlMs],
     );
     const r = reply as ScriptReply[];
     if (num(r[0]) === 0) return { accepted: false, depth: num(r[1]), active: num(r[2]) === 1 };
     if (this.waitReplicas > 0) await this.replicated(threadKey, k.inbox);
+    if (num(r[0]) === 2) {
+      const active = num(r[3]) === 1;
+      return {
+        accepted: true,
+        seq: num(r[1]),
+        depth: num(r[2]),
+        woke: false,
+        active,
+        wakeMarker: "",
+        dropped: [],
+        repeated: true,
+      };
+    }
     return {
       accepted: true,
       seq: num(r[1]),

@@ -23,7 +23,7 @@ end
 `;
 
 export const APPEND: LuaScript = {
-  numberOfKeys: 5,
+  numberOfKeys: 6,
   lua:
     `--[[
   Appends one item to a thread's inbox and sets the thread's wake flag.
@@ -35,8 +35,12 @@ export const APPEND: LuaScript = {
   ARGV[4] the item's delivery mode; "interrupt" discards every queued message first, sets
           control.abortAt to seq - 1 and bumps control.stops so that the run in progress aborts
   ARGV[5] now (ms, the caller's clock): the item's "at" and the wake marker's time
+  KEYS[6] the item's event marker (string, in the thread's slot; "" ARGV[6] when it has no event id)
+  ARGV[6] the item's event id or ""   ARGV[7] how long the event marker is kept (ms)
   Returns {0, depth, active}                          refused: the inbox is full (policy "new")
           {1, seq, depth, woke, active, marker, dropped...}   queued
+          {2, seq, depth, active}                     this event id was appended before as seq
+                                                      (a platform retry after a refused WAIT)
     woke   1 when the wake flag was newly set (value marker): the caller must add a wake job
     active 1 when a lease is held (a run is in progress)
     dropped the JSON of each item removed to make room or discarded by the interrupt
@@ -45,6 +49,11 @@ export const APPEND: LuaScript = {
     `
 local now = tonumber(ARGV[5])
 local active = redis.call('EXISTS', KEYS[5])
+-- Idempotent per event id: a retry finds the seq the first attempt stored.
+if ARGV[6] ~= '' then
+  local stored = redis.call('GET', KEYS[6])
+  if stored then return {2, tonumber(stored), redis.call('LLEN', KEYS[1]), active} end
+end
 local cap = tonumber(ARGV[2])
 local dropped = {}
 if ARGV[4] == 'interrupt' then
@@ -62,6 +71,7 @@ if depth >= cap then
   end
 end
 local seq = redis.call('INCR', KEYS[3])
+if ARGV[6] ~= '' then redis.call('SET', KEYS[6], seq, 'PX', ARGV[7]) end
 local item = '{"seq":' .. seq .. ',"at":' .. now .. ',' .. string.sub(ARGV[1], 2)
 depth = redis.call('RPUSH', KEYS[1], item)
 if ARGV[4] == 'interrupt' then

@@ -29,8 +29,21 @@ export type AppendOutcome =
       active: boolean;
       /** Items removed to make room (`old` policy) or discarded by an interrupt. */
       dropped: InboxItem[];
+      /**
+       * The item's `eventId` was appended before (a retry of a delivery refused after its append):
+       * `seq` is the stored item's and nothing was added.
+       */
+      repeated?: boolean;
     }
   | { accepted: false; depth: number; active: boolean };
+
+/**
+ * What `claimEvent` found. `claimed`: the caller owns the event now and must handle it, renew the
+ * claim while it works and end with `confirmEvent` (handled) or `releaseEvent` (failed).
+ * `done`: a process handled it within the dedupe window. `held`: another live owner holds a claim
+ * that expires in `remainingMs` unless that owner renews it.
+ */
+export type EventClaim = { status: "claimed" } | { status: "done" } | { status: "held"; remainingMs: number };
 
 export type AcquireOutcome = { acquired: true } | { acquired: false; holder: string; pttl: number };
 
@@ -78,14 +91,23 @@ export interface ThreadProbe {
 
 /** The per-thread coordination state. Every method is atomic on its own. */
 export interface ThreadState {
-  /** Claims a platform event id; false when it was already seen (or is being delivered right now). */
-  claimEvent(eventId: string): Promise<boolean>;
-  /** Marks a claimed event as delivered, for the dedupe window. */
+  /**
+   * Claims a platform event id for `owner` (unique per handling attempt) until `ttlMs` from now on
+   * the state's clock. A claim whose owner stopped renewing it (a dead process) has expired and is
+   * taken over; one marked done is never claimed again within the dedupe window.
+   */
+  claimEvent(eventId: string, owner: string, ttlMs: number): Promise<EventClaim>;
+  /** Extends `owner`'s claim to `ttlMs` from now; false when `owner` no longer holds it. */
+  renewEvent(eventId: string, owner: string, ttlMs: number): Promise<boolean>;
+  /** Marks an event handled (its message is durable), for the dedupe window. */
   confirmEvent(eventId: string): Promise<void>;
-  /** Forgets a claim whose delivery failed, so a platform retry gets through. */
-  releaseEvent(eventId: string): Promise<void>;
+  /** Forgets `owner`'s claim after a failed handling, so a platform retry gets through. */
+  releaseEvent(eventId: string, owner: string): Promise<void>;
 
-  /** Appends one item (a message or `newSession`) and sets the wake flag if it was not set. */
+  /**
+   * Appends one item (a message or `newSession`) and sets the wake flag if it was not set. A message
+   * whose `eventId` this thread stored within the dedupe window is not stored again (`repeated`).
+   */
   append(
     threadKey: string,
     item: Pick<InboxItem, "mode" | "kind" | "message" | "instructions">,

@@ -7,10 +7,11 @@ import type { Redis } from "ioredis";
 import { afterEach, describe, expect, it } from "vitest";
 import { TelegramAdapter } from "../../../src/adapters/telegram/index.js";
 import type { ConnectionStatus } from "../../../src/adapters/types.js";
-import { RedisConnectionLease, RedisEventDeduper } from "../../../src/gateway/connection-lease.js";
+import { RedisConnectionLease } from "../../../src/gateway/connection-lease.js";
 import { BOT_ID, FakeTelegram } from "../../fakes/telegram/server.js";
 import { connectRedis, uniquePrefix } from "../../support/redis.js";
 import { Received } from "../contract.js";
+import { claimed } from "../support/claimed.js";
 import { until } from "../support/drive.js";
 import { GROUP, USERS } from "./harness.js";
 
@@ -34,7 +35,6 @@ function gateway(fake: FakeTelegram, name: string, prefix: string) {
       ttlMs: 600,
       retryMs: 100,
     }),
-    dedupe: new RedisEventDeduper({ redis, prefix }),
   });
   const received = new Received();
   const state = () => (adapter.connections()[0] as ConnectionStatus | undefined)?.state;
@@ -48,9 +48,9 @@ describe("Telegram polling across two gateway processes", () => {
     const prefix = uniquePrefix();
     const a = gateway(fake, "gw-a", prefix);
     const b = gateway(fake, "gw-b", prefix);
-    await a.adapter.start(a.received);
+    await a.adapter.start(claimed(a.received, a.redis, prefix));
     await until(() => a.state() === "connected", 5000, "A polling");
-    await b.adapter.start(b.received);
+    await b.adapter.start(claimed(b.received, b.redis, prefix));
     await until(() => b.state() === "standby", 5000, "B standing by");
 
     for (let i = 0; i < 5; i++)

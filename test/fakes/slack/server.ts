@@ -78,6 +78,8 @@ export class FakeSlack {
   readonly responses: CommandResponse[] = [];
   /** Where HTTP-mode deliveries go (`http://host:port/slack/events`); set by the test. */
   eventsUrl: string | undefined;
+  /** Web API methods whose calls wait for `releaseMethod` before they are answered. */
+  private readonly heldMethods = new Map<string, { promise: Promise<void>; release: () => void }>();
   /** Number of Socket Mode connections opened. */
   socketConnections = 0;
 
@@ -279,6 +281,25 @@ export class FakeSlack {
     return this.track(this.send("events_api", envelope, eventId, 0));
   }
 
+  /**
+   * Calls of the Web API `method` wait unanswered until `releaseMethod(method)`, so a test can catch
+   * the app in the middle of handling an event (e.g. on its 👀 reaction).
+   */
+  holdMethod(method: string): void {
+    if (this.heldMethods.has(method)) return;
+    let release!: () => void;
+    const promise = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    this.heldMethods.set(method, { promise, release });
+  }
+
+  /** Answers the held calls of `method` and stops holding it. */
+  releaseMethod(method: string): void {
+    this.heldMethods.get(method)?.release();
+    this.heldMethods.delete(method);
+  }
+
   /** Deliver an event again, as Slack's retries do (`X-Slack-Retry-Num` / `retry_attempt`). */
   redeliver(eventId: string, retryNum = 1): Promise<Delivery> {
     const s = this.sent.get(eventId);
@@ -395,6 +416,7 @@ export class FakeSlack {
     const api = /^\/api\/([\w.]+)$/.exec(url.pathname);
     if (api?.[1] && req.method === "POST") {
       const params = parseParams(raw, req.headers["content-type"]);
+      await this.heldMethods.get(api[1])?.promise;
       const answer = this.api.handle(api[1], params, req.headers.authorization);
       if (api[1] === "chat.postMessage" && answer.body.ok === true && this.echo) this.echoPost(answer.body);
       return answer;

@@ -134,6 +134,8 @@ export class FakeTelegram {
   private readonly flood = new Map<number, number>();
   private storm: { remaining: number; retryAfter: number; methods: string[] } | undefined;
   private readonly holes = new Set<string>();
+  /** Methods whose calls are recorded but not answered until `releaseMethod`. */
+  private readonly heldMethods = new Map<string, Array<() => void>>();
   private readonly held: ServerResponse[] = [];
   private readonly groupRule: RateRule | null;
   private readonly privateRule: RateRule | null;
@@ -330,6 +332,21 @@ export class FakeTelegram {
     return out;
   }
 
+  /**
+   * Calls of `method` are recorded and then left unanswered until `releaseMethod(method)`, so a test
+   * can catch a process in the middle of handling an update (e.g. on its 👀 reaction).
+   */
+  holdMethod(method: string): void {
+    if (!this.heldMethods.has(method)) this.heldMethods.set(method, []);
+  }
+
+  /** Answers the held calls of `method` (those whose caller still listens) and stops holding it. */
+  releaseMethod(method: string): void {
+    const waiting = this.heldMethods.get(method) ?? [];
+    this.heldMethods.delete(method);
+    for (const answer of waiting) answer();
+  }
+
   /** Requests under `prefix` are swallowed: never answered, as if that process had died. */
   blackhole(prefix: string): void {
     this.holes.add(prefix);
@@ -503,11 +520,21 @@ export class FakeTelegram {
     const fail = (code: number, description: string, parameters?: Json): true =>
       reply(code, { ok: false, error_code: code, description, ...(parameters ? { parameters } : {}) });
     const ok = (result: unknown): true => reply(200, { ok: true, result });
-    try {
-      this.dispatch(method, params, prefix, res, call, ok, fail);
-    } catch (err) {
-      fail(400, `Bad Request: ${err instanceof Error ? err.message : String(err)}`);
+    const run = () => {
+      try {
+        this.dispatch(method, params, prefix, res, call, ok, fail);
+      } catch (err) {
+        fail(400, `Bad Request: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    };
+    const held = this.heldMethods.get(method);
+    if (held) {
+      held.push(() => {
+        if (!res.destroyed && !res.writableEnded) run();
+      });
+      return;
     }
+    run();
   }
 
   private dispatch(

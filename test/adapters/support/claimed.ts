@@ -1,0 +1,22 @@
+/**
+ * Handlers behind the runtime's event claim, as a gateway's inbound pipeline puts them: adapters
+ * no longer dedupe, so tests of a connection handed between processes check "no event twice"
+ * through the one dedupe point, over the processes' shared Redis.
+ */
+import type { InboundHandlers } from "../../../src/adapters/types.js";
+import { MemoryThreadState } from "../../../src/queue/embedded/memory-thread-state.js";
+import { EventClaims } from "../../../src/queue/event-claims.js";
+import { RuntimeKeys } from "../../../src/queue/keys.js";
+import type { RedisClient } from "../../../src/queue/redis/client.js";
+import { RedisThreadState } from "../../../src/queue/redis/redis-thread-state.js";
+
+/** `handlers` behind an event claim over `redis` (shared by processes), or in memory (one process). */
+export function claimed(handlers: InboundHandlers, redis?: RedisClient, prefix?: string): InboundHandlers {
+  const state = redis ? new RedisThreadState(redis, new RuntimeKeys(prefix)) : new MemoryThreadState();
+  const claims = new EventClaims({ state });
+  return {
+    onMessage: async (m) => void (await claims.once(m.eventId, async () => handlers.onMessage(m))),
+    onCommand: async (c) => void (await claims.once(c.eventId, async () => handlers.onCommand(c))),
+    onReaction: async (r) => void (await claims.once(r.eventId, async () => handlers.onReaction(r))),
+  };
+}
