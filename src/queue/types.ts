@@ -7,7 +7,7 @@ import type { InboundMessage } from "../adapters/types.js";
 import type { Agent } from "../agent/agent.js";
 import type { Model, ThinkingLevel, UserMessage } from "../agent/llm/types.js";
 import type { AgentEvent, AgentMessage } from "../agent/types.js";
-import type { DeliveryMode } from "../extensions/types.js";
+import type { DeliveryMode, SessionEvent, SessionEventResult } from "../extensions/types.js";
 import type { ThreadMeta } from "./store/types.js";
 
 // One definition (src/extensions/types.ts), where the commands and the command parser name it too.
@@ -169,28 +169,15 @@ export interface ThreadAgent {
 }
 
 /**
- * Session events the runtime reports to a thread's agent (the shapes of the extensions'
- * `SessionEvent`, so `ThreadExtensions.emitSession` fits `SessionEventHook` as is).
+ * Receives session events (one definition: the extensions' `SessionEvent`, so
+ * `ThreadExtensions.emitSession` fits as is); awaited by the runtime. A throw is reported and
+ * treated as no answer; a `session_before_*` answer with `cancel` stops the compaction (it is
+ * ignored for a switch).
  */
-export type RuntimeSessionEvent =
-  | { type: "session_start"; sessionId: string }
-  | { type: "session_before_switch"; reason: "new" }
-  | { type: "session_switch"; reason: "new"; previousSessionId?: string; sessionId: string }
-  | { type: "session_before_compact"; instructions?: string }
-  | { type: "session_compact"; tokensBefore: number; tokensAfter?: number }
-  | { type: "session_shutdown" };
-
-/** What a `session_before_*` handler may answer: `cancel` stops the compaction (or is ignored for a switch). */
-export interface SessionEventVerdict {
-  cancel?: boolean;
-  reason?: string;
-}
-
-/** Receives session events; awaited by the runtime. A throw is reported and treated as no answer. */
 export type SessionEventHook = (
-  event: RuntimeSessionEvent,
+  event: SessionEvent,
   // biome-ignore lint/suspicious/noConfusingVoidType: observing hooks return nothing.
-) => Promise<SessionEventVerdict | undefined | void> | SessionEventVerdict | undefined | void;
+) => Promise<SessionEventResult | undefined | void> | SessionEventResult | undefined | void;
 
 /**
  * Builds the agent of a thread (system prompt, tools, model resolution are the factory's business):
