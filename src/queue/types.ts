@@ -7,7 +7,7 @@ import type { InboundMessage } from "../adapters/types.js";
 import type { Agent } from "../agent/agent.js";
 import type { Model, ThinkingLevel, UserMessage } from "../agent/llm/types.js";
 import type { AgentEvent, AgentMessage } from "../agent/types.js";
-import type { DeliveryMode, SessionEvent, SessionEventResult } from "../extensions/types.js";
+import type { ControlOutcome, DeliveryMode, SessionEvent, SessionEventResult } from "../extensions/types.js";
 import type { ThreadMeta } from "./store/types.js";
 
 // One definition (src/extensions/types.ts), where the commands and the command parser name it too.
@@ -70,10 +70,11 @@ export type ControlCommand =
    */
   | { type: "compact"; instructions?: string };
 
-export interface ControlResult {
-  /** A run held the thread when the command arrived. */
-  wasRunning: boolean;
-  /** Queued messages the command discarded (`stop`, `newSession`). */
+/**
+ * The runtime's answer to a control command: the extensions' `ControlOutcome` (one definition) with
+ * the queued messages `stop` and `newSession` discarded themselves rather than their count.
+ */
+export interface ControlResult extends Omit<ControlOutcome, "discarded" | "notes"> {
   discarded: DroppedMessage[];
 }
 
