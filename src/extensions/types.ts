@@ -85,11 +85,15 @@ export interface ThreadSettings {
 export interface ThreadStatusView {
   /** A run is active (or about to start). */
   running: boolean;
-  /** Delivery mode for messages that arrive while busy: `steer`, `followUp`, `collect`, `interrupt`. */
-  queueMode: string;
+  /** Delivery mode for messages that arrive while busy. */
+  queueMode: DeliveryMode;
   /** Messages waiting for the agent. */
   inboxDepth: number;
-  /** Tokens the model saw in the latest request (input + cache), when known. */
+  /**
+   * The last estimate of the context the model sees (tokens: the last reply's reported usage plus
+   * ~4 characters per token after it), recorded after every run and compaction; undefined before
+   * the thread's first run.
+   */
   contextTokens?: number;
   usage: { input: number; output: number; cacheRead: number; cacheWrite: number; cost: number };
   /**

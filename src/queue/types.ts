@@ -7,7 +7,13 @@ import type { InboundMessage } from "../adapters/types.js";
 import type { Agent } from "../agent/agent.js";
 import type { Model, ThinkingLevel, UserMessage } from "../agent/llm/types.js";
 import type { AgentEvent, AgentMessage } from "../agent/types.js";
-import type { ControlOutcome, DeliveryMode, SessionEvent, SessionEventResult } from "../extensions/types.js";
+import type {
+  ControlOutcome,
+  DeliveryMode,
+  SessionEvent,
+  SessionEventResult,
+  ThreadStatusView,
+} from "../extensions/types.js";
 import type { ThreadMeta } from "./store/types.js";
 
 // One definition (src/extensions/types.ts), where the commands and the command parser name it too.
@@ -78,12 +84,13 @@ export interface ControlResult extends Omit<ControlOutcome, "discarded" | "notes
   discarded: DroppedMessage[];
 }
 
-/** What `/status` shows about the runtime side of a thread. */
-export interface ThreadStatus {
+/**
+ * The runtime side of a thread's `/status`: the fields of the extensions' `ThreadStatusView` (one
+ * definition) the runtime knows, plus the store's metadata the host turns into the rest.
+ */
+export interface ThreadStatus extends Pick<ThreadStatusView, "inboxDepth" | "contextTokens"> {
   /** A worker holds the thread, or a run whose worker died waits for recovery. */
   active: boolean;
-  /** Messages queued and not yet taken by the agent. */
-  inboxDepth: number;
   /** The store's metadata (model, thinking level, usage totals); undefined for a new thread. */
   meta: ThreadMeta | undefined;
   /**
@@ -91,12 +98,6 @@ export interface ThreadStatus {
    * `modeOf(threadKey)` when given, else its `defaultMode`.
    */
   mode?: DeliveryMode;
-  /**
-   * The last estimate of the context the model sees (tokens: the last reply's reported usage plus
-   * ~4 characters per token after it), recorded after every run and compaction; undefined before
-   * the thread's first run.
-   */
-  contextTokens?: number;
 }
 
 /**
