@@ -21,6 +21,7 @@ import {
 } from "../../agent/session/compaction/index.js";
 import { buildSessionContext } from "../../agent/session/context.js";
 import type { AgentMessage } from "../../agent/types.js";
+import type { CompactOutcome } from "../../extensions/types.js";
 import { applyView, withoutFailedTail } from "./compaction-view.js";
 import { emitSessionEvent } from "./session-events.js";
 import type { Tenure } from "./tenure.js";
@@ -39,15 +40,6 @@ export interface CompactionConfig {
 
 /** Why a compaction is attempted. */
 export type CompactionTrigger = "threshold" | "overflow" | "manual";
-
-/** What a compaction attempt did. */
-export interface CompactionAttempt {
-  compacted: boolean;
-  /** Why nothing was compacted. */
-  reason?: string;
-  tokensBefore?: number;
-  tokensAfter?: number;
-}
 
 export class ThreadCompactor {
   private busy: Promise<unknown> = Promise.resolve();
@@ -104,7 +96,7 @@ export class ThreadCompactor {
   compact(
     trigger: CompactionTrigger,
     o: { history?: AgentMessage[]; instructions?: string; signal?: AbortSignal } = {},
-  ): Promise<CompactionAttempt> {
+  ): Promise<CompactOutcome> {
     const job = this.busy.then(() => this.run(trigger, o));
     this.busy = job;
     return job;
@@ -142,7 +134,7 @@ export class ThreadCompactor {
   private async run(
     trigger: CompactionTrigger,
     o: { history?: AgentMessage[]; instructions?: string; signal?: AbortSignal },
-  ): Promise<CompactionAttempt> {
+  ): Promise<CompactOutcome> {
     const { session } = this;
     const threadKey = this.tenure.threadKey;
     try {
