@@ -9,7 +9,7 @@ export {
   type InboundOutcome,
   type LlmUsageSample,
   type PlatformCallOutcome,
-  type RunOutcome,
+  type RunOutcomeLabel,
   type SwitchboardMetrics,
 } from "./metrics.js";
 export {
