@@ -80,12 +80,12 @@ module.exports = {
       name: "adapters-use-engine-types",
       severity: "error",
       comment:
-        "src/adapters use the engine's types (type-only imports), its Clock and its secret scrubber; " +
-        "nothing else of src/agent.",
+        "src/adapters use the engine's types (type-only imports), its Clock, its secret scrubber and its " +
+        "basics (the logger, the error base); nothing else of src/agent.",
       from: { path: "^src/adapters/" },
       to: {
         path: "^src/agent/",
-        pathNot: "^src/agent/(clock|llm/redact)\\.ts$",
+        pathNot: "^src/agent/(clock|logger|errors|llm/redact)\\.ts$",
         dependencyTypesNot: ["type-only"],
       },
     },

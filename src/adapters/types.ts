@@ -362,14 +362,6 @@ export interface KeyValueStore {
   set(key: string, value: string, ttlMs: number): Promise<void>;
 }
 
-/** Minimal structured logger the adapters accept (pino-compatible subset). */
-export interface AdapterLogger {
-  debug(obj: object, msg?: string): void;
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
-}
-
 /** Default cap on inbound message text, matching the web chat's `maxInputChars`. */
 export const DEFAULT_MAX_INBOUND_CHARS = 20_000;
 

@@ -2,7 +2,7 @@
  * Logging helpers of the extension layer: a console logger for when none is injected, and the short
  * one-line text of an error that reports and chat notices use (no stack traces).
  */
-import type { ExtensionLogger } from "./types.js";
+import type { StructuredLogger } from "../agent/logger.js";
 
 function line(level: string, obj: object, msg?: string): string {
   const fields = Object.keys(obj).length > 0 ? ` ${JSON.stringify(obj)}` : "";
@@ -10,7 +10,7 @@ function line(level: string, obj: object, msg?: string): string {
 }
 
 /** Writes warnings and errors to stderr; debug and info are dropped. */
-export const consoleLogger: ExtensionLogger = {
+export const consoleLogger: StructuredLogger = {
   debug() {},
   info() {},
   warn(obj, msg) {
@@ -21,13 +21,8 @@ export const consoleLogger: ExtensionLogger = {
   },
 };
 
-/** A logger that drops everything (tests, embedded tools). */
-export const silentLogger: ExtensionLogger = {
-  debug() {},
-  info() {},
-  warn() {},
-  error() {},
-};
+/** The one logger that drops everything (src/agent/logger.ts), for extension authors. */
+export { silentLogger } from "../agent/logger.js";
 
 /** The first line of an error's message, at most 300 characters. */
 export function errorText(error: unknown): string {

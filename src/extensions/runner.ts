@@ -9,6 +9,7 @@ import type { TSchema } from "@sinclair/typebox";
 import { registerModel, unregisterModel } from "../agent/llm/models.js";
 import { registerApiProvider, unregisterApiProviders } from "../agent/llm/registry.js";
 import type { Provider } from "../agent/llm/types.js";
+import type { StructuredLogger } from "../agent/logger.js";
 import { consoleLogger, errorText } from "./logger.js";
 import type { ExtensionRegistry, LoadedExtension, RegisteredCommand } from "./registry.js";
 import { ThreadExtensions, type ThreadExtensionsOptions } from "./thread.js";
@@ -22,12 +23,11 @@ import type {
   ExtensionFailure,
   ExtensionHandler,
   ExtensionHost,
-  ExtensionLogger,
   ToolDefinition,
 } from "./types.js";
 
 export interface ExtensionRunnerOptions {
-  logger?: ExtensionLogger;
+  logger?: StructuredLogger;
   /** Called for every failure (load or handler) after the extension was disabled; must not throw. */
   onFailure?: (failure: ExtensionFailure) => void;
   /** API keys besides the environment's, for "has credentials" checks of `setModel`. */
@@ -41,7 +41,7 @@ const COMMAND_NAME = /^[a-z][a-z0-9_-]{0,31}$/;
  * factories run once, in load order, which is also the order their handlers run in.
  */
 export class ExtensionRunner implements ExtensionRegistry {
-  readonly logger: ExtensionLogger;
+  readonly logger: StructuredLogger;
   readonly getApiKey: ((provider: Provider) => string | undefined) | undefined;
   /** The context of the handler running now, so that `api.sendMessage` & co. find their thread. */
   readonly current = new AsyncLocalStorage<ExtensionContext>();

@@ -15,7 +15,8 @@
  */
 import { randomUUID } from "node:crypto";
 import { type Clock, systemClock } from "../adapters/render/clock.js";
-import type { AdapterLogger, ConnectionLease, EventDeduper } from "../adapters/types.js";
+import type { ConnectionLease, EventDeduper } from "../adapters/types.js";
+import { type StructuredLogger, silentLogger } from "../agent/logger.js";
 import type { RedisClient } from "../queue/redis/client.js";
 
 /**
@@ -61,10 +62,8 @@ export interface RedisConnectionLeaseOptions {
   /** Identifies this holder in Redis (default random). */
   holderId?: string;
   clock?: Clock;
-  logger?: AdapterLogger;
+  logger?: StructuredLogger;
 }
-
-const silent: AdapterLogger = { debug() {}, info() {}, warn() {}, error() {} };
 
 const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
@@ -75,7 +74,7 @@ export class RedisConnectionLease implements ConnectionLease {
   private readonly ttlMs: number;
   private readonly retryMs: number;
   private readonly clock: Clock;
-  private readonly log: AdapterLogger;
+  private readonly log: StructuredLogger;
 
   constructor(private readonly o: RedisConnectionLeaseOptions) {
     this.name = o.name;
@@ -84,7 +83,7 @@ export class RedisConnectionLease implements ConnectionLease {
     this.ttlMs = o.ttlMs ?? 5000;
     this.retryMs = o.retryMs ?? Math.max(50, Math.floor(this.ttlMs / 5));
     this.clock = o.clock ?? systemClock;
-    this.log = o.logger ?? silent;
+    this.log = o.logger ?? silentLogger;
   }
 
   /** Take the lease if free (`SET NX PX`), or renew it if it is already ours. */

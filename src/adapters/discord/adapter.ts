@@ -4,11 +4,11 @@
  * for the portal setup, intents and permissions.
  */
 import { type ClientOptions, GatewayIntentBits, Partials } from "discord.js";
+import { type StructuredLogger, silentLogger } from "../../agent/logger.js";
 import { type Clock, systemClock } from "../render/clock.js";
 import { toDiscordMarkdown } from "../render/markdown.js";
 import {
   type AdapterCapabilities,
-  type AdapterLogger,
   type ChannelAdapter,
   type ChannelAdapterFactory,
   ChannelError,
@@ -72,7 +72,7 @@ export interface DiscordAdapterConfig {
   /** Budget per channel for posts and edits (default 5 per 5 s, Discord's message limit). */
   rateRule?: RateRule;
   clock?: Clock;
-  logger?: AdapterLogger;
+  logger?: StructuredLogger;
   /**
    * Longest inbound message text in characters (default 20,000, as the web chat). Longer text is
    * cut and ends with a visible "[… message truncated: N characters over the limit]"; attachments
@@ -81,7 +81,6 @@ export interface DiscordAdapterConfig {
   maxInboundChars?: number;
 }
 
-const silent: AdapterLogger = { debug() {}, info() {}, warn() {}, error() {} };
 const NO_PINGS = { parse: [], replied_user: false };
 
 export class DiscordAdapter implements ChannelAdapter {
@@ -89,14 +88,14 @@ export class DiscordAdapter implements ChannelAdapter {
   readonly capabilities: AdapterCapabilities;
   private readonly api: DiscordApi;
   private readonly conv: Conversations;
-  private readonly log: AdapterLogger;
+  private readonly log: StructuredLogger;
   private readonly clock: Clock;
   private readonly events: DiscordEvents;
   private shards: ShardConnection[] = [];
   private readonly states = new Map<string, ConnectionStatus>();
 
   constructor(private readonly config: DiscordAdapterConfig) {
-    this.log = config.logger ?? silent;
+    this.log = config.logger ?? silentLogger;
     this.clock = config.clock ?? systemClock;
     this.api = new DiscordApi(config.token, config.apiUrl, config.applicationId);
     this.conv = new Conversations({

@@ -9,8 +9,9 @@
  * conversation by walking `message_reference` links to the root (remembered the same way).
  */
 
+import type { StructuredLogger } from "../../agent/logger.js";
 import { BoundedMap } from "../bounded-map.js";
-import { type AdapterLogger, isChannelError, type KeyValueStore } from "../types.js";
+import { isChannelError, type KeyValueStore } from "../types.js";
 import type { DiscordApi, RawMessage } from "./api.js";
 import { decodeThreadKey, encodeThreadKey } from "./ids.js";
 
@@ -30,7 +31,7 @@ export interface ConversationsOptions {
   api: DiscordApi;
   store?: KeyValueStore;
   prefix?: string;
-  log: AdapterLogger;
+  log: StructuredLogger;
   /** Thread name when the root message has no usable text. */
   defaultThreadName: string;
 }

@@ -5,9 +5,10 @@
  * discord.js's emitter.
  */
 import { type Client, Events } from "discord.js";
+import type { StructuredLogger } from "../../agent/logger.js";
 import { BoundedMap } from "../bounded-map.js";
 import type { Clock } from "../render/clock.js";
-import { type AdapterLogger, capInboundText, type EventDeduper, type InboundHandlers } from "../types.js";
+import { capInboundText, type EventDeduper, type InboundHandlers } from "../types.js";
 import type { DiscordApi } from "./api.js";
 import type { Conversations } from "./conversations.js";
 import {
@@ -23,7 +24,7 @@ export interface DiscordEventsOptions {
   api: DiscordApi;
   conv: Conversations;
   clock: Clock;
-  log: AdapterLogger;
+  log: StructuredLogger;
   dedupe?: EventDeduper;
   ephemeralCommands: boolean;
   /** Longest inbound message text (see `capInboundText`). */

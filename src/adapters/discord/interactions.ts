@@ -6,10 +6,11 @@
  * posted as an ordinary channel message. Text over 2,000 characters is split.
  */
 import { type ChatInputCommandInteraction, MessageFlags } from "discord.js";
+import type { StructuredLogger } from "../../agent/logger.js";
 import type { Clock } from "../render/clock.js";
 import { toDiscordMarkdown } from "../render/markdown.js";
 import { splitMessage } from "../render/split.js";
-import { type AdapterLogger, isChannelError } from "../types.js";
+import { isChannelError } from "../types.js";
 import { toChannelError } from "./errors.js";
 
 /** Interaction tokens live 15 minutes; stop using them a minute early. */
@@ -21,7 +22,7 @@ const NO_PINGS = { parse: [], repliedUser: false } as const;
 
 export interface CommandReplyOptions {
   clock: Clock;
-  log: AdapterLogger;
+  log: StructuredLogger;
   /** Defer ephemerally (only the invoking user sees the answer). */
   ephemeral: boolean;
   /** Post into the command's conversation as a plain channel message. */

@@ -6,7 +6,8 @@
  * resumes by itself while the lease is held.
  */
 import { Client, type ClientOptions, Events } from "discord.js";
-import type { AdapterLogger, ConnectionLease, ConnectionStatus } from "../types.js";
+import type { StructuredLogger } from "../../agent/logger.js";
+import type { ConnectionLease, ConnectionStatus } from "../types.js";
 import { guardPacketHandling } from "./packet-guard.js";
 
 export interface ShardOptions {
@@ -15,7 +16,7 @@ export interface ShardOptions {
   token: string;
   clientOptions: ClientOptions;
   lease?: ConnectionLease;
-  log: AdapterLogger;
+  log: StructuredLogger;
   /** Wire the client's event listeners (called for every new client). */
   attach: (client: Client, shardId: number) => void;
   onState: (state: ConnectionStatus["state"], detail?: string) => void;

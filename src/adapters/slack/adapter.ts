@@ -4,10 +4,10 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { App, HTTPReceiver, SocketModeReceiver } from "@slack/bolt";
+import { type StructuredLogger, silentLogger } from "../../agent/logger.js";
 import { toSlackMrkdwn } from "../render/markdown.js";
 import {
   type AdapterCapabilities,
-  type AdapterLogger,
   type ChannelAdapter,
   type ChannelAdapterFactory,
   ChannelError,
@@ -59,7 +59,7 @@ export interface SlackAdapterConfig {
   inbound?: SlackSocketModeConfig | SlackHttpConfig;
   /** Web API base URL (default `https://slack.com/api/`); tests point it at a fake. */
   apiUrl?: string;
-  logger?: AdapterLogger;
+  logger?: StructuredLogger;
   /**
    * Longest inbound message text in characters (default 20,000, as the web chat). Longer text is
    * cut and ends with a visible "[… message truncated: N characters over the limit]"; attachments
@@ -96,15 +96,13 @@ export interface SlackAdapterConfig {
   resolveUserNames?: boolean;
 }
 
-const silent: AdapterLogger = { debug() {}, info() {}, warn() {}, error() {} };
-
 const escapePlain = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 
 export class SlackAdapter implements ChannelAdapter {
   readonly platform = "slack" as const;
   readonly capabilities: AdapterCapabilities;
   private readonly web: SlackWeb;
-  private readonly log: AdapterLogger;
+  private readonly log: StructuredLogger;
   private app: App | undefined;
   private httpReceiver: HTTPReceiver | undefined;
   private listening = false;
@@ -113,7 +111,7 @@ export class SlackAdapter implements ChannelAdapter {
   private events: SlackEvents | undefined;
 
   constructor(private readonly config: SlackAdapterConfig) {
-    this.log = config.logger ?? silent;
+    this.log = config.logger ?? silentLogger;
     this.web = new SlackWeb(config.botToken, config.apiUrl, this.log, config.identity);
     this.threads = new ThreadMembership({
       web: this.web,

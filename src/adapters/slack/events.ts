@@ -4,15 +4,10 @@
  * Slash commands are acked before their handler runs. Nothing here throws into Bolt.
  */
 import type { App } from "@slack/bolt";
+import type { StructuredLogger } from "../../agent/logger.js";
 import { BoundedMap } from "../bounded-map.js";
 import { toSlackMrkdwn } from "../render/markdown.js";
-import {
-  type AdapterLogger,
-  ChannelError,
-  capInboundText,
-  type EventDeduper,
-  type InboundHandlers,
-} from "../types.js";
+import { ChannelError, capInboundText, type EventDeduper, type InboundHandlers } from "../types.js";
 import { encodeMessageRef, encodeThreadKey } from "./ids.js";
 import {
   isFromPerson,
@@ -32,7 +27,7 @@ import type { SlackIdentity, SlackWeb } from "./web.js";
 export interface SlackEventsOptions {
   web: SlackWeb;
   threads: ThreadMembership;
-  log: AdapterLogger;
+  log: StructuredLogger;
   dedupe?: EventDeduper;
   resolveUserNames?: boolean;
   /** Longest inbound message text (see `capInboundText`). */

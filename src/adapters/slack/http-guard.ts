@@ -11,7 +11,7 @@ import {
   isValidSlackRequest,
   type ReceiverProcessEventErrorHandlerArgs,
 } from "@slack/bolt";
-import type { AdapterLogger } from "../types.js";
+import type { StructuredLogger } from "../../agent/logger.js";
 
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === "object" && v !== null && !Array.isArray(v);
@@ -32,7 +32,7 @@ const answer = (res: ServerResponse, status: number): void => {
  * types) means the body is malformed, not that Slack should try again. It is logged and answered
  * 200 (acknowledged and ignored) instead of Bolt's default 500; returns true when it answered.
  */
-export function acknowledgeMalformedEvent(log: AdapterLogger) {
+export function acknowledgeMalformedEvent(log: StructuredLogger) {
   return async (args: ReceiverProcessEventErrorHandlerArgs): Promise<boolean> => {
     const err = args.error as Error;
     if (args.response.headersSent) {
@@ -57,7 +57,7 @@ export function acknowledgeMalformedEvent(log: AdapterLogger) {
 export function guardRequestListener(
   inner: RequestListener,
   signingSecret: string,
-  log: AdapterLogger,
+  log: StructuredLogger,
   bodyLimit: number = defaultBodyLimit,
 ): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {

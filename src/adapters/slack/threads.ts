@@ -5,8 +5,9 @@
  * processes (the process that posts is often not the one that receives).
  */
 
+import type { StructuredLogger } from "../../agent/logger.js";
 import { BoundedMap } from "../bounded-map.js";
-import type { AdapterLogger, KeyValueStore } from "../types.js";
+import type { KeyValueStore } from "../types.js";
 import { compareTs } from "./ids.js";
 import type { SlackWeb } from "./web.js";
 
@@ -15,7 +16,7 @@ const THREAD_MEMORY_MS = 14 * 86_400_000;
 
 export interface ThreadMembershipOptions {
   web: SlackWeb;
-  log: AdapterLogger;
+  log: StructuredLogger;
   store?: KeyValueStore;
   prefix?: string;
   isBotThread?: (threadKey: string) => boolean | Promise<boolean>;

@@ -8,11 +8,11 @@
  */
 import { Api } from "grammy";
 import type { ReactionTypeEmoji } from "grammy/types";
+import { type StructuredLogger, silentLogger } from "../../agent/logger.js";
 import { type Clock, systemClock } from "../render/clock.js";
 import { toPlainText, toTelegramHtml } from "../render/markdown.js";
 import type {
   AdapterCapabilities,
-  AdapterLogger,
   ChannelAdapter,
   ChannelAdapterFactory,
   CommandSpec,
@@ -62,7 +62,7 @@ export interface TelegramAdapterConfig {
   /** Key prefix for `store` (default `sb:`). */
   keyPrefix?: string;
   clock?: Clock;
-  logger?: AdapterLogger;
+  logger?: StructuredLogger;
   /** Long-poll timeout in seconds (default 25; 0 answers at once, and empty answers are then spaced out). */
   pollTimeoutSeconds?: number;
   /** Messages remembered per chat for thread context (default 200). */
@@ -74,7 +74,6 @@ export interface TelegramAdapterConfig {
   botUsername?: string;
 }
 
-const silent: AdapterLogger = { debug() {}, info() {}, warn() {}, error() {} };
 const PRIVATE_RULE: RateRule = { limit: 30, windowMs: 30_000 };
 const GROUP_RULE: RateRule = { limit: 20, windowMs: 60_000 };
 const SEEN_UPDATES = 10_000;
@@ -84,7 +83,7 @@ export class TelegramAdapter implements ChannelAdapter {
   readonly capabilities: AdapterCapabilities;
   /** The grammY API client (for the gateway's own needs, e.g. file downloads). Never leaves this folder's users. */
   private readonly api: Api;
-  private readonly log: AdapterLogger;
+  private readonly log: StructuredLogger;
   private readonly clock: Clock;
   private readonly recent: RecentMessages;
   private readonly botId: number;
@@ -110,7 +109,7 @@ export class TelegramAdapter implements ChannelAdapter {
       // biome-ignore lint/suspicious/noExplicitAny: grammY types `fetch` as the DOM fetch; it only calls `.json()`.
       fetch: describingFetch(config.token) as any,
     });
-    this.log = config.logger ?? silent;
+    this.log = config.logger ?? silentLogger;
     this.clock = config.clock ?? systemClock;
     this.recent = new RecentMessages({
       ...(config.historyPerChat ? { perChat: config.historyPerChat } : {}),

@@ -14,8 +14,9 @@
  */
 import type { Api } from "grammy";
 import type { Update } from "grammy/types";
+import type { StructuredLogger } from "../../agent/logger.js";
 import type { Clock } from "../render/clock.js";
-import type { AdapterLogger, ConnectionLease, ConnectionStatus } from "../types.js";
+import type { ConnectionLease, ConnectionStatus } from "../types.js";
 import { isPollingConflict, toChannelError } from "./errors.js";
 
 export interface PollingOptions {
@@ -25,7 +26,7 @@ export interface PollingOptions {
   timeoutSeconds?: number;
   lease?: ConnectionLease;
   clock: Clock;
-  log: AdapterLogger;
+  log: StructuredLogger;
   /** The Bot API answered just before polling starts (it counts as connected from the first poll on). */
   reachable?: boolean;
   /** Handles one update; must not throw (the adapter catches handler errors). */

@@ -13,9 +13,9 @@
 
 import type { Env, Hono } from "hono";
 import type { BlankEnv } from "hono/types";
+import { type StructuredLogger, silentLogger } from "../../agent/logger.js";
 import {
   type AdapterCapabilities,
-  type AdapterLogger,
   type ChannelAdapter,
   type ChannelAdapterFactory,
   ChannelError,
@@ -84,12 +84,11 @@ export interface WebChatConfig {
   typingDurationMs?: number;
   /** Interval of keep-alive comments on event streams (default 20 000 ms). */
   heartbeatMs?: number;
-  logger?: AdapterLogger;
+  logger?: StructuredLogger;
   /** Clock for timestamps of the default store (tests). */
   now?: () => number;
 }
 
-const silent: AdapterLogger = { debug() {}, info() {}, warn() {}, error() {} };
 const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 /** Accepted reaction emoji: a short run of non-space characters, or `:name:`. */
@@ -106,7 +105,7 @@ export class WebChatAdapter implements ChannelAdapter, WebChatService {
   readonly config: Readonly<WebChatConfig>;
   private readonly user: WebAuthor;
   private readonly bot: WebAuthor;
-  private readonly log: AdapterLogger;
+  private readonly log: StructuredLogger;
   private readonly maxInput: number;
   private handlers: InboundHandlers | undefined;
   private state: ConnectionStatus | undefined;
@@ -138,7 +137,7 @@ export class WebChatAdapter implements ChannelAdapter, WebChatService {
     });
     this.user = { id: config.userId ?? "web:local", name: config.userName ?? "you", isBot: false };
     this.bot = { id: "web:bot", name: config.botName ?? "Switchboard", isBot: true };
-    this.log = config.logger ?? silent;
+    this.log = config.logger ?? silentLogger;
     this.maxInput = config.maxInputChars ?? 20_000;
     this.capabilities = {
       maxMessageLength: 100_000,
