@@ -94,10 +94,10 @@ export interface ThreadStatus extends Pick<ThreadStatusView, "inboxDepth" | "con
   /** The store's metadata (model, thinking level, usage totals); undefined for a new thread. */
   meta: ThreadMeta | undefined;
   /**
-   * The thread's default delivery mode for messages that arrive while it is busy: the runtime's
-   * `modeOf(threadKey)` when given, else its `defaultMode`.
+   * The thread's delivery mode for messages that arrive while it is busy, resolved where every
+   * delivery resolves it: the runtime's `modeOf(threadKey)` when given, else its `defaultMode`.
    */
-  mode?: DeliveryMode;
+  mode: DeliveryMode;
 }
 
 /**

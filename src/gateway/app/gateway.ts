@@ -190,7 +190,6 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
       },
       adapterOf,
       defaultModel: () => (defaultModel ? modelRefOf(defaultModel) : undefined),
-      queueModeOf: (p) => config.channels[p].deliveryMode,
       sessionLocation: (threadKey, sessionId) =>
         redis
           ? `Redis key ${new SessionKeys(prefix).session(threadKey, sessionId)}`
@@ -220,6 +219,8 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
         logger,
       }),
       format: replyTargets.format,
+      // The one resolution of a thread's delivery mode (its channel's): deliveries without a mode
+      // and `/status` both come here.
       modeOf: (threadKey) => {
         const platform = platformOf(threadKey);
         return platform ? config.channels[platform].deliveryMode : undefined;

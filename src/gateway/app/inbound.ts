@@ -158,7 +158,8 @@ export class InboundPipeline {
     });
     if (meta !== undefined && !meta?.currentSessionId)
       await this.inheritChannelDefaults(adapter, m, meta, log);
-    const result = await this.o.runtime.deliver(inbound, channel.deliveryMode);
+    // No mode: the runtime resolves the channel's (`modeOf`), the one place that does.
+    const result = await this.o.runtime.deliver(inbound);
     switch (result.status) {
       case "queued":
         metrics.inboundMessage(m.platform, "accepted");
