@@ -25,6 +25,7 @@ import type {
   RunSinkFactory,
   ThreadStatus,
 } from "./types.js";
+import { DEFAULT_INBOX_CAP } from "./types.js";
 
 export interface DispatcherOptions {
   state: ThreadState;
@@ -32,7 +33,7 @@ export interface DispatcherOptions {
   bus: ControlBus;
   store: SessionStore;
   sinks: RunSinkFactory;
-  /** Most queued messages per thread. Default 20. */
+  /** Most queued messages per thread. Default `DEFAULT_INBOX_CAP`. */
   inboxCap?: number;
   /** Full inbox: refuse the new message (`new`, default) or drop the oldest (`old`). */
   dropPolicy?: DropPolicy;
@@ -57,7 +58,7 @@ export class Dispatcher {
   private readonly onError: (error: unknown, context: string) => void;
 
   constructor(private readonly o: DispatcherOptions) {
-    this.cap = Math.max(1, o.inboxCap ?? 20);
+    this.cap = Math.max(1, o.inboxCap ?? DEFAULT_INBOX_CAP);
     this.dropPolicy = o.dropPolicy ?? "new";
     this.defaultMode = o.defaultMode ?? "steer";
     this.onError = o.onError ?? defaultOnError;

@@ -21,6 +21,12 @@ export type { DeliveryMode } from "../extensions/types.js";
 
 export const DELIVERY_MODES: readonly DeliveryMode[] = ["steer", "followUp", "collect", "interrupt"];
 
+/** Most messages a thread's inbox holds for its busy agent: the runtime's and the channels' default. */
+export const DEFAULT_INBOX_CAP = 20;
+
+/** How long `collect` waits for more messages to merge (ms): the runtime's and the channels' default. */
+export const DEFAULT_COLLECT_WINDOW_MS = 500;
+
 /**
  * One entry of a thread's inbox. `seq` numbers the thread's items in delivery order (it never
  * repeats, also across `/new`); `at` is when it was queued (ms, the Redis clock in Redis mode).

@@ -39,6 +39,7 @@ import { RedisWebAuthStore } from "../../queue/store/web-auth-redis.js";
 
 import { RedisWebChatStore } from "../../queue/store/web-redis-store.js";
 import type { Runtime } from "../../queue/types.js";
+import { DEFAULT_COLLECT_WINDOW_MS, DEFAULT_INBOX_CAP } from "../../queue/types.js";
 import type { Role } from "../cli/types.js";
 import { ConfigError } from "../config/errors.js";
 import { redisTargetOf } from "../config/redis-target.js";
@@ -230,8 +231,9 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
       agentIdleMs: cfg.idleEvictMs,
       compaction: { settings: { ...config.agent.compaction } },
       // The runtime's cap and debounce are per process; take the most generous enabled channel's.
-      inboxCap: enabled.length > 0 ? Math.max(...enabled.map((c) => c.inboxCap)) : 20,
-      collectDebounceMs: enabled.length > 0 ? Math.max(...enabled.map((c) => c.collectWindowMs)) : 500,
+      inboxCap: enabled.length > 0 ? Math.max(...enabled.map((c) => c.inboxCap)) : DEFAULT_INBOX_CAP,
+      collectDebounceMs:
+        enabled.length > 0 ? Math.max(...enabled.map((c) => c.collectWindowMs)) : DEFAULT_COLLECT_WINDOW_MS,
       onError: (err, context) => logger.error({ err: errorText(err), context }, "runtime error"),
     };
     if (redis && kit) {

@@ -13,6 +13,7 @@
  * are `${ENV_VAR}` references or `…File` paths, checked by name in `secrets.ts`.
  */
 import { type Static, Type } from "@sinclair/typebox";
+import { DEFAULT_COLLECT_WINDOW_MS, DEFAULT_INBOX_CAP } from "../../queue/types.js";
 
 /** A string restricted to `values`, emitted as a JSON Schema `enum` (clear errors, editor completion). */
 function StringEnum<const T extends readonly string[]>(
@@ -80,12 +81,12 @@ function channelCommon() {
         "What a message does while the thread's agent is busy: steer, followUp, collect, interrupt.",
     }),
     collectWindowMs: Type.Integer({
-      default: 500,
+      default: DEFAULT_COLLECT_WINDOW_MS,
       minimum: 0,
       description: "collect mode: messages within this window merge into one follow-up.",
     }),
     inboxCap: Type.Integer({
-      default: 20,
+      default: DEFAULT_INBOX_CAP,
       minimum: 1,
       description: "Most messages waiting for a busy thread; more are dropped with a notice.",
     }),

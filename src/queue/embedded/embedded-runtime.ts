@@ -25,6 +25,7 @@ import type {
   Runtime,
   ThreadStatus,
 } from "../types.js";
+import { DEFAULT_COLLECT_WINDOW_MS } from "../types.js";
 import { plainInboundFormatter } from "../worker/item-messages.js";
 import { WorkerCore } from "../worker/worker-core.js";
 import { LocalScheduler } from "./local-scheduler.js";
@@ -121,7 +122,7 @@ export class EmbeddedRuntime implements Runtime {
       resolveModel: o.resolveModel ?? findModel,
       fenceKey: (t) => `lease:${t}`,
       leaseTtlMs: o.leaseTtlMs ?? 15_000,
-      collectDebounceMs: o.collectDebounceMs ?? 500,
+      collectDebounceMs: o.collectDebounceMs ?? DEFAULT_COLLECT_WINDOW_MS,
       controlPollMs: o.controlPollMs ?? 1000,
       compaction: o.compaction,
       onError: this.onError,

@@ -24,6 +24,7 @@ import type {
   Runtime,
   ThreadStatus,
 } from "../types.js";
+import { DEFAULT_COLLECT_WINDOW_MS } from "../types.js";
 import type { CompactionConfig } from "../worker/compaction-step.js";
 import { plainInboundFormatter } from "../worker/item-messages.js";
 import type { LeaseEvent } from "../worker/tenure.js";
@@ -44,7 +45,7 @@ export interface RuntimeOptions {
   collectDebounceMs?: number;
   /** How often a holder re-reads control state besides pub/sub notices. Default 1 s. */
   controlPollMs?: number;
-  /** Most queued messages per thread. Default 20. */
+  /** Most queued messages per thread. Default `DEFAULT_INBOX_CAP`. */
   inboxCap?: number;
   dropPolicy?: DropPolicy;
   /** Mode when `deliver` gets none. Default `steer`. */
@@ -210,7 +211,7 @@ export class RedisRuntime implements Runtime {
       resolveModel: o.resolveModel ?? findModel,
       fenceKey: (t) => this.keys.lease(t),
       leaseTtlMs,
-      collectDebounceMs: o.collectDebounceMs ?? 500,
+      collectDebounceMs: o.collectDebounceMs ?? DEFAULT_COLLECT_WINDOW_MS,
       controlPollMs: o.controlPollMs ?? 1000,
       compaction: o.compaction,
       onError: this.onError,
