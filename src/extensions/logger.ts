@@ -1,6 +1,6 @@
 /**
- * Logging helpers of the extension layer: a console logger for when none is injected, and the short
- * one-line text of an error that reports and chat notices use (no stack traces).
+ * Logging helpers of the extension layer: a console logger for when none is injected, and the one
+ * silent logger re-exported for extension authors.
  */
 import type { StructuredLogger } from "../agent/logger.js";
 
@@ -23,10 +23,3 @@ export const consoleLogger: StructuredLogger = {
 
 /** The one logger that drops everything (src/agent/logger.ts), for extension authors. */
 export { silentLogger } from "../agent/logger.js";
-
-/** The first line of an error's message, at most 300 characters. */
-export function errorText(error: unknown): string {
-  const raw = error instanceof Error ? error.message : typeof error === "string" ? error : String(error);
-  const first = raw.split("\n", 1)[0] ?? "";
-  return first.length > 300 ? `${first.slice(0, 297)}...` : first || "unknown error";
-}

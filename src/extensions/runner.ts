@@ -6,11 +6,12 @@
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { TSchema } from "@sinclair/typebox";
+import { errorText } from "../agent/errors.js";
 import { registerModel, unregisterModel } from "../agent/llm/models.js";
 import { registerApiProvider, unregisterApiProviders } from "../agent/llm/registry.js";
 import type { Provider } from "../agent/llm/types.js";
 import type { StructuredLogger } from "../agent/logger.js";
-import { consoleLogger, errorText } from "./logger.js";
+import { consoleLogger } from "./logger.js";
 import type { ExtensionRegistry, LoadedExtension, RegisteredCommand } from "./registry.js";
 import { ThreadExtensions, type ThreadExtensionsOptions } from "./thread.js";
 import type {

@@ -3,8 +3,10 @@
  * thinking level, new session). Shared by both runtimes; what differs is behind `ThreadState`,
  * `Waker`, `ControlBus` and the session store.
  */
+
 import { randomUUID } from "node:crypto";
 import type { InboundMessage } from "../adapters/types.js";
+import { errorMessage } from "../agent/errors.js";
 // The one command parser (lane/contracts: the dispatcher's own copies of these two were removed).
 import { isStopCommand, parseModeOverride } from "../extensions/commands/parser.js";
 import type { ControlBus } from "./control-bus.js";
@@ -45,9 +47,9 @@ export interface DispatcherOptions {
   onError?: (error: unknown, context: string) => void;
 }
 
-function defaultOnError(error: unknown, context: string): void {
-  const text = error instanceof Error ? error.message : String(error);
-  console.error(`runtime: ${context}: ${text}`);
+/** Where runtime errors go when no `onError` is given: one line on stderr. */
+export function defaultOnError(error: unknown, context: string): void {
+  console.error(`runtime: ${context}: ${errorMessage(error)}`);
 }
 
 /** Delivers messages and control commands to threads. */

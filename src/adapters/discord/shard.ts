@@ -5,7 +5,9 @@
  * standby process connects within the lease's TTL after the holder dies. discord.js reconnects and
  * resumes by itself while the lease is held.
  */
+
 import { Client, type ClientOptions, Events } from "discord.js";
+import { errorMessage } from "../../agent/errors.js";
 import type { StructuredLogger } from "../../agent/logger.js";
 import type { ConnectionLease, ConnectionStatus } from "../types.js";
 import { guardPacketHandling } from "./packet-guard.js";
@@ -101,7 +103,7 @@ export class ShardConnection {
       this.o.onState("connected");
       this.o.log.info({ shard: this.o.id, count: this.o.count }, "discord: shard connected");
     } catch (err) {
-      const message = err instanceof Error ? err.message : String(err);
+      const message = errorMessage(err);
       this.o.onState("failed", message);
       await this.disconnect();
       throw new Error(

@@ -6,8 +6,10 @@
  * Telegram HTML and, when Telegram rejects the entities, sent again as plain text. Updates are
  * deduplicated by update id in process and, with `dedupe`, across processes.
  */
+
 import { Api } from "grammy";
 import type { ReactionTypeEmoji } from "grammy/types";
+import { errorMessage } from "../../agent/errors.js";
 import { type StructuredLogger, silentLogger } from "../../agent/logger.js";
 import { type Clock, systemClock } from "../render/clock.js";
 import { toPlainText, toTelegramHtml } from "../render/markdown.js";
@@ -193,7 +195,7 @@ export class TelegramAdapter implements ChannelAdapter {
         signal,
       );
     })().catch((err) => {
-      this.setState("failed", err instanceof Error ? err.message : String(err));
+      this.setState("failed", errorMessage(err));
       this.log.error({ err: err instanceof Error ? err.message : String(err) }, "Telegram polling ended");
     });
   }

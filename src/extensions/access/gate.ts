@@ -3,8 +3,9 @@
  * runs: the policy's decision plus, for denials that deserve one, a short notice at most once per
  * thread within the notice TTL.
  */
+
+import { errorText } from "../../agent/errors.js";
 import type { StructuredLogger } from "../../agent/logger.js";
-import { errorText } from "../logger.js";
 import type { NoticeMemory } from "./notices.js";
 import {
   ACCESS_NOTICES,

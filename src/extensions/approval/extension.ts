@@ -13,8 +13,9 @@
  * never throws, so it is never disabled by a passing outage. A call that must ask where the
  * platform has no admin is blocked at once, saying so.
  */
+
+import { errorText } from "../../agent/errors.js";
 import { type Clock, systemClock } from "../clock.js";
-import { errorText } from "../logger.js";
 import type {
   ApprovalRule,
   ExtensionAPI,

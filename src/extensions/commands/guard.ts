@@ -2,7 +2,7 @@
  * Commands answer failures of the runtime behind them (Redis down, a platform error) with a short
  * reply instead of throwing, so a passing outage does not get the whole commands extension disabled.
  */
-import { errorText } from "../logger.js";
+import { errorText } from "../../agent/errors.js";
 import type { ExtensionCommandContext } from "../types.js";
 
 export type CommandHandler = (args: string, ctx: ExtensionCommandContext) => Promise<void>;

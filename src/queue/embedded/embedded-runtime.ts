@@ -12,7 +12,7 @@ import type { InboundMessage } from "../../adapters/types.js";
 import { type Clock, systemClock } from "../../agent/clock.js";
 import { findModel } from "../../agent/llm/models.js";
 import { LocalControlBus } from "../control-bus.js";
-import { Dispatcher } from "../dispatcher.js";
+import { Dispatcher, defaultOnError } from "../dispatcher.js";
 import type { RuntimeOptions } from "../redis/redis-runtime.js";
 import type { Waker } from "../state/types.js";
 import { FileSessionStore } from "../store/file-store.js";
@@ -39,11 +39,6 @@ export interface EmbeddedRuntimeOptions extends Omit<RuntimeOptions, "store"> {
   store?: SessionStore;
   /** Where the default file store keeps sessions. Default `./data`. */
   dataDir?: string;
-}
-
-function defaultOnError(error: unknown, context: string): void {
-  const text = error instanceof Error ? error.message : String(error);
-  console.error(`runtime: ${context}: ${text}`);
 }
 
 export class EmbeddedRuntime implements Runtime {

@@ -8,7 +8,7 @@ import type { InboundMessage } from "../../adapters/types.js";
 import { type Clock, systemClock } from "../../agent/clock.js";
 import { findModel } from "../../agent/llm/models.js";
 import { RedisControlBus } from "../control-bus.js";
-import { Dispatcher } from "../dispatcher.js";
+import { Dispatcher, defaultOnError } from "../dispatcher.js";
 import { hasHashTag, RuntimeKeys } from "../keys.js";
 import type { DropPolicy, ThreadState } from "../state/types.js";
 import type { SessionStore } from "../store/types.js";
@@ -107,11 +107,6 @@ export interface RedisRuntimeOptions extends RuntimeOptions {
    */
   waitReplicas?: number;
   waitReplicasTimeoutMs?: number;
-}
-
-function defaultOnError(error: unknown, context: string): void {
-  const text = error instanceof Error ? error.message : String(error);
-  console.error(`runtime: ${context}: ${text}`);
 }
 
 export class RedisRuntime implements Runtime {
