@@ -4,8 +4,15 @@
  */
 import type { StructuredLogger } from "../agent/logger.js";
 
+/** An error under `err` keeps its message and code on the console line (its stack would be noise). */
+function errorFields(_key: string, value: unknown): unknown {
+  if (!(value instanceof Error)) return value;
+  const code = (value as { code?: unknown }).code;
+  return { type: value.name, message: value.message, ...(code !== undefined ? { code } : {}) };
+}
+
 function line(level: string, obj: object, msg?: string): string {
-  const fields = Object.keys(obj).length > 0 ? ` ${JSON.stringify(obj)}` : "";
+  const fields = Object.keys(obj).length > 0 ? ` ${JSON.stringify(obj, errorFields)}` : "";
   return `extensions ${level}: ${msg ?? ""}${fields}`;
 }
 

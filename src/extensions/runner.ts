@@ -140,7 +140,7 @@ export class ExtensionRunner implements ExtensionRegistry {
           format: "plain",
         })
         .catch((e: unknown) =>
-          this.logger.warn({ err: errorText(e), extension: ext.name }, "could not post the failure notice"),
+          this.logger.warn({ err: e, extension: ext.name }, "could not post the failure notice"),
         );
     }
   }
@@ -150,7 +150,7 @@ export class ExtensionRunner implements ExtensionRegistry {
     try {
       this.onFailure?.(failure);
     } catch (e) {
-      this.logger.warn({ err: errorText(e) }, "onFailure callback threw");
+      this.logger.warn({ err: e }, "onFailure callback threw");
     }
   }
 

@@ -235,7 +235,7 @@ export class ThreadExtensions {
     if (!out.ok) {
       await this.host
         .reply(`/${command.name} failed: ${out.error}`)
-        .catch((e: unknown) => this.runner.logger.warn({ err: errorText(e) }, "could not reply"));
+        .catch((e: unknown) => this.runner.logger.warn({ err: e }, "could not reply"));
     }
     return true;
   }

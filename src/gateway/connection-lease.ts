@@ -65,8 +65,6 @@ export interface RedisConnectionLeaseOptions {
   logger?: StructuredLogger;
 }
 
-const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
-
 export class RedisConnectionLease implements ConnectionLease {
   readonly name: string;
   readonly key: string;
@@ -112,10 +110,7 @@ export class RedisConnectionLease implements ConnectionLease {
       try {
         got = await this.tryAcquire();
       } catch (err) {
-        this.log.warn(
-          { lease: this.name, err: message(err) },
-          "could not reach Redis for the connection lease",
-        );
+        this.log.warn({ lease: this.name, err }, "could not reach Redis for the connection lease");
       }
       if (!got) {
         if (!announcedStandby) opts.onState?.("standby");
@@ -133,7 +128,7 @@ export class RedisConnectionLease implements ConnectionLease {
       try {
         await session(lost.signal);
       } catch (err) {
-        this.log.error({ lease: this.name, err: message(err) }, "leased connection failed");
+        this.log.error({ lease: this.name, err }, "leased connection failed");
       }
       signal.removeEventListener("abort", onStop);
       lost.abort();
@@ -142,7 +137,7 @@ export class RedisConnectionLease implements ConnectionLease {
         try {
           await this.release();
         } catch (err) {
-          this.log.warn({ lease: this.name, err: message(err) }, "could not release the connection lease");
+          this.log.warn({ lease: this.name, err }, "could not release the connection lease");
         }
       } else {
         this.log.warn({ lease: this.name }, "connection lease lost; another process took over");
@@ -182,7 +177,7 @@ export class RedisConnectionLease implements ConnectionLease {
       try {
         ok = await untilAborted(this.renew(), lost.signal);
       } catch (err) {
-        this.log.warn({ lease: this.name, err: message(err) }, "lease renewal failed");
+        this.log.warn({ lease: this.name, err }, "lease renewal failed");
       }
       if (lost.signal.aborted) break;
       if (ok === true) lastOkSentAt = Math.max(lastOkSentAt, sentAt);

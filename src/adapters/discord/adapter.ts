@@ -138,7 +138,7 @@ export class DiscordAdapter implements ChannelAdapter {
       try {
         await this.registerCommands(this.config.commands);
       } catch (err) {
-        this.log.error({ err: (err as Error).message }, "discord: could not register application commands");
+        this.log.error({ err }, "discord: could not register application commands");
       }
     }
     const count = this.config.shards?.count ?? 1;

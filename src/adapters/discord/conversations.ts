@@ -58,7 +58,7 @@ export class Conversations {
     try {
       await this.o.store?.set(storeKey, value, MEMORY_MS);
     } catch (err) {
-      this.o.log.warn({ err: (err as Error).message }, "discord: could not write to the shared store");
+      this.o.log.warn({ err }, "discord: could not write to the shared store");
     }
   }
 
@@ -66,7 +66,7 @@ export class Conversations {
     try {
       return await this.o.store?.get(storeKey);
     } catch (err) {
-      this.o.log.warn({ err: (err as Error).message }, "discord: could not read the shared store");
+      this.o.log.warn({ err }, "discord: could not read the shared store");
       return undefined;
     }
   }
@@ -166,10 +166,7 @@ export class Conversations {
       return this.decide(threadKey, "thread", channel, anchor);
     } catch (err) {
       if (isChannelError(err, "forbidden", "bad_request")) {
-        this.o.log.info(
-          { threadKey, err: (err as Error).message },
-          "discord: no thread here; replying in a chain",
-        );
+        this.o.log.info({ threadKey, err }, "discord: no thread here; replying in a chain");
         return this.decide(threadKey, "chain", channel, anchor);
       }
       throw err;
@@ -196,7 +193,7 @@ export class Conversations {
         try {
           current = await this.o.api.getMessage(channel, id);
         } catch (err) {
-          this.o.log.debug({ channel, id, err: (err as Error).message }, "discord: reply chain broken");
+          this.o.log.debug({ channel, id, err }, "discord: reply chain broken");
           break;
         }
       }

@@ -141,7 +141,7 @@ export class DiscordEvents {
       const c = await this.o.api.getChannel(id);
       return { type: c.type, parent: c.parent_id ?? null };
     } catch (err) {
-      this.o.log.debug({ channel: id, err: (err as Error).message }, "discord: channel lookup failed");
+      this.o.log.debug({ channel: id, err }, "discord: channel lookup failed");
       return undefined;
     }
   }
@@ -154,10 +154,7 @@ export class DiscordEvents {
   private track(fn: () => Promise<void>, kind: string, order?: string): void {
     const previous = order ? this.queues.get(order) : undefined;
     const run = (previous ?? Promise.resolve()).then(fn).catch((err) => {
-      this.o.log.error(
-        { kind, err: err instanceof Error ? err.message : String(err) },
-        "discord: could not handle an event",
-      );
+      this.o.log.error({ kind, err }, "discord: could not handle an event");
     });
     this.inflight.add(run);
     if (order) this.queues.set(order, run);
@@ -188,7 +185,7 @@ export class DiscordEvents {
           return;
         }
       } catch (err) {
-        this.o.log.warn({ eventId, err: (err as Error).message }, "discord: dedupe check failed; delivering");
+        this.o.log.warn({ eventId, err }, "discord: dedupe check failed; delivering");
       }
     }
     try {
@@ -198,7 +195,7 @@ export class DiscordEvents {
     } catch (err) {
       this.recent.delete(eventId);
       await dedupe?.release(eventId).catch(() => {});
-      this.o.log.error({ eventId, kind, err: (err as Error).message }, "discord: inbound handler failed");
+      this.o.log.error({ eventId, kind, err }, "discord: inbound handler failed");
     }
   }
 }

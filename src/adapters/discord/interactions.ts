@@ -38,10 +38,7 @@ export async function deferCommand(i: ChatInputCommandInteraction, o: CommandRep
     await i.deferReply(o.ephemeral ? { flags: MessageFlags.Ephemeral } : {});
     return true;
   } catch (err) {
-    o.log.warn(
-      { err: toChannelError(err, "defer reply").message },
-      "discord: could not acknowledge a command",
-    );
+    o.log.warn({ err: toChannelError(err, "defer reply") }, "discord: could not acknowledge a command");
     return false;
   }
 }
@@ -82,7 +79,7 @@ export function commandResponder(
     } catch (err) {
       const e = toChannelError(err, "command reply");
       if (!isChannelError(e, "unauthorized", "not_found")) throw e;
-      o.log.info({ err: e.message }, "discord: interaction token no longer usable; posting in the channel");
+      o.log.info({ err: e }, "discord: interaction token no longer usable; posting in the channel");
       tokenUsable = false;
       await o.postToChannel(content);
     }

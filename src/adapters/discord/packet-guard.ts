@@ -29,7 +29,7 @@ export function guardPacketHandling(client: Client, shardId: number, log: Struct
     } catch (err) {
       const t = (packet as { t?: unknown } | undefined)?.t;
       log.warn(
-        { shard: shardId, dispatch: typeof t === "string" ? t : "unknown", err: (err as Error).message },
+        { shard: shardId, dispatch: typeof t === "string" ? t : "unknown", err },
         "discord: malformed gateway dispatch ignored",
       );
       return true;

@@ -81,11 +81,9 @@ export class ShardConnection {
     client.on(Events.ShardReconnecting, () => this.o.onState("connecting", "reconnecting"));
     client.on(Events.ShardResume, () => this.o.onState("connected"));
     client.on(Events.ShardReady, () => this.o.onState("connected"));
-    client.on(Events.Error, (err) =>
-      this.o.log.error({ shard: this.o.id, err: err.message }, "discord: client error"),
-    );
+    client.on(Events.Error, (err) => this.o.log.error({ shard: this.o.id, err }, "discord: client error"));
     client.on(Events.ShardError, (err, shard) =>
-      this.o.log.error({ shard, err: err.message }, "discord: shard connection error"),
+      this.o.log.error({ shard, err }, "discord: shard connection error"),
     );
     const ready = new Promise<void>((resolve, reject) => {
       const timer = setTimeout(
@@ -120,7 +118,7 @@ export class ShardConnection {
     try {
       await client.destroy();
     } catch (err) {
-      this.o.log.warn({ err: (err as Error).message }, "discord: error while disconnecting");
+      this.o.log.warn({ err }, "discord: error while disconnecting");
     }
     if (reason && !this.stopper.signal.aborted) this.o.onState("standby", reason);
   }

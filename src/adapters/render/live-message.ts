@@ -234,10 +234,7 @@ export class LiveMessage {
       this.failures++;
       const fatal = isChannelError(err, "forbidden", "unauthorized");
       const attempts = this.o.maxFinalAttempts ?? 5;
-      this.log.warn(
-        { threadKey, err: err instanceof Error ? err.message : String(err), attempt: this.failures },
-        "could not update chat message",
-      );
+      this.log.warn({ threadKey, err, attempt: this.failures }, "could not update chat message");
       if (fatal || (this.final !== undefined && this.failures >= attempts)) return "failed";
       this.working = false;
       await clock.sleep(Math.min(30_000, 500 * 2 ** (this.failures - 1)), this.abort.signal);
@@ -254,11 +251,7 @@ export class LiveMessage {
     try {
       await this.o.adapter.delete(ref);
     } catch (err) {
-      if (!isChannelError(err, "not_found"))
-        this.log.warn(
-          { err: err instanceof Error ? err.message : String(err) },
-          "could not delete a superseded part",
-        );
+      if (!isChannelError(err, "not_found")) this.log.warn({ err }, "could not delete a superseded part");
     }
   }
 }

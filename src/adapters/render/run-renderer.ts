@@ -73,10 +73,7 @@ export class RunRenderer {
     try {
       this.handle(event);
     } catch (err) {
-      this.log.error(
-        { err: err instanceof Error ? err.message : String(err), type: event.type },
-        "renderer failed",
-      );
+      this.log.error({ err, type: event.type }, "renderer failed");
     }
   }
 

@@ -51,10 +51,7 @@ export class TypingIndicator {
           await this.adapter.typing(this.threadKey);
           this.shown = true;
         } catch (err) {
-          this.log.debug(
-            { err: err instanceof Error ? err.message : String(err) },
-            "typing indicator failed",
-          );
+          this.log.debug({ err }, "typing indicator failed");
         }
         if (stopper.signal.aborted) return;
         try {
@@ -83,10 +80,7 @@ export class TypingIndicator {
       try {
         await this.adapter.stopTyping?.(this.threadKey);
       } catch (err) {
-        this.log.debug(
-          { err: err instanceof Error ? err.message : String(err) },
-          "could not end the typing indicator",
-        );
+        this.log.debug({ err }, "could not end the typing indicator");
       }
     })();
     this.stopping = stopping;

@@ -232,7 +232,7 @@ export class SlackAdapter implements ChannelAdapter {
     try {
       this.httpReceiver.requestListener(req, res);
     } catch (err) {
-      this.log.warn({ err: (err as Error).message }, "slack: could not handle HTTP request");
+      this.log.warn({ err }, "slack: could not handle HTTP request");
       if (!res.headersSent) res.writeHead(500).end();
     }
     return true;
@@ -247,7 +247,7 @@ export class SlackAdapter implements ChannelAdapter {
       try {
         await app.stop();
       } catch (err) {
-        this.log.warn({ err: (err as Error).message }, "slack: error while stopping");
+        this.log.warn({ err }, "slack: error while stopping");
       }
     }
     this.listening = false;

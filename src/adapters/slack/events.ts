@@ -68,12 +68,12 @@ export class SlackEvents {
       try {
         await ack();
       } catch (err) {
-        this.o.log.warn({ err: (err as Error).message }, "slack: could not ack a slash command");
+        this.o.log.warn({ err }, "slack: could not ack a slash command");
       }
       await this.onCommand(command, respond);
     });
     app.error(async (err) => {
-      this.o.log.error({ err: err.message }, "slack: error while handling an event");
+      this.o.log.error({ err }, "slack: error while handling an event");
     });
   }
 
@@ -96,7 +96,7 @@ export class SlackEvents {
             return;
           }
         } catch (err) {
-          this.o.log.warn({ eventId, err: (err as Error).message }, "slack: dedupe check failed; delivering");
+          this.o.log.warn({ eventId, err }, "slack: dedupe check failed; delivering");
         }
       }
       try {
@@ -105,7 +105,7 @@ export class SlackEvents {
       } catch (err) {
         this.recent.delete(eventId);
         await dedupe?.release(eventId).catch(() => {});
-        this.o.log.error({ eventId, kind, err: (err as Error).message }, "slack: inbound handler failed");
+        this.o.log.error({ eventId, kind, err }, "slack: inbound handler failed");
       }
     })();
     this.inflight.add(run);

@@ -41,10 +41,7 @@ export class ThreadMembership {
     try {
       await this.o.store?.set(this.storeKey(threadKey), since, THREAD_MEMORY_MS);
     } catch (err) {
-      this.o.log.warn(
-        { threadKey, err: (err as Error).message },
-        "slack: could not record the thread in the store",
-      );
+      this.o.log.warn({ threadKey, err }, "slack: could not record the thread in the store");
     }
   }
 
@@ -68,10 +65,7 @@ export class ThreadMembership {
       else this.notBot.set(key, true);
       return yes;
     } catch (err) {
-      this.o.log.warn(
-        { key, err: (err as Error).message },
-        "slack: could not tell whether the bot is in a thread",
-      );
+      this.o.log.warn({ key, err }, "slack: could not tell whether the bot is in a thread");
       return false;
     }
   }

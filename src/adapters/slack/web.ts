@@ -95,7 +95,7 @@ export class SlackWeb {
       const first = Array.isArray(r.messages) ? (r.messages[0] as Json | undefined) : undefined;
       root = str(first?.thread_ts);
     } catch (err) {
-      this.log.debug({ channel, err: (err as Error).message }, "slack: thread lookup failed");
+      this.log.debug({ channel, err }, "slack: thread lookup failed");
     }
     this.rememberThread(channel, ts, root);
     return root ?? (isDmChannel(channel) ? undefined : ts);

@@ -176,7 +176,7 @@ export class TelegramAdapter implements ChannelAdapter {
         await this.api.deleteWebhook();
         reachable = true;
       } catch (err) {
-        this.log.warn({ err: toChannelError(err, "deleteWebhook").message }, "could not remove a webhook");
+        this.log.warn({ err: toChannelError(err, "deleteWebhook") }, "could not remove a webhook");
       }
       await runPolling(
         {
@@ -196,7 +196,7 @@ export class TelegramAdapter implements ChannelAdapter {
       );
     })().catch((err) => {
       this.setState("failed", errorMessage(err));
-      this.log.error({ err: err instanceof Error ? err.message : String(err) }, "Telegram polling ended");
+      this.log.error({ err }, "Telegram polling ended");
     });
   }
 
@@ -252,20 +252,14 @@ export class TelegramAdapter implements ChannelAdapter {
           return true;
         }
       } catch (err) {
-        this.log.warn(
-          { err: err instanceof Error ? err.message : String(err) },
-          "dedupe check failed; delivering",
-        );
+        this.log.warn({ err }, "dedupe check failed; delivering");
       }
     }
     let events: InboundEvent[];
     try {
       events = await normalizeUpdate(raw, bot, this.recent, this.config.maxInboundChars);
     } catch (err) {
-      this.log.warn(
-        { updateId: id, err: err instanceof Error ? err.message : String(err) },
-        "malformed Telegram update ignored",
-      );
+      this.log.warn({ updateId: id, err }, "malformed Telegram update ignored");
       this.remember(id);
       return true;
     }
@@ -277,10 +271,7 @@ export class TelegramAdapter implements ChannelAdapter {
         else await handlers.onReaction(e.event);
       } catch (err) {
         ok = false;
-        this.log.error(
-          { updateId: id, err: err instanceof Error ? err.message : String(err) },
-          "inbound handler failed",
-        );
+        this.log.error({ updateId: id, err }, "inbound handler failed");
       }
     }
     if (ok) this.remember(id);
@@ -433,10 +424,7 @@ export class TelegramAdapter implements ChannelAdapter {
       return await send(toTelegramHtml(text), true);
     } catch (err) {
       if (!isEntityParseError(err)) throw toChannelError(err, method);
-      this.log.warn(
-        { err: toChannelError(err, method).message },
-        "Telegram rejected the HTML; sending plain text",
-      );
+      this.log.warn({ err: toChannelError(err, method) }, "Telegram rejected the HTML; sending plain text");
       return this.call(method, () => send(toPlainText(text), false));
     }
   }

@@ -102,7 +102,7 @@ async function pollWhile(
       const e = toChannelError(err, "getUpdates");
       if (e.code === "unauthorized") {
         o.onState("failed", e.message);
-        o.log.error({ err: e.message }, "Telegram polling stopped: the bot token was rejected");
+        o.log.error({ err: e }, "Telegram polling stopped: the bot token was rejected");
         return;
       }
       connected = false;
@@ -113,7 +113,7 @@ async function pollWhile(
         "connecting",
         conflict ? "409 conflict: another getUpdates or a webhook is active" : e.message,
       );
-      o.log.warn({ err: e.message, attempt: failures }, "Telegram getUpdates failed; retrying");
+      o.log.warn({ err: e, attempt: failures }, "Telegram getUpdates failed; retrying");
       const wait = e.retryAfterMs ?? Math.min(30_000, 500 * 2 ** Math.min(failures, 6));
       try {
         await o.clock.sleep(wait, signal);
@@ -151,7 +151,7 @@ async function pollWhile(
     try {
       await o.api.getUpdates({ offset, limit: 1, timeout: 0 });
     } catch (err) {
-      o.log.debug({ err: toChannelError(err, "getUpdates").message }, "could not confirm the last updates");
+      o.log.debug({ err: toChannelError(err, "getUpdates") }, "could not confirm the last updates");
     }
   }
 }

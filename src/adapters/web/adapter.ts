@@ -89,8 +89,6 @@ export interface WebChatConfig {
   now?: () => number;
 }
 
-const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
-
 /** Accepted reaction emoji: a short run of non-space characters, or `:name:`. */
 const EMOJI = /^(?::[a-z0-9_+-]{1,40}:|[^\s\p{Cc}]{1,16})$/u;
 
@@ -460,7 +458,7 @@ export class WebChatAdapter implements ChannelAdapter, WebChatService {
     try {
       await call(h);
     } catch (err) {
-      this.log.error({ err: errorText(err) }, "web chat: inbound handler failed");
+      this.log.error({ err }, "web chat: inbound handler failed");
       throw new WebInputError(502, "Switchboard could not take the message; send it again in a moment.");
     }
   }
@@ -472,7 +470,7 @@ export class WebChatAdapter implements ChannelAdapter, WebChatService {
         try {
           l(event);
         } catch (err) {
-          this.log.warn({ err: errorText(err) }, "web chat: a change listener failed");
+          this.log.warn({ err }, "web chat: a change listener failed");
         }
       }
     });

@@ -125,7 +125,7 @@ export function serveEventStream<E extends Env>(c: Context<E>, adapter: WebChatS
     },
     async (err) => {
       // The page reconnects and starts again from a snapshot.
-      adapter.config.logger?.warn({ err: err.message }, "web chat: an event stream failed");
+      adapter.config.logger?.warn({ err }, "web chat: an event stream failed");
     },
   );
 }

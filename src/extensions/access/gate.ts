@@ -4,7 +4,6 @@
  * thread within the notice TTL.
  */
 
-import { errorText } from "../../agent/errors.js";
 import type { StructuredLogger } from "../../agent/logger.js";
 import type { NoticeMemory } from "./notices.js";
 import {
@@ -49,10 +48,7 @@ export class AccessGate {
         if (notice) verdict.notice = notice;
       }
     } catch (e) {
-      this.options.logger?.warn(
-        { err: errorText(e), threadKey: subject.threadKey },
-        "access notice memory failed",
-      );
+      this.options.logger?.warn({ err: e, threadKey: subject.threadKey }, "access notice memory failed");
     }
     return verdict;
   }

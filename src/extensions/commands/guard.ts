@@ -14,7 +14,7 @@ export const guardCommand: CommandGuard = (what, run) => async (args, ctx) => {
   try {
     await run(args, ctx);
   } catch (e) {
-    ctx.logger.warn({ err: errorText(e), threadKey: ctx.thread.threadKey }, `command failed: ${what}`);
+    ctx.logger.warn({ err: e, threadKey: ctx.thread.threadKey }, `command failed: ${what}`);
     await ctx.reply(`Could not ${what}: ${errorText(e)}`).catch(() => {});
   }
 };

@@ -102,8 +102,6 @@ export interface Gateway {
   stop(): Promise<void>;
 }
 
-const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
-
 /** Builds a process of `role` from `config` (nothing listens or connects to platforms yet). */
 export async function createGateway(o: GatewayOptions): Promise<Gateway> {
   const { config, role } = o;
@@ -234,7 +232,7 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
       inboxCap: enabled.length > 0 ? Math.max(...enabled.map((c) => c.inboxCap)) : DEFAULT_INBOX_CAP,
       collectDebounceMs:
         enabled.length > 0 ? Math.max(...enabled.map((c) => c.collectWindowMs)) : DEFAULT_COLLECT_WINDOW_MS,
-      onError: (err, context) => logger.error({ err: errorText(err), context }, "runtime error"),
+      onError: (err, context) => logger.error({ err, context }, "runtime error"),
     };
     if (redis && kit) {
       const redisStore = new RedisSessionStore({ redis, prefix, logger });
@@ -312,20 +310,14 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
           try {
             await adapter.start(pipeline.handlersFor(adapter));
           } catch (err) {
-            logger.error(
-              { platform: adapter.platform, err: errorText(err) },
-              "channel failed to start; /readyz reports it",
-            );
+            logger.error({ platform: adapter.platform, err }, "channel failed to start; /readyz reports it");
             continue;
           }
           if (adapter.registerCommands) {
             await adapter
               .registerCommands(specs)
               .catch((err: unknown) =>
-                logger.warn(
-                  { platform: adapter.platform, err: errorText(err) },
-                  "could not register commands",
-                ),
+                logger.warn({ platform: adapter.platform, err }, "could not register commands"),
               );
           }
         }
@@ -357,7 +349,7 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
           await Promise.allSettled(inbound.map((a) => a.stop()));
           await rt
             .stop({ graceMs: cfg.shutdownGraceMs })
-            .catch((err: unknown) => logger.error({ err: errorText(err) }, "runtime did not stop cleanly"));
+            .catch((err: unknown) => logger.error({ err }, "runtime did not stop cleanly"));
           await http.close().catch(() => {});
           await approvalStore.close().catch(() => {});
           for (const close of closers) await close().catch(() => {});

@@ -26,7 +26,7 @@ export function connectRedis(target: RedisTarget, logger: Logger): RedisClient {
     ready = true;
   });
   redis.on("error", (err: unknown) => {
-    if (ready) logger.warn({ err: errorMessage(err) }, "redis connection error");
+    if (ready) logger.warn({ err }, "redis connection error");
   });
   return redis;
 }
