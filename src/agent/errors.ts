@@ -14,3 +14,23 @@ export function errorText(error: unknown): string {
   const first = errorMessage(error).split("\n", 1)[0] ?? "";
   return first.length > 300 ? `${first.slice(0, 297)}...` : first || "unknown error";
 }
+
+/** A namespaced error code: `area.what`, e.g. `queue.replica_wait`, `config.invalid`. */
+export type ErrorCode = `${string}.${string}`;
+
+/**
+ * The one base of the project's errors. `code` is stable and namespaced by the area that throws
+ * (docs/errors.md lists them), so callers and logs branch on it rather than on the class or the
+ * message; the message says what failed and how to fix it, and never holds a credential. `name` is
+ * the subclass's name.
+ */
+export class SwitchboardError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}

@@ -349,7 +349,7 @@ export class TelegramAdapter implements ChannelAdapter {
         this.api.editMessageText(chatId, messageId, body, html ? { parse_mode: "HTML" } : {}),
       );
     } catch (err) {
-      if (toChannelError(err, "editMessageText").code === "not_modified") return;
+      if (toChannelError(err, "editMessageText").kind === "not_modified") return;
       throw err;
     }
     const seen = this.recent.find(chatId, messageId);

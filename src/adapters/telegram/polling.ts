@@ -100,7 +100,7 @@ async function pollWhile(
       if (signal.aborted) break;
       failures++;
       const e = toChannelError(err, "getUpdates");
-      if (e.code === "unauthorized") {
+      if (e.kind === "unauthorized") {
         o.onState("failed", e.message);
         o.log.error({ err: e }, "Telegram polling stopped: the bot token was rejected");
         return;

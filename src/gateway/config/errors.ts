@@ -2,6 +2,7 @@
  * Config problems as data: each names the path of the field (`channels.telegram.mode`,
  * `models.custom[0].api`) and says what was expected, so `switchboard check` can print them all.
  */
+import { SwitchboardError } from "../../agent/errors.js";
 
 /** One problem with the config. `path` is empty for problems with the file as a whole. */
 export interface ConfigIssue {
@@ -28,8 +29,7 @@ export function formatIssue(issue: ConfigIssue): string {
 }
 
 /** Thrown by `loadConfigOrThrow` with every issue found; the message lists them one per line. */
-export class ConfigError extends Error {
-  override readonly name = "ConfigError";
+export class ConfigError extends SwitchboardError {
   constructor(
     readonly issues: readonly ConfigIssue[],
     readonly file: string | undefined,
@@ -37,6 +37,7 @@ export class ConfigError extends Error {
     const where = file ? ` in ${file}` : "";
     const lines = issues.map((i) => `  ${formatIssue(i).replace(/\n/g, "\n  ")}`).join("\n");
     super(
+      "config.invalid",
       `Invalid configuration${where} (${issues.length} ${issues.length === 1 ? "problem" : "problems"}):\n${lines}`,
     );
   }

@@ -79,7 +79,7 @@ describe("Telegram failures say what happened", () => {
       "text/html",
     );
     const err = await failure(adapter.post(`telegram:${chat.id}:0:0`, "hello"));
-    expect(err.code).toBe("network");
+    expect(err.kind).toBe("network");
     expect(err.message).toContain(
       "Telegram sendMessage failed: HTTP 502 Bad Gateway: <html><body><h1>502 Bad Gateway",
     );
