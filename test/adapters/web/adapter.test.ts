@@ -47,7 +47,7 @@ describe("web chat adapter, outbound", () => {
     expect((await rejection(adapter.edit("slack:T:C:1", "hi"))).kind).toBe("not_found");
     const otherConversation = (await adapter.createConversation()).id;
     expect(
-      (await rejection(adapter.edit(ref.replace(/web:c\w+:/, `web:${otherConversation}:`), "hi"))).code,
+      (await rejection(adapter.edit(ref.replace(/web:c\w+:/, `web:${otherConversation}:`), "hi"))).kind,
     ).toBe("not_found");
     await adapter.delete(ref);
     const gone = await rejection(adapter.edit(ref, "again"));
