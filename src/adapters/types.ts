@@ -269,9 +269,6 @@ export interface ChannelAdapter {
   registerCommands?(commands: CommandSpec[]): Promise<void>;
 }
 
-/** Builds an adapter from its own config slice; implementations annotate themselves with it. */
-export type ChannelAdapterFactory<TConfig> = (config: TConfig) => ChannelAdapter;
-
 /** Normalised kinds of platform failure. */
 export type ChannelErrorCode =
   | "rate_limited"

@@ -10,7 +10,6 @@ import { toDiscordMarkdown } from "../render/markdown.js";
 import {
   type AdapterCapabilities,
   type ChannelAdapter,
-  type ChannelAdapterFactory,
   ChannelError,
   type CommandSpec,
   type ConnectionLease,
@@ -34,7 +33,7 @@ import { DISCORD_CONTENT_LIMIT } from "./interactions.js";
 import { ShardConnection } from "./shard.js";
 
 /** The gateway intents the adapter needs. MessageContent is privileged: enable it in the portal. */
-export const DISCORD_INTENTS = [
+const DISCORD_INTENTS = [
   GatewayIntentBits.Guilds,
   GatewayIntentBits.GuildMessages,
   GatewayIntentBits.GuildMessageReactions,
@@ -289,7 +288,3 @@ export class DiscordAdapter implements ChannelAdapter {
     await this.api.putCommands(body, this.config.guildId);
   }
 }
-
-/** Build a Discord adapter from its config slice. */
-export const createDiscordAdapter: ChannelAdapterFactory<DiscordAdapterConfig> = (config) =>
-  new DiscordAdapter(config);

@@ -221,7 +221,7 @@ export class Conversations {
 }
 
 /** A thread name from a message: its first line without mentions, at most 80 characters. */
-export function threadName(text: string): string {
+function threadName(text: string): string {
   const line =
     text
       .replace(/<@[!&]?\d+>/g, "")

@@ -14,7 +14,7 @@ import { isChannelError } from "../types.js";
 import { toChannelError } from "./errors.js";
 
 /** Interaction tokens live 15 minutes; stop using them a minute early. */
-export const INTERACTION_TOKEN_MS = 15 * 60_000;
+const INTERACTION_TOKEN_MS = 15 * 60_000;
 const TOKEN_MARGIN_MS = 60_000;
 export const DISCORD_CONTENT_LIMIT = 2000;
 

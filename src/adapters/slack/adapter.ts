@@ -9,7 +9,6 @@ import { toSlackMrkdwn } from "../render/markdown.js";
 import {
   type AdapterCapabilities,
   type ChannelAdapter,
-  type ChannelAdapterFactory,
   ChannelError,
   type ConnectionStatus,
   type EditOptions,
@@ -30,7 +29,7 @@ import { ThreadMembership } from "./threads.js";
 import { type SlackIdentity, SlackWeb } from "./web.js";
 
 /** Slack's own limit on `text`. */
-export const SLACK_TEXT_LIMIT = 40_000;
+const SLACK_TEXT_LIMIT = 40_000;
 
 /** Socket Mode: an outbound WebSocket; no public URL needed. Several processes may connect. */
 export interface SlackSocketModeConfig {
@@ -375,7 +374,3 @@ export class SlackAdapter implements ChannelAdapter {
     });
   }
 }
-
-/** Build a Slack adapter from its config slice. */
-export const createSlackAdapter: ChannelAdapterFactory<SlackAdapterConfig> = (config) =>
-  new SlackAdapter(config);

@@ -16,7 +16,6 @@ import { toPlainText, toTelegramHtml } from "../render/markdown.js";
 import type {
   AdapterCapabilities,
   ChannelAdapter,
-  ChannelAdapterFactory,
   CommandSpec,
   ConnectionLease,
   ConnectionStatus,
@@ -39,7 +38,7 @@ import { RecentMessages } from "./recent-messages.js";
 import { createWebhookHandler, type NodeRequestHandler } from "./webhook.js";
 
 /** The updates Switchboard needs; `message_reaction` must be asked for explicitly. */
-export const TELEGRAM_ALLOWED_UPDATES = ["message", "message_reaction"];
+const TELEGRAM_ALLOWED_UPDATES = ["message", "message_reaction"];
 
 export interface TelegramAdapterConfig {
   /** Bot token from @BotFather. Never logged. */
@@ -429,7 +428,3 @@ export class TelegramAdapter implements ChannelAdapter {
     }
   }
 }
-
-/** Create a Telegram adapter from its config slice. */
-export const createTelegramAdapter: ChannelAdapterFactory<TelegramAdapterConfig> = (config) =>
-  new TelegramAdapter(config);

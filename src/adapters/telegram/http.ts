@@ -43,7 +43,7 @@ function grammyFetch(): RawFetch {
 }
 
 /** `text` on one line, at most `BODY_CHARS`, with the token and anything shaped like one removed. */
-export function quoteBody(text: string, token: string): string {
+function quoteBody(text: string, token: string): string {
   let t = text.replace(/\s+/g, " ").trim();
   if (token) t = t.split(token).join("<token>");
   t = t.replace(/\b\d{6,12}:[A-Za-z0-9_-]{30,}\b/g, "<token>");

@@ -32,7 +32,7 @@ export type InboundEvent =
   | { kind: "reaction"; event: InboundReaction };
 
 /** Thrown (and caught by the adapter, which logs and skips the update) for updates that make no sense. */
-export class MalformedUpdateError extends SwitchboardError {
+class MalformedUpdateError extends SwitchboardError {
   constructor(message: string) {
     super("telegram.malformed_update", message);
   }

@@ -17,7 +17,6 @@ import { type StructuredLogger, silentLogger } from "../../agent/logger.js";
 import {
   type AdapterCapabilities,
   type ChannelAdapter,
-  type ChannelAdapterFactory,
   ChannelError,
   type CommandSpec,
   type ConnectionStatus,
@@ -501,7 +500,3 @@ export class WebChatAdapter implements ChannelAdapter, WebChatService {
     return new ChannelError("not_found", `web chat message ${ref} does not exist (any more)`, "web");
   }
 }
-
-/** Builds the web chat adapter from its config slice. */
-export const createWebChatAdapter: ChannelAdapterFactory<WebChatConfig> = (config) =>
-  new WebChatAdapter(config);

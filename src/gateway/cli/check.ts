@@ -21,7 +21,7 @@ import {
 } from "./types.js";
 
 /** First line of `check`: which file (or none) was read. */
-export function describeSource(file: string | undefined): string {
+function describeSource(file: string | undefined): string {
   return file
     ? `Config: ${file}`
     : `Config: no file found (looked for $SWITCHBOARD_CONFIG, ${DEFAULT_CONFIG_FILES.join(", ")}); using defaults`;
@@ -54,7 +54,7 @@ export function printConfigIssues(
 }
 
 /** The lines of what a valid config runs: channels, model, runtime, HTTP. */
-export function summarizeConfig(config: SwitchboardConfig): string[] {
+function summarizeConfig(config: SwitchboardConfig): string[] {
   const c = config.channels;
   const channels: string[] = [];
   if (c.slack.enabled) channels.push(`slack (${c.slack.mode} mode)`);

@@ -39,20 +39,20 @@ const SecretFile = (of: string) =>
     }),
   );
 
-export const THINKING_LEVEL_VALUES = ["off", "minimal", "low", "medium", "high", "xhigh"] as const;
-export const DELIVERY_MODE_VALUES = ["steer", "followUp", "collect", "interrupt"] as const;
-export const DM_POLICY_VALUES = ["allowlist", "open", "disabled"] as const;
-export const MODEL_API_VALUES = [
+const THINKING_LEVEL_VALUES = ["off", "minimal", "low", "medium", "high", "xhigh"] as const;
+const DELIVERY_MODE_VALUES = ["steer", "followUp", "collect", "interrupt"] as const;
+const DM_POLICY_VALUES = ["allowlist", "open", "disabled"] as const;
+const MODEL_API_VALUES = [
   "anthropic-messages",
   "openai-completions",
   "openai-responses",
   "google-generative-ai",
 ] as const;
-export const LOG_LEVEL_VALUES = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
-export const SANDBOX_MODE_VALUES = ["auto", "bwrap", "none"] as const;
-export const SANDBOX_NETWORK_VALUES = ["none", "host"] as const;
-export const SETTINGS_POLICY_VALUES = ["admins", "everyone"] as const;
-export const BASH_APPROVAL_VALUES = ["auto", "always"] as const;
+const LOG_LEVEL_VALUES = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+const SANDBOX_MODE_VALUES = ["auto", "bwrap", "none"] as const;
+const SANDBOX_NETWORK_VALUES = ["none", "host"] as const;
+const SETTINGS_POLICY_VALUES = ["admins", "everyone"] as const;
+const BASH_APPROVAL_VALUES = ["auto", "always"] as const;
 
 /** Settings every platform shares: who may talk to the bot, and how messages are delivered. */
 function channelCommon() {
@@ -229,7 +229,7 @@ export const WebChannelSchema = Obj(
   "The web chat served by the gateway's HTTP server.",
 );
 
-export const ChannelsSchema = Obj(
+const ChannelsSchema = Obj(
   {
     slack: SlackChannelSchema,
     discord: DiscordChannelSchema,
@@ -452,7 +452,7 @@ export const ApprovalSchema = Obj(
   "Approval of dangerous tool calls by an admin.",
 );
 
-export const SandboxLimitsSchema = Obj(
+const SandboxLimitsSchema = Obj(
   {
     cpuSeconds: Type.Integer({ default: 300, minimum: 1, description: "CPU seconds per process." }),
     memoryMb: Type.Integer({
@@ -479,7 +479,7 @@ export const SandboxLimitsSchema = Obj(
   "Limits of every process a tool starts; hitting one gives the model a clear error.",
 );
 
-export const SandboxSchema = Obj(
+const SandboxSchema = Obj(
   {
     mode: StringEnum(SANDBOX_MODE_VALUES, {
       default: "auto",

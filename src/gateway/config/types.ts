@@ -67,8 +67,6 @@ export interface ChannelsConfig {
   web: WebChannelConfig;
 }
 
-export type ChannelName = keyof ChannelsConfig;
-
 /** One custom model entry, shaped close to `Model` in `src/agent/llm/types.ts` plus its `provider`. */
 export type CustomModelConfig = Static<typeof CustomModelSchema>;
 /** Default model (`provider/id`), default thinking level, custom models. */
