@@ -21,27 +21,8 @@ module.exports = {
       comment:
         "An import cycle (type-only imports count too). Move what both sides need into a module of its own " +
         "(an interface the one side implements and the other uses), as src/extensions/registry.ts does.",
-      from: { path: "^src/", pathNot: "^src/queue/worker/" },
+      from: { path: "^src/" },
       to: { circular: true },
-    },
-    {
-      name: "no-cycles-in-the-worker",
-      severity: "error",
-      comment:
-        "An import cycle in src/queue/worker. Known and allowed for now: the type-only cycle through " +
-        "`HolderEnv` (thread-holder.ts), until it moves into a module of its own; any other cycle fails.",
-      from: { path: "^src/queue/worker/" },
-      to: {
-        circular: true,
-        viaOnly: { pathNot: "^src/queue/worker/thread-holder\\.ts$" },
-      },
-    },
-    {
-      name: "no-runtime-cycles-in-the-worker",
-      severity: "error",
-      comment: "An import cycle in src/queue/worker that exists at run time (not only in types).",
-      from: { path: "^src/queue/worker/" },
-      to: { circular: true, viaOnly: { dependencyTypesNot: ["type-only"] } },
     },
     {
       name: "engine-imports-only-itself",

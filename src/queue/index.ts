@@ -14,7 +14,7 @@ export { RedisRuntime, type RedisRuntimeOptions, type RuntimeOptions } from "./r
 export { installShutdownHandlers, type ShutdownOptions, type Stoppable } from "./shutdown.js";
 export type { DropPolicy } from "./state/types.js";
 export * from "./types.js";
-export type { CompactionConfig } from "./worker/compaction-step.js";
+export type { CompactionConfig } from "./worker/holder-env.js";
 export { plainInboundFormatter } from "./worker/item-messages.js";
 export { INTERRUPTED_TOOL_TEXT } from "./worker/recovery.js";
 export type { LeaseEvent, TenureState } from "./worker/tenure.js";

@@ -19,7 +19,7 @@ import type { SessionEvent, SessionEventResult } from "../../src/extensions/type
 import { EmbeddedRuntime } from "../../src/queue/embedded/embedded-runtime.js";
 import { RecordingSinks } from "../../src/queue/recording-sink.js";
 import type { AgentFactoryContext, SessionEventHook, ThreadAgent } from "../../src/queue/types.js";
-import type { CompactionConfig } from "../../src/queue/worker/compaction-step.js";
+import type { CompactionConfig } from "../../src/queue/worker/holder-env.js";
 import { lastUserText, ScriptedStream, scriptedModel } from "../support/scripted-stream.js";
 import { inbound, sessionEntries, sessionMessages, textOf, waitIdle } from "./support/harness.js";
 import { LeaseLog } from "./support/lease-log.js";

@@ -25,7 +25,7 @@ import type {
   ThreadStatus,
 } from "../types.js";
 import { DEFAULT_COLLECT_WINDOW_MS } from "../types.js";
-import type { CompactionConfig } from "../worker/compaction-step.js";
+import type { CompactionConfig } from "../worker/holder-env.js";
 import { plainInboundFormatter } from "../worker/item-messages.js";
 import type { LeaseEvent } from "../worker/tenure.js";
 import { WorkerCore } from "../worker/worker-core.js";

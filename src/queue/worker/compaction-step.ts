@@ -6,12 +6,10 @@
  * holder's fenced, ordered writer, and gives the running loop the shortened history.
  */
 import { complete } from "../../agent/llm/stream.js";
-import type { Model } from "../../agent/llm/types.js";
 import {
   branchBeforeFailure,
   type CompactionSettings,
   type CompactOptions,
-  type CompleteFn,
   compact,
   compactionEntryInput,
   DEFAULT_COMPACTION_SETTINGS,
@@ -23,20 +21,10 @@ import { buildSessionContext } from "../../agent/session/context.js";
 import type { AgentMessage } from "../../agent/types.js";
 import type { CompactOutcome } from "../../extensions/types.js";
 import { applyView, withoutFailedTail } from "./compaction-view.js";
+import type { CompactionConfig, HolderEnv } from "./holder-env.js";
 import { emitSessionEvent } from "./session-events.js";
 import type { Tenure } from "./tenure.js";
-import type { HolderEnv } from "./thread-holder.js";
 import type { ThreadSession } from "./thread-session.js";
-
-/** How the runtime compacts sessions. */
-export interface CompactionConfig {
-  /** Thresholds; default `DEFAULT_COMPACTION_SETTINGS` (`enabled: false` turns automatic compaction off). */
-  settings?: CompactionSettings;
-  /** The summary request; default `complete` of the provider registry. */
-  complete?: CompleteFn;
-  /** Request options for the model (API key, headers). */
-  options?: (model: Model) => CompactOptions | Promise<CompactOptions>;
-}
 
 /** Why a compaction is attempted. */
 export type CompactionTrigger = "threshold" | "overflow" | "manual";

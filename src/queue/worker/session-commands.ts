@@ -9,10 +9,10 @@ import type { CompactOutcome } from "../../extensions/types.js";
 import type { ControlState } from "../state/types.js";
 import type { InboxItem } from "../types.js";
 import type { ThreadCompactor } from "./compaction-step.js";
+import type { HolderEnv } from "./holder-env.js";
 import { postNotice } from "./notices.js";
 import { emitSessionEvent } from "./session-events.js";
 import type { Tenure, TenureWork } from "./tenure.js";
-import type { HolderEnv } from "./thread-holder.js";
 import type { ThreadSession } from "./thread-session.js";
 
 /** `/new` runs to its end once started (it only writes a new session header). */

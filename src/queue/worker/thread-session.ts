@@ -18,9 +18,9 @@ import { LeaseLostError } from "../store/errors.js";
 import type { Fence } from "../store/types.js";
 import type { ThreadAgent } from "../types.js";
 import type { AgentBinding, AgentDriver, CachedAgent } from "./agent-cache.js";
+import type { HolderEnv } from "./holder-env.js";
 import { emitSessionEvent } from "./session-events.js";
 import type { Tenure } from "./tenure.js";
-import type { HolderEnv } from "./thread-holder.js";
 
 export function modelRef(model: Model): string {
   return `${model.provider}/${model.id}`;
