@@ -19,8 +19,6 @@ import type { ThreadMeta } from "./store/types.js";
 // One definition (src/extensions/types.ts), where the commands and the command parser name it too.
 export type { DeliveryMode } from "../extensions/types.js";
 
-export const DELIVERY_MODES: readonly DeliveryMode[] = ["steer", "followUp", "collect", "interrupt"];
-
 /** Most messages a thread's inbox holds for its busy agent: the runtime's and the channels' default. */
 export const DEFAULT_INBOX_CAP = 20;
 

@@ -48,7 +48,7 @@ export interface RedisThreadStateOptions {
 }
 
 /** An inbox append that fewer replicas than required confirmed in time (it may still be on the primary). */
-export class ReplicaWaitError extends SwitchboardError {
+class ReplicaWaitError extends SwitchboardError {
   constructor(threadKey: string, acked: number, wanted: number, ms: number) {
     super(
       "queue.replica_wait",

@@ -10,7 +10,7 @@ export type StoreErrorCode =
   | "session.invalid_entry"
   | "session.invalid_import";
 
-export class StoreError extends SwitchboardError {
+class StoreError extends SwitchboardError {
   declare readonly code: StoreErrorCode;
   constructor(code: StoreErrorCode, message: string) {
     super(code, message);

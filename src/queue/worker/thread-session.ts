@@ -22,11 +22,11 @@ import type { HolderEnv } from "./holder-env.js";
 import { emitSessionEvent } from "./session-events.js";
 import type { Tenure } from "./tenure.js";
 
-export function modelRef(model: Model): string {
+function modelRef(model: Model): string {
   return `${model.provider}/${model.id}`;
 }
 
-export function asThinkingLevel(v: string | undefined): ThinkingLevel | undefined {
+function asThinkingLevel(v: string | undefined): ThinkingLevel | undefined {
   return THINKING_LEVELS.find((l) => l === v);
 }
 
