@@ -2,7 +2,9 @@
  * Config problems as data: each names the path of the field (`channels.telegram.mode`,
  * `models.custom[0].api`) and says what was expected, so `switchboard check` can print them all.
  */
+
 import { SwitchboardError } from "../../agent/errors.js";
+import { editDistance } from "../../agent/llm/models.js";
 
 /** One problem with the config. `path` is empty for problems with the file as a whole. */
 export interface ConfigIssue {
@@ -52,20 +54,6 @@ export function joinPath(segments: readonly (string | number)[]): string {
     else out += `[${JSON.stringify(s)}]`;
   }
   return out;
-}
-
-/** Levenshtein distance, for "did you mean" hints on misspelled field names. */
-export function editDistance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      row.push(Math.min((prev[j] ?? 0) + 1, (row[j - 1] ?? 0) + 1, (prev[j - 1] ?? 0) + cost));
-    }
-    prev = row;
-  }
-  return prev[b.length] ?? 0;
 }
 
 /** The candidate closest to `name` when it is close enough to be a typo (case-insensitive). */
