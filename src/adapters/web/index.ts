@@ -1,6 +1,6 @@
 /**
  * The web chat channel: a page served by the gateway where a person chats with the agent. Mount it
- * with `server.mount(config.path, adapter.app())` (or `createWebChatApp(adapter)`). See
+ * with `server.mount(config.path, adapter.app())`. See
  * docs/web-chat.md.
  */
 export { WebChatAdapter, type WebChatConfig } from "./adapter.js";
