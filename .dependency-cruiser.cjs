@@ -21,27 +21,8 @@ module.exports = {
       comment:
         "An import cycle (type-only imports count too). Move what both sides need into a module of its own " +
         "(an interface the one side implements and the other uses), as src/extensions/registry.ts does.",
-      from: { path: "^src/", pathNot: "^src/queue/worker/" },
+      from: { path: "^src/" },
       to: { circular: true },
-    },
-    {
-      name: "no-cycles-in-the-worker",
-      severity: "error",
-      comment:
-        "An import cycle in src/queue/worker. Known and allowed for now: the type-only cycle through " +
-        "`HolderEnv` (thread-holder.ts), until it moves into a module of its own; any other cycle fails.",
-      from: { path: "^src/queue/worker/" },
-      to: {
-        circular: true,
-        viaOnly: { pathNot: "^src/queue/worker/thread-holder\\.ts$" },
-      },
-    },
-    {
-      name: "no-runtime-cycles-in-the-worker",
-      severity: "error",
-      comment: "An import cycle in src/queue/worker that exists at run time (not only in types).",
-      from: { path: "^src/queue/worker/" },
-      to: { circular: true, viaOnly: { dependencyTypesNot: ["type-only"] } },
     },
     {
       name: "engine-imports-only-itself",
@@ -80,12 +61,12 @@ module.exports = {
       name: "adapters-use-engine-types",
       severity: "error",
       comment:
-        "src/adapters use the engine's types (type-only imports), its Clock and its secret scrubber; " +
-        "nothing else of src/agent.",
+        "src/adapters use the engine's types (type-only imports), its Clock, its secret scrubber and its " +
+        "basics (the logger, the error base); nothing else of src/agent.",
       from: { path: "^src/adapters/" },
       to: {
         path: "^src/agent/",
-        pathNot: "^src/agent/(clock|llm/redact)\\.ts$",
+        pathNot: "^src/agent/(clock|logger|errors|llm/redact)\\.ts$",
         dependencyTypesNot: ["type-only"],
       },
     },

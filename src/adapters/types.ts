@@ -12,6 +12,7 @@
  *   handle rate limits and "not modified" without SDK knowledge.
  * - Bad input from the platform (malformed updates) is logged and dropped, never thrown to the caller.
  */
+import { SwitchboardError } from "../agent/errors.js";
 
 /** The chat platforms Switchboard speaks. */
 export type Platform = "slack" | "discord" | "telegram" | "web";
@@ -268,9 +269,6 @@ export interface ChannelAdapter {
   registerCommands?(commands: CommandSpec[]): Promise<void>;
 }
 
-/** Builds an adapter from its own config slice; implementations annotate themselves with it. */
-export type ChannelAdapterFactory<TConfig> = (config: TConfig) => ChannelAdapter;
-
 /** Normalised kinds of platform failure. */
 export type ChannelErrorCode =
   | "rate_limited"
@@ -284,24 +282,25 @@ export type ChannelErrorCode =
   | "other";
 
 /**
- * A platform failure, normalised. `retryAfterMs` is set for `rate_limited` (from the platform's
- * retry-after). The message says what failed and never contains tokens.
+ * A platform failure, normalised: `kind` says which, `code` is `channel.<kind>`. `retryAfterMs` is
+ * set for `rate_limited` (from the platform's retry-after). The message says what failed and never
+ * contains tokens.
  */
-export class ChannelError extends Error {
-  override readonly name = "ChannelError";
+export class ChannelError extends SwitchboardError {
+  declare readonly code: `channel.${ChannelErrorCode}`;
   constructor(
-    readonly code: ChannelErrorCode,
+    readonly kind: ChannelErrorCode,
     message: string,
     readonly platform: Platform,
     readonly retryAfterMs?: number,
   ) {
-    super(message);
+    super(`channel.${kind}`, message);
   }
 }
 
 /** True when `err` is a `ChannelError` with one of the given codes. */
 export function isChannelError(err: unknown, ...codes: ChannelErrorCode[]): err is ChannelError {
-  return err instanceof ChannelError && (codes.length === 0 || codes.includes(err.code));
+  return err instanceof ChannelError && (codes.length === 0 || codes.includes(err.kind));
 }
 
 /**
@@ -348,14 +347,6 @@ export interface ConnectionLease {
 export interface KeyValueStore {
   get(key: string): Promise<string | undefined>;
   set(key: string, value: string, ttlMs: number): Promise<void>;
-}
-
-/** Minimal structured logger the adapters accept (pino-compatible subset). */
-export interface AdapterLogger {
-  debug(obj: object, msg?: string): void;
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
 }
 
 /** Default cap on inbound message text, matching the web chat's `maxInputChars`. */

@@ -4,6 +4,7 @@
  * with follow-up messages. Plain functions: the model stream, the queues and every hook are
  * injected through `AgentLoopConfig`, and everything observable is an `AgentEvent`.
  */
+import { errorMessage } from "./errors.js";
 import { EventStream } from "./llm/event-stream.js";
 import { streamSimple } from "./llm/stream.js";
 import type { AssistantMessage, Context, Model, ToolResultMessage } from "./llm/types.js";
@@ -21,10 +22,6 @@ export function isAssistantMessage(message: AgentMessage): message is AssistantM
 
 function isFailed(message: AssistantMessage): boolean {
   return message.stopReason === "error" || message.stopReason === "aborted";
-}
-
-function errorText(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
 }
 
 /** Tracks whether a turn is open, so a failure outside a turn can still be reported inside one. */
@@ -143,7 +140,7 @@ async function streamAssistantResponse(
             );
     } catch (e) {
       const reason = signal?.aborted ? "aborted" : "error";
-      message = failedMessage(model, reason, `The model call failed: ${errorText(e)}`, progress.partial);
+      message = failedMessage(model, reason, `The model call failed: ${errorMessage(e)}`, progress.partial);
     }
   }
   if (!progress.started) await emit({ type: "message_start", message });
@@ -237,7 +234,7 @@ async function runLoop(
   } catch (e) {
     const model = config.getModel?.() ?? config.model;
     const reason = signal?.aborted ? "aborted" : "error";
-    const message = failedMessage(model, reason, `The agent run failed: ${errorText(e)}`);
+    const message = failedMessage(model, reason, `The agent run failed: ${errorMessage(e)}`);
     if (!events.inTurn) await events.emit({ type: "turn_start" });
     await events.emit({ type: "message_start", message });
     await events.emit({ type: "message_end", message });

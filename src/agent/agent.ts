@@ -1,4 +1,5 @@
 import { isAssistantMessage, runAgentLoop, runAgentLoopContinue } from "./agent-loop.js";
+import { errorMessage } from "./errors.js";
 import type { ImageContent, Message, Model, TextContent, ThinkingLevel } from "./llm/types.js";
 import type {
   AgentContext,
@@ -89,7 +90,7 @@ function takeFrom(queue: AgentMessage[], mode: QueueMode): AgentMessage[] {
 }
 
 function defaultListenerErrorReport(error: unknown, event: AgentEvent): void {
-  const text = error instanceof Error ? error.message : String(error);
+  const text = errorMessage(error);
   console.error(`Agent subscriber failed on "${event.type}": ${text}`);
 }
 

@@ -2,6 +2,7 @@
  * Runs the tool calls of one assistant message for the agent loop: validation, hooks, execution,
  * events and tool-result messages. Every failure becomes an error tool result; nothing here throws.
  */
+import { errorMessage } from "./errors.js";
 import type { AssistantMessage, ToolCall, ToolResultMessage } from "./llm/types.js";
 import { validateToolArguments } from "./tool-validation.js";
 import type {
@@ -46,10 +47,6 @@ export interface ToolBatchResult {
   queueError?: { error: unknown };
 }
 
-function errorText(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
-}
-
 function errorOutcome(text: string): ToolOutcome {
   return { result: { content: [{ type: "text", text }], details: {} }, isError: true };
 }
@@ -90,7 +87,7 @@ async function prepareToolCall(
   try {
     args = validateToolArguments(tool, toolCall);
   } catch (e) {
-    return { outcome: errorOutcome(errorText(e)) };
+    return { outcome: errorOutcome(errorMessage(e)) };
   }
   const hookContext: BeforeToolCallContext = {
     assistantMessage: batch.assistantMessage,
@@ -105,7 +102,7 @@ async function prepareToolCall(
       if (decision?.block)
         return { outcome: errorOutcome(decision.reason ?? `Tool call "${toolCall.name}" was blocked.`) };
     } catch (e) {
-      return { outcome: errorOutcome(`Tool call "${toolCall.name}" was blocked: ${errorText(e)}`) };
+      return { outcome: errorOutcome(`Tool call "${toolCall.name}" was blocked: ${errorMessage(e)}`) };
     }
   }
   return { prepared: { toolCall, tool, args, hookContext } };
@@ -133,7 +130,7 @@ async function executePreparedCall(batch: ToolBatch, call: PreparedCall): Promis
       ? { result, isError: false }
       : errorOutcome(`Tool "${tool.name}" returned no valid result (expected { content, details }).`);
   } catch (e) {
-    outcome = errorOutcome(errorText(e));
+    outcome = errorOutcome(errorMessage(e));
   } finally {
     finished = true;
   }
@@ -151,7 +148,7 @@ async function executePreparedCall(batch: ToolBatch, call: PreparedCall): Promis
         };
       }
     } catch (e) {
-      outcome = errorOutcome(`afterToolCall failed for "${toolCall.name}": ${errorText(e)}`);
+      outcome = errorOutcome(`afterToolCall failed for "${toolCall.name}": ${errorMessage(e)}`);
     }
   }
   return outcome;

@@ -1,4 +1,5 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
+import { errorMessage } from "./errors.js";
 import type { Tool, ToolCall } from "./llm/types.js";
 
 // Coercion turns the strings models often send ("5", "true") into the declared types;
@@ -15,7 +16,7 @@ function validatorFor(tool: Tool): ValidateFunction {
     try {
       validate = ajv.compile(schema);
     } catch (e) {
-      const reason = e instanceof Error ? e.message : String(e);
+      const reason = errorMessage(e);
       throw new Error(
         `Tool "${tool.name}" has an invalid parameter schema (${reason}). Fix the tool's TypeBox schema.`,
       );

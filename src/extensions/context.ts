@@ -6,20 +6,15 @@ import type { Agent } from "../agent/agent.js";
 import { findModel, hasCredentials, listModels } from "../agent/llm/models.js";
 import { clampThinkingLevel } from "../agent/llm/thinking.js";
 import type { Model, Provider, ThinkingLevel } from "../agent/llm/types.js";
+import type { StructuredLogger } from "../agent/logger.js";
 import type { CustomMessage } from "../agent/session/messages.js";
 import type { AgentTool } from "../agent/types.js";
-import type {
-  DeliverAs,
-  ExtensionContext,
-  ExtensionHost,
-  ExtensionLogger,
-  ExtensionMessage,
-} from "./types.js";
+import type { DeliverAs, ExtensionContext, ExtensionHost, ExtensionMessage } from "./types.js";
 
 /** The parts of a thread binding a context needs. */
 export interface ContextSource {
   host: ExtensionHost;
-  logger: ExtensionLogger;
+  logger: StructuredLogger;
   agent: Agent | undefined;
   getApiKey: ((provider: Provider) => string | undefined) | undefined;
   /** Messages held for the next run (`deliverAs: "nextTurn"` with an agent attached). */

@@ -6,7 +6,7 @@
  */
 import { basename, extname, isAbsolute, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { errorText } from "./logger.js";
+import { errorText } from "../agent/errors.js";
 import type { ExtensionEntry, ExtensionFactory } from "./types.js";
 
 /** One entry of the config's `extensions` list. Exactly one of `builtin` and `module` is set. */

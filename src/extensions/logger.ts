@@ -1,16 +1,23 @@
 /**
- * Logging helpers of the extension layer: a console logger for when none is injected, and the short
- * one-line text of an error that reports and chat notices use (no stack traces).
+ * Logging helpers of the extension layer: a console logger for when none is injected, and the one
+ * silent logger re-exported for extension authors.
  */
-import type { ExtensionLogger } from "./types.js";
+import type { StructuredLogger } from "../agent/logger.js";
+
+/** An error under `err` keeps its message and code on the console line (its stack would be noise). */
+function errorFields(_key: string, value: unknown): unknown {
+  if (!(value instanceof Error)) return value;
+  const code = (value as { code?: unknown }).code;
+  return { type: value.name, message: value.message, ...(code !== undefined ? { code } : {}) };
+}
 
 function line(level: string, obj: object, msg?: string): string {
-  const fields = Object.keys(obj).length > 0 ? ` ${JSON.stringify(obj)}` : "";
+  const fields = Object.keys(obj).length > 0 ? ` ${JSON.stringify(obj, errorFields)}` : "";
   return `extensions ${level}: ${msg ?? ""}${fields}`;
 }
 
 /** Writes warnings and errors to stderr; debug and info are dropped. */
-export const consoleLogger: ExtensionLogger = {
+export const consoleLogger: StructuredLogger = {
   debug() {},
   info() {},
   warn(obj, msg) {
@@ -21,17 +28,5 @@ export const consoleLogger: ExtensionLogger = {
   },
 };
 
-/** A logger that drops everything (tests, embedded tools). */
-export const silentLogger: ExtensionLogger = {
-  debug() {},
-  info() {},
-  warn() {},
-  error() {},
-};
-
-/** The first line of an error's message, at most 300 characters. */
-export function errorText(error: unknown): string {
-  const raw = error instanceof Error ? error.message : typeof error === "string" ? error : String(error);
-  const first = raw.split("\n", 1)[0] ?? "";
-  return first.length > 300 ? `${first.slice(0, 297)}...` : first || "unknown error";
-}
+/** The one logger that drops everything (src/agent/logger.ts), for extension authors. */
+export { silentLogger } from "../agent/logger.js";

@@ -5,6 +5,7 @@
  */
 import type { AsyncLocalStorage } from "node:async_hooks";
 import type { Provider } from "../agent/llm/types.js";
+import type { StructuredLogger } from "../agent/logger.js";
 import type {
   CommandOptions,
   ExtensionContext,
@@ -12,7 +13,6 @@ import type {
   ExtensionFailure,
   ExtensionHandler,
   ExtensionHost,
-  ExtensionLogger,
   ProviderDefinition,
   ToolDefinition,
   ToolWrapper,
@@ -43,7 +43,7 @@ export interface RegisteredCommand {
  * `disable`, which takes a failing extension out with a report (posted through `host` when given).
  */
 export interface ExtensionRegistry {
-  readonly logger: ExtensionLogger;
+  readonly logger: StructuredLogger;
   readonly getApiKey: ((provider: Provider) => string | undefined) | undefined;
   readonly current: AsyncLocalStorage<ExtensionContext>;
   enabled(): LoadedExtension[];

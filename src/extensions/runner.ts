@@ -6,10 +6,12 @@
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { TSchema } from "@sinclair/typebox";
+import { errorText } from "../agent/errors.js";
 import { registerModel, unregisterModel } from "../agent/llm/models.js";
 import { registerApiProvider, unregisterApiProviders } from "../agent/llm/registry.js";
 import type { Provider } from "../agent/llm/types.js";
-import { consoleLogger, errorText } from "./logger.js";
+import type { StructuredLogger } from "../agent/logger.js";
+import { consoleLogger } from "./logger.js";
 import type { ExtensionRegistry, LoadedExtension, RegisteredCommand } from "./registry.js";
 import { ThreadExtensions, type ThreadExtensionsOptions } from "./thread.js";
 import type {
@@ -22,12 +24,11 @@ import type {
   ExtensionFailure,
   ExtensionHandler,
   ExtensionHost,
-  ExtensionLogger,
   ToolDefinition,
 } from "./types.js";
 
 export interface ExtensionRunnerOptions {
-  logger?: ExtensionLogger;
+  logger?: StructuredLogger;
   /** Called for every failure (load or handler) after the extension was disabled; must not throw. */
   onFailure?: (failure: ExtensionFailure) => void;
   /** API keys besides the environment's, for "has credentials" checks of `setModel`. */
@@ -41,7 +42,7 @@ const COMMAND_NAME = /^[a-z][a-z0-9_-]{0,31}$/;
  * factories run once, in load order, which is also the order their handlers run in.
  */
 export class ExtensionRunner implements ExtensionRegistry {
-  readonly logger: ExtensionLogger;
+  readonly logger: StructuredLogger;
   readonly getApiKey: ((provider: Provider) => string | undefined) | undefined;
   /** The context of the handler running now, so that `api.sendMessage` & co. find their thread. */
   readonly current = new AsyncLocalStorage<ExtensionContext>();
@@ -139,7 +140,7 @@ export class ExtensionRunner implements ExtensionRegistry {
           format: "plain",
         })
         .catch((e: unknown) =>
-          this.logger.warn({ err: errorText(e), extension: ext.name }, "could not post the failure notice"),
+          this.logger.warn({ err: e, extension: ext.name }, "could not post the failure notice"),
         );
     }
   }
@@ -149,7 +150,7 @@ export class ExtensionRunner implements ExtensionRegistry {
     try {
       this.onFailure?.(failure);
     } catch (e) {
-      this.logger.warn({ err: errorText(e) }, "onFailure callback threw");
+      this.logger.warn({ err: e }, "onFailure callback threw");
     }
   }
 

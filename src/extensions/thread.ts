@@ -8,6 +8,7 @@
  * fault.
  */
 import type { Agent } from "../agent/agent.js";
+import { errorText } from "../agent/errors.js";
 import type {
   AfterToolCallContext,
   AfterToolCallResult,
@@ -20,7 +21,6 @@ import type {
 import type { CustomMessage } from "../agent/session/messages.js";
 import { createContext, toCustomMessage } from "./context.js";
 import { withStopEvents } from "./host-view.js";
-import { errorText } from "./logger.js";
 import type { ExtensionRegistry, LoadedExtension } from "./registry.js";
 import { applyWrappers, bindTool, type ToolBindingEnv } from "./thread-tools.js";
 import type {
@@ -235,7 +235,7 @@ export class ThreadExtensions {
     if (!out.ok) {
       await this.host
         .reply(`/${command.name} failed: ${out.error}`)
-        .catch((e: unknown) => this.runner.logger.warn({ err: errorText(e) }, "could not reply"));
+        .catch((e: unknown) => this.runner.logger.warn({ err: e }, "could not reply"));
     }
     return true;
   }

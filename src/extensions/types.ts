@@ -10,6 +10,7 @@
 import type { Static, TSchema } from "@sinclair/typebox";
 import type { AgentOptions } from "../agent/agent.js";
 import type { ImageContent, Model, StreamFunction, TextContent, ThinkingLevel } from "../agent/llm/types.js";
+import type { StructuredLogger } from "../agent/logger.js";
 import type { CustomMessage } from "../agent/session/messages.js";
 import type {
   AgentEvent,
@@ -85,11 +86,15 @@ export interface ThreadSettings {
 export interface ThreadStatusView {
   /** A run is active (or about to start). */
   running: boolean;
-  /** Delivery mode for messages that arrive while busy: `steer`, `followUp`, `collect`, `interrupt`. */
-  queueMode: string;
+  /** Delivery mode for messages that arrive while busy. */
+  queueMode: DeliveryMode;
   /** Messages waiting for the agent. */
   inboxDepth: number;
-  /** Tokens the model saw in the latest request (input + cache), when known. */
+  /**
+   * The last estimate of the context the model sees (tokens: the last reply's reported usage plus
+   * ~4 characters per token after it), recorded after every run and compaction; undefined before
+   * the thread's first run.
+   */
   contextTokens?: number;
   usage: { input: number; output: number; cacheRead: number; cacheWrite: number; cost: number };
   /**
@@ -164,14 +169,6 @@ export interface ExtensionHost {
   status(): Promise<ThreadStatusView>;
 }
 
-/** Structured logger (a pino-compatible subset). */
-export interface ExtensionLogger {
-  debug(obj: object, msg?: string): void;
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
-}
-
 // ---------------------------------------------------------------------------------------------
 // The context handlers, commands and tools receive
 // ---------------------------------------------------------------------------------------------
@@ -185,7 +182,7 @@ export interface ExtensionContext {
   readonly thread: ThreadView;
   /** The run's abort signal inside agent hooks and tools; undefined elsewhere. */
   readonly signal: AbortSignal | undefined;
-  readonly logger: ExtensionLogger;
+  readonly logger: StructuredLogger;
   /** The runtime operations of the thread (see `ExtensionHost`). */
   readonly host: ExtensionHost;
   /** Injects a message into the conversation; `deliverAs` defaults to `steer` during a run, else `nextTurn`. */
@@ -451,7 +448,7 @@ export interface ExtensionAPI {
   readonly name: string;
   /** The `options` object from the extension's config entry (undefined when none). */
   readonly options: unknown;
-  readonly logger: ExtensionLogger;
+  readonly logger: StructuredLogger;
 
   on<T extends ExtensionEventType>(event: T, handler: ExtensionHandler<T>): void;
   registerTool<TParams extends TSchema, TDetails = unknown>(

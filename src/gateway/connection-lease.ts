@@ -15,7 +15,8 @@
  */
 import { randomUUID } from "node:crypto";
 import { type Clock, systemClock } from "../adapters/render/clock.js";
-import type { AdapterLogger, ConnectionLease } from "../adapters/types.js";
+import type { ConnectionLease } from "../adapters/types.js";
+import { type StructuredLogger, silentLogger } from "../agent/logger.js";
 import type { RedisClient } from "../queue/redis/client.js";
 
 /**
@@ -61,12 +62,8 @@ export interface RedisConnectionLeaseOptions {
   /** Identifies this holder in Redis (default random). */
   holderId?: string;
   clock?: Clock;
-  logger?: AdapterLogger;
+  logger?: StructuredLogger;
 }
-
-const silent: AdapterLogger = { debug() {}, info() {}, warn() {}, error() {} };
-
-const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 export class RedisConnectionLease implements ConnectionLease {
   readonly name: string;
@@ -75,7 +72,7 @@ export class RedisConnectionLease implements ConnectionLease {
   private readonly ttlMs: number;
   private readonly retryMs: number;
   private readonly clock: Clock;
-  private readonly log: AdapterLogger;
+  private readonly log: StructuredLogger;
 
   constructor(private readonly o: RedisConnectionLeaseOptions) {
     this.name = o.name;
@@ -84,7 +81,7 @@ export class RedisConnectionLease implements ConnectionLease {
     this.ttlMs = o.ttlMs ?? 5000;
     this.retryMs = o.retryMs ?? Math.max(50, Math.floor(this.ttlMs / 5));
     this.clock = o.clock ?? systemClock;
-    this.log = o.logger ?? silent;
+    this.log = o.logger ?? silentLogger;
   }
 
   /** Take the lease if free (`SET NX PX`), or renew it if it is already ours. */
@@ -113,10 +110,7 @@ export class RedisConnectionLease implements ConnectionLease {
       try {
         got = await this.tryAcquire();
       } catch (err) {
-        this.log.warn(
-          { lease: this.name, err: message(err) },
-          "could not reach Redis for the connection lease",
-        );
+        this.log.warn({ lease: this.name, err }, "could not reach Redis for the connection lease");
       }
       if (!got) {
         if (!announcedStandby) opts.onState?.("standby");
@@ -134,7 +128,7 @@ export class RedisConnectionLease implements ConnectionLease {
       try {
         await session(lost.signal);
       } catch (err) {
-        this.log.error({ lease: this.name, err: message(err) }, "leased connection failed");
+        this.log.error({ lease: this.name, err }, "leased connection failed");
       }
       signal.removeEventListener("abort", onStop);
       lost.abort();
@@ -143,7 +137,7 @@ export class RedisConnectionLease implements ConnectionLease {
         try {
           await this.release();
         } catch (err) {
-          this.log.warn({ lease: this.name, err: message(err) }, "could not release the connection lease");
+          this.log.warn({ lease: this.name, err }, "could not release the connection lease");
         }
       } else {
         this.log.warn({ lease: this.name }, "connection lease lost; another process took over");
@@ -183,7 +177,7 @@ export class RedisConnectionLease implements ConnectionLease {
       try {
         ok = await untilAborted(this.renew(), lost.signal);
       } catch (err) {
-        this.log.warn({ lease: this.name, err: message(err) }, "lease renewal failed");
+        this.log.warn({ lease: this.name, err }, "lease renewal failed");
       }
       if (lost.signal.aborted) break;
       if (ok === true) lastOkSentAt = Math.max(lastOkSentAt, sentAt);

@@ -17,7 +17,7 @@ import { REDACTED, redactSecrets } from "../agent/llm/redact.js";
 import { isSecretFieldName } from "./config/secret-names.js";
 import type { LoggingConfig } from "./config/types.js";
 
-/** The logger type every module receives (structurally compatible with `AdapterLogger` and friends). */
+/** The logger type every module receives (pino; it fits `StructuredLogger`, src/agent/logger.ts). */
 export type Logger = PinoLogger;
 
 /** The one scrubber (src/agent/llm/redact.ts), re-exported for the gateway's modules. */

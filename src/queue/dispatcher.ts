@@ -3,8 +3,10 @@
  * thinking level, new session). Shared by both runtimes; what differs is behind `ThreadState`,
  * `Waker`, `ControlBus` and the session store.
  */
+
 import { randomUUID } from "node:crypto";
 import type { InboundMessage } from "../adapters/types.js";
+import { errorMessage } from "../agent/errors.js";
 // The one command parser (lane/contracts: the dispatcher's own copies of these two were removed).
 import { isStopCommand, parseModeOverride } from "../extensions/commands/parser.js";
 import type { ControlBus } from "./control-bus.js";
@@ -26,6 +28,7 @@ import type {
   RunSinkFactory,
   ThreadStatus,
 } from "./types.js";
+import { DEFAULT_INBOX_CAP } from "./types.js";
 
 export interface DispatcherOptions {
   state: ThreadState;
@@ -35,7 +38,7 @@ export interface DispatcherOptions {
   bus: ControlBus;
   store: SessionStore;
   sinks: RunSinkFactory;
-  /** Most queued messages per thread. Default 20. */
+  /** Most queued messages per thread. Default `DEFAULT_INBOX_CAP`. */
   inboxCap?: number;
   /** Full inbox: refuse the new message (`new`, default) or drop the oldest (`old`). */
   dropPolicy?: DropPolicy;
@@ -47,9 +50,9 @@ export interface DispatcherOptions {
   onError?: (error: unknown, context: string) => void;
 }
 
-function defaultOnError(error: unknown, context: string): void {
-  const text = error instanceof Error ? error.message : String(error);
-  console.error(`runtime: ${context}: ${text}`);
+/** Where runtime errors go when no `onError` is given: one line on stderr. */
+export function defaultOnError(error: unknown, context: string): void {
+  console.error(`runtime: ${context}: ${errorMessage(error)}`);
 }
 
 /** Delivers messages and control commands to threads. */
@@ -60,7 +63,7 @@ export class Dispatcher {
   private readonly onError: (error: unknown, context: string) => void;
 
   constructor(private readonly o: DispatcherOptions) {
-    this.cap = Math.max(1, o.inboxCap ?? 20);
+    this.cap = Math.max(1, o.inboxCap ?? DEFAULT_INBOX_CAP);
     this.dropPolicy = o.dropPolicy ?? "new";
     this.defaultMode = o.defaultMode ?? "steer";
     this.onError = o.onError ?? defaultOnError;

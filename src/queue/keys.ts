@@ -6,7 +6,7 @@
  */
 
 /** The default key prefix. */
-export const DEFAULT_PREFIX = "sb:";
+const DEFAULT_PREFIX = "sb:";
 
 /** The keys of one thread. */
 export interface ThreadKeys {

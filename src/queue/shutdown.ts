@@ -3,6 +3,7 @@
  * running turns reach a checkpoint within the grace period, hand the rest over, close connections,
  * exit. A second signal exits at once.
  */
+import { errorMessage } from "../agent/errors.js";
 
 export interface Stoppable {
   stop(options?: { graceMs?: number }): Promise<void>;
@@ -57,7 +58,7 @@ export function installShutdownHandlers(targets: Stoppable[], options: ShutdownO
         exit(failed.length > 0 ? 1 : 0);
       })
       .catch((e: unknown) => {
-        log(`Shutdown failed: ${e instanceof Error ? e.message : String(e)}`);
+        log(`Shutdown failed: ${errorMessage(e)}`);
         exit(1);
       });
     // Listen again, so that a second signal forces the exit.

@@ -7,13 +7,23 @@ import type { InboundMessage } from "../adapters/types.js";
 import type { Agent } from "../agent/agent.js";
 import type { Model, ThinkingLevel, UserMessage } from "../agent/llm/types.js";
 import type { AgentEvent, AgentMessage } from "../agent/types.js";
-import type { DeliveryMode } from "../extensions/types.js";
+import type {
+  ControlOutcome,
+  DeliveryMode,
+  SessionEvent,
+  SessionEventResult,
+  ThreadStatusView,
+} from "../extensions/types.js";
 import type { ThreadMeta } from "./store/types.js";
 
 // One definition (src/extensions/types.ts), where the commands and the command parser name it too.
 export type { DeliveryMode } from "../extensions/types.js";
 
-export const DELIVERY_MODES: readonly DeliveryMode[] = ["steer", "followUp", "collect", "interrupt"];
+/** Most messages a thread's inbox holds for its busy agent: the runtime's and the channels' default. */
+export const DEFAULT_INBOX_CAP = 20;
+
+/** How long `collect` waits for more messages to merge (ms): the runtime's and the channels' default. */
+export const DEFAULT_COLLECT_WINDOW_MS = 500;
 
 /**
  * One entry of a thread's inbox. `seq` numbers the thread's items in delivery order (it never
@@ -70,32 +80,28 @@ export type ControlCommand =
    */
   | { type: "compact"; instructions?: string };
 
-export interface ControlResult {
-  /** A run held the thread when the command arrived. */
-  wasRunning: boolean;
-  /** Queued messages the command discarded (`stop`, `newSession`). */
+/**
+ * The runtime's answer to a control command: the extensions' `ControlOutcome` (one definition) with
+ * the queued messages `stop` and `newSession` discarded themselves rather than their count.
+ */
+export interface ControlResult extends Omit<ControlOutcome, "discarded" | "notes"> {
   discarded: DroppedMessage[];
 }
 
-/** What `/status` shows about the runtime side of a thread. */
-export interface ThreadStatus {
+/**
+ * The runtime side of a thread's `/status`: the fields of the extensions' `ThreadStatusView` (one
+ * definition) the runtime knows, plus the store's metadata the host turns into the rest.
+ */
+export interface ThreadStatus extends Pick<ThreadStatusView, "inboxDepth" | "contextTokens"> {
   /** A worker holds the thread, or a run whose worker died waits for recovery. */
   active: boolean;
-  /** Messages queued and not yet taken by the agent. */
-  inboxDepth: number;
   /** The store's metadata (model, thinking level, usage totals); undefined for a new thread. */
   meta: ThreadMeta | undefined;
   /**
-   * The thread's default delivery mode for messages that arrive while it is busy: the runtime's
-   * `modeOf(threadKey)` when given, else its `defaultMode`.
+   * The thread's delivery mode for messages that arrive while it is busy, resolved where every
+   * delivery resolves it: the runtime's `modeOf(threadKey)` when given, else its `defaultMode`.
    */
-  mode?: DeliveryMode;
-  /**
-   * The last estimate of the context the model sees (tokens: the last reply's reported usage plus
-   * ~4 characters per token after it), recorded after every run and compaction; undefined before
-   * the thread's first run.
-   */
-  contextTokens?: number;
+  mode: DeliveryMode;
 }
 
 /**
@@ -169,28 +175,15 @@ export interface ThreadAgent {
 }
 
 /**
- * Session events the runtime reports to a thread's agent (the shapes of the extensions'
- * `SessionEvent`, so `ThreadExtensions.emitSession` fits `SessionEventHook` as is).
+ * Receives session events (one definition: the extensions' `SessionEvent`, so
+ * `ThreadExtensions.emitSession` fits as is); awaited by the runtime. A throw is reported and
+ * treated as no answer; a `session_before_*` answer with `cancel` stops the compaction (it is
+ * ignored for a switch).
  */
-export type RuntimeSessionEvent =
-  | { type: "session_start"; sessionId: string }
-  | { type: "session_before_switch"; reason: "new" }
-  | { type: "session_switch"; reason: "new"; previousSessionId?: string; sessionId: string }
-  | { type: "session_before_compact"; instructions?: string }
-  | { type: "session_compact"; tokensBefore: number; tokensAfter?: number }
-  | { type: "session_shutdown" };
-
-/** What a `session_before_*` handler may answer: `cancel` stops the compaction (or is ignored for a switch). */
-export interface SessionEventVerdict {
-  cancel?: boolean;
-  reason?: string;
-}
-
-/** Receives session events; awaited by the runtime. A throw is reported and treated as no answer. */
 export type SessionEventHook = (
-  event: RuntimeSessionEvent,
+  event: SessionEvent,
   // biome-ignore lint/suspicious/noConfusingVoidType: observing hooks return nothing.
-) => Promise<SessionEventVerdict | undefined | void> | SessionEventVerdict | undefined | void;
+) => Promise<SessionEventResult | undefined | void> | SessionEventResult | undefined | void;
 
 /**
  * Builds the agent of a thread (system prompt, tools, model resolution are the factory's business):

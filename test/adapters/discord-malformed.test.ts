@@ -4,7 +4,7 @@
  * process lives on, and the next message is still delivered.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import type { AdapterLogger } from "../../src/adapters/types.js";
+import type { StructuredLogger } from "../../src/agent/logger.js";
 import { GENERAL_ID, GUILD_ID } from "../fakes/discord/server.js";
 import { createDiscordHarness, type DiscordHarness } from "./harness/discord.js";
 import { until } from "./support/drive.js";
@@ -18,7 +18,7 @@ afterEach(async () => {
 describe("Discord: malformed gateway dispatches", () => {
   it("logs and drops dispatches discord.js cannot apply, then delivers the next message", async () => {
     const warnings: { fields: Record<string, unknown>; msg: string }[] = [];
-    const logger: AdapterLogger = {
+    const logger: StructuredLogger = {
       debug() {},
       info() {},
       warn: (fields: Record<string, unknown>, msg?: string) => void warnings.push({ fields, msg: msg ?? "" }),

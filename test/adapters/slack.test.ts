@@ -286,7 +286,7 @@ describe("Slack outbound-only (a worker)", () => {
     expect(isChannelError(gone, "not_found")).toBe(true);
     const unknown = await adapter.react(ref, "🦜").catch((e: ChannelError) => e);
     expect(isChannelError(unknown, "bad_request")).toBe(true);
-    await expect(adapter.post("telegram:1:0:0", "x")).rejects.toMatchObject({ code: "bad_request" });
+    await expect(adapter.post("telegram:1:0:0", "x")).rejects.toMatchObject({ kind: "bad_request" });
     expect(fake.api.calls.filter((c) => c.method === "auth.test")).toEqual([]);
   });
 });

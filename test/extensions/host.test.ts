@@ -54,7 +54,6 @@ extensionHostContract("ThreadHost over the embedded runtime", async () => {
       store: runtime.store,
       adapterOf: (p) => (p === "web" ? adapter : undefined),
       defaultModel: () => "alpha/one",
-      queueModeOf: () => "followUp",
       logger: silentLogger(),
     },
     {

@@ -89,7 +89,6 @@ function deps(runtime: EmbeddedRuntime): ThreadHostDeps {
     store: runtime.store,
     adapterOf: (p) => (p === "web" ? adapter : undefined),
     defaultModel: () => DEFAULT_MODEL,
-    queueModeOf: () => "steer",
     logger: silentProcessLogger(),
   };
 }

@@ -38,6 +38,25 @@ describe("log redaction", () => {
     expect(lines).toHaveLength(7);
   });
 
+  it("an error under err keeps its message, stack and code, with the token masked everywhere", () => {
+    const { stream, lines, records } = capture();
+    const log = createLogger({ destination: stream, secrets: [OPAQUE] });
+    const err = Object.assign(new Error(`Slack rejected ${SLACK_BOT} (signing secret ${OPAQUE})`), {
+      code: "slack.invalid_auth",
+      token: DISCORD,
+    });
+    log.error({ err, threadKey: "slack:T1:C1:1" }, "post failed");
+    const out = lines.join("");
+    for (const secret of [SLACK_BOT, OPAQUE, DISCORD]) expect(out).not.toContain(secret);
+    const logged = records()[0]?.err as Record<string, unknown>;
+    expect(logged.type).toBe("Error");
+    expect(logged.code).toBe("slack.invalid_auth");
+    expect(logged.message).toBe(`Slack rejected ${REDACTED} (signing secret ${REDACTED})`);
+    expect(String(logged.stack)).toMatch(/^Error: Slack rejected \S+ \(signing secret \S+\)\n\s+at /);
+    expect(String(logged.stack)).toContain("log.test.ts");
+    expect(logged.token).toBe(REDACTED);
+  });
+
   it("keeps what is not secret: token counts, ids, messages", () => {
     const { stream, records } = capture();
     const log = createLogger({ destination: stream });

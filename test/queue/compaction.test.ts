@@ -16,7 +16,7 @@ import type { AgentMessage, AgentTool } from "../../src/agent/types.js";
 import { EmbeddedRuntime, type EmbeddedRuntimeOptions } from "../../src/queue/embedded/embedded-runtime.js";
 import { RecordingSinks } from "../../src/queue/recording-sink.js";
 import type { AgentFactory, AgentFactoryContext } from "../../src/queue/types.js";
-import type { CompactionConfig } from "../../src/queue/worker/compaction-step.js";
+import type { CompactionConfig } from "../../src/queue/worker/holder-env.js";
 import {
   createGate,
   lastUserText,

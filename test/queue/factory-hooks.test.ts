@@ -15,16 +15,11 @@ import { createAssistantMessage } from "../../src/agent/llm/usage.js";
 import { type CustomMessage, convertToLlm } from "../../src/agent/session/messages.js";
 import type { AgentMessage, AgentTool } from "../../src/agent/types.js";
 import type { ThreadExtensions } from "../../src/extensions/thread.js";
+import type { SessionEvent, SessionEventResult } from "../../src/extensions/types.js";
 import { EmbeddedRuntime } from "../../src/queue/embedded/embedded-runtime.js";
 import { RecordingSinks } from "../../src/queue/recording-sink.js";
-import type {
-  AgentFactoryContext,
-  RuntimeSessionEvent,
-  SessionEventHook,
-  SessionEventVerdict,
-  ThreadAgent,
-} from "../../src/queue/types.js";
-import type { CompactionConfig } from "../../src/queue/worker/compaction-step.js";
+import type { AgentFactoryContext, SessionEventHook, ThreadAgent } from "../../src/queue/types.js";
+import type { CompactionConfig } from "../../src/queue/worker/holder-env.js";
 import { lastUserText, ScriptedStream, scriptedModel } from "../support/scripted-stream.js";
 import { inbound, sessionEntries, sessionMessages, textOf, waitIdle } from "./support/harness.js";
 import { LeaseLog } from "./support/lease-log.js";
@@ -41,7 +36,7 @@ interface World {
   leases: LeaseLog;
   clock: TestClock;
   sinks: RecordingSinks;
-  events: RuntimeSessionEvent[];
+  events: SessionEvent[];
   contexts: AgentFactoryContext[];
   prepared: string[][];
   /** What the `audit` tool saw: the run's askers. */
@@ -60,13 +55,13 @@ function customMessage(text: string): CustomMessage {
 async function start(
   stream: ScriptedStream,
   o: {
-    verdict?: (event: RuntimeSessionEvent) => SessionEventVerdict | undefined;
+    verdict?: (event: SessionEvent) => SessionEventResult | undefined;
     compaction?: CompactionConfig;
     contextWindow?: number;
   } = {},
 ): Promise<World> {
   const dir = mkdtempSync(join(tmpdir(), "sb-factory-hooks-"));
-  const events: RuntimeSessionEvent[] = [];
+  const events: SessionEvent[] = [];
   const contexts: AgentFactoryContext[] = [];
   const prepared: string[][] = [];
   const askers: string[][] = [];

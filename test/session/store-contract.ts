@@ -299,7 +299,7 @@ export function describeSessionStoreContract(name: string, makeHarness: () => Pr
       const before = await store.getThreadMeta(thread);
       const err = await store.append(thread, sid, [late], { fence: mine }).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(LeaseLostError);
-      expect((err as LeaseLostError).code).toBe("LEASE_LOST");
+      expect((err as LeaseLostError).code).toBe("thread.lease_lost");
       await expect(store.setLeaf(thread, sid, null, { fence: mine })).rejects.toBeInstanceOf(LeaseLostError);
       const after = await store.getThreadMeta(thread);
       expect(after?.usage).toEqual(before?.usage);

@@ -4,13 +4,12 @@
  * for the portal setup, intents and permissions.
  */
 import { type ClientOptions, GatewayIntentBits, Partials } from "discord.js";
+import { type StructuredLogger, silentLogger } from "../../agent/logger.js";
 import { type Clock, systemClock } from "../render/clock.js";
 import { toDiscordMarkdown } from "../render/markdown.js";
 import {
   type AdapterCapabilities,
-  type AdapterLogger,
   type ChannelAdapter,
-  type ChannelAdapterFactory,
   ChannelError,
   type CommandSpec,
   type ConnectionLease,
@@ -33,7 +32,7 @@ import { DISCORD_CONTENT_LIMIT } from "./interactions.js";
 import { ShardConnection } from "./shard.js";
 
 /** The gateway intents the adapter needs. MessageContent is privileged: enable it in the portal. */
-export const DISCORD_INTENTS = [
+const DISCORD_INTENTS = [
   GatewayIntentBits.Guilds,
   GatewayIntentBits.GuildMessages,
   GatewayIntentBits.GuildMessageReactions,
@@ -69,7 +68,7 @@ export interface DiscordAdapterConfig {
   /** Budget per channel for posts and edits (default 5 per 5 s, Discord's message limit). */
   rateRule?: RateRule;
   clock?: Clock;
-  logger?: AdapterLogger;
+  logger?: StructuredLogger;
   /**
    * Longest inbound message text in characters (default 20,000, as the web chat). Longer text is
    * cut and ends with a visible "[… message truncated: N characters over the limit]"; attachments
@@ -78,7 +77,6 @@ export interface DiscordAdapterConfig {
   maxInboundChars?: number;
 }
 
-const silent: AdapterLogger = { debug() {}, info() {}, warn() {}, error() {} };
 const NO_PINGS = { parse: [], replied_user: false };
 
 export class DiscordAdapter implements ChannelAdapter {
@@ -86,14 +84,14 @@ export class DiscordAdapter implements ChannelAdapter {
   readonly capabilities: AdapterCapabilities;
   private readonly api: DiscordApi;
   private readonly conv: Conversations;
-  private readonly log: AdapterLogger;
+  private readonly log: StructuredLogger;
   private readonly clock: Clock;
   private readonly events: DiscordEvents;
   private shards: ShardConnection[] = [];
   private readonly states = new Map<string, ConnectionStatus>();
 
   constructor(private readonly config: DiscordAdapterConfig) {
-    this.log = config.logger ?? silent;
+    this.log = config.logger ?? silentLogger;
     this.clock = config.clock ?? systemClock;
     this.api = new DiscordApi(config.token, config.apiUrl, config.applicationId);
     this.conv = new Conversations({
@@ -135,7 +133,7 @@ export class DiscordAdapter implements ChannelAdapter {
       try {
         await this.registerCommands(this.config.commands);
       } catch (err) {
-        this.log.error({ err: (err as Error).message }, "discord: could not register application commands");
+        this.log.error({ err }, "discord: could not register application commands");
       }
     }
     const count = this.config.shards?.count ?? 1;
@@ -286,7 +284,3 @@ export class DiscordAdapter implements ChannelAdapter {
     await this.api.putCommands(body, this.config.guildId);
   }
 }
-
-/** Build a Discord adapter from its config slice. */
-export const createDiscordAdapter: ChannelAdapterFactory<DiscordAdapterConfig> = (config) =>
-  new DiscordAdapter(config);

@@ -9,8 +9,9 @@
  * conversation by walking `message_reference` links to the root (remembered the same way).
  */
 
+import type { StructuredLogger } from "../../agent/logger.js";
 import { BoundedMap } from "../bounded-map.js";
-import { type AdapterLogger, isChannelError, type KeyValueStore } from "../types.js";
+import { isChannelError, type KeyValueStore } from "../types.js";
 import type { DiscordApi, RawMessage } from "./api.js";
 import { decodeThreadKey, encodeThreadKey } from "./ids.js";
 
@@ -30,7 +31,7 @@ export interface ConversationsOptions {
   api: DiscordApi;
   store?: KeyValueStore;
   prefix?: string;
-  log: AdapterLogger;
+  log: StructuredLogger;
   /** Thread name when the root message has no usable text. */
   defaultThreadName: string;
 }
@@ -57,7 +58,7 @@ export class Conversations {
     try {
       await this.o.store?.set(storeKey, value, MEMORY_MS);
     } catch (err) {
-      this.o.log.warn({ err: (err as Error).message }, "discord: could not write to the shared store");
+      this.o.log.warn({ err }, "discord: could not write to the shared store");
     }
   }
 
@@ -65,7 +66,7 @@ export class Conversations {
     try {
       return await this.o.store?.get(storeKey);
     } catch (err) {
-      this.o.log.warn({ err: (err as Error).message }, "discord: could not read the shared store");
+      this.o.log.warn({ err }, "discord: could not read the shared store");
       return undefined;
     }
   }
@@ -165,10 +166,7 @@ export class Conversations {
       return this.decide(threadKey, "thread", channel, anchor);
     } catch (err) {
       if (isChannelError(err, "forbidden", "bad_request")) {
-        this.o.log.info(
-          { threadKey, err: (err as Error).message },
-          "discord: no thread here; replying in a chain",
-        );
+        this.o.log.info({ threadKey, err }, "discord: no thread here; replying in a chain");
         return this.decide(threadKey, "chain", channel, anchor);
       }
       throw err;
@@ -195,7 +193,7 @@ export class Conversations {
         try {
           current = await this.o.api.getMessage(channel, id);
         } catch (err) {
-          this.o.log.debug({ channel, id, err: (err as Error).message }, "discord: reply chain broken");
+          this.o.log.debug({ channel, id, err }, "discord: reply chain broken");
           break;
         }
       }
@@ -223,7 +221,7 @@ export class Conversations {
 }
 
 /** A thread name from a message: its first line without mentions, at most 80 characters. */
-export function threadName(text: string): string {
+function threadName(text: string): string {
   const line =
     text
       .replace(/<@[!&]?\d+>/g, "")

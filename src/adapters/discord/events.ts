@@ -5,9 +5,10 @@
  * before their handler runs. Nothing here throws into discord.js's emitter.
  */
 import { type Client, Events } from "discord.js";
+import type { StructuredLogger } from "../../agent/logger.js";
 import { BoundedMap } from "../bounded-map.js";
 import type { Clock } from "../render/clock.js";
-import { type AdapterLogger, capInboundText, type InboundHandlers } from "../types.js";
+import { capInboundText, type InboundHandlers } from "../types.js";
 import type { DiscordApi } from "./api.js";
 import type { Conversations } from "./conversations.js";
 import {
@@ -23,7 +24,7 @@ export interface DiscordEventsOptions {
   api: DiscordApi;
   conv: Conversations;
   clock: Clock;
-  log: AdapterLogger;
+  log: StructuredLogger;
   ephemeralCommands: boolean;
   /** Longest inbound message text (see `capInboundText`). */
   maxInboundChars?: number;
@@ -138,7 +139,7 @@ export class DiscordEvents {
       const c = await this.o.api.getChannel(id);
       return { type: c.type, parent: c.parent_id ?? null };
     } catch (err) {
-      this.o.log.debug({ channel: id, err: (err as Error).message }, "discord: channel lookup failed");
+      this.o.log.debug({ channel: id, err }, "discord: channel lookup failed");
       return undefined;
     }
   }
@@ -151,10 +152,7 @@ export class DiscordEvents {
   private track(fn: () => Promise<void>, kind: string, order?: string): void {
     const previous = order ? this.queues.get(order) : undefined;
     const run = (previous ?? Promise.resolve()).then(fn).catch((err) => {
-      this.o.log.error(
-        { kind, err: err instanceof Error ? err.message : String(err) },
-        "discord: could not handle an event",
-      );
+      this.o.log.error({ kind, err }, "discord: could not handle an event");
     });
     this.inflight.add(run);
     if (order) this.queues.set(order, run);
@@ -180,7 +178,7 @@ export class DiscordEvents {
       await ack?.();
       await fn(handlers);
     } catch (err) {
-      this.o.log.error({ eventId, kind, err: (err as Error).message }, "discord: inbound handler failed");
+      this.o.log.error({ eventId, kind, err }, "discord: inbound handler failed");
     }
   }
 }

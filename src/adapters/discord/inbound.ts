@@ -41,13 +41,13 @@ function attachmentRef(a: Attachment): AttachmentRef {
   };
 }
 
-export function chatUser(u: User | PartialUser): ChatUser {
+function chatUser(u: User | PartialUser): ChatUser {
   const name = u.partial ? undefined : (u.globalName ?? u.username);
   return { id: u.id, isBot: u.partial ? false : u.bot, ...(name ? { name } : {}) };
 }
 
 /** The text a person typed: the bot's mention removed, other user mentions as `@name`. */
-export function plainText(message: Message, botId: string): string {
+function plainText(message: Message, botId: string): string {
   return message.content
     .replace(new RegExp(`<@!?${botId}>`, "g"), "")
     .replace(/<@!?(\d+)>/g, (m, id: string) => {

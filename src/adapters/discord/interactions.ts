@@ -6,14 +6,15 @@
  * posted as an ordinary channel message. Text over 2,000 characters is split.
  */
 import { type ChatInputCommandInteraction, MessageFlags } from "discord.js";
+import type { StructuredLogger } from "../../agent/logger.js";
 import type { Clock } from "../render/clock.js";
 import { toDiscordMarkdown } from "../render/markdown.js";
 import { splitMessage } from "../render/split.js";
-import { type AdapterLogger, isChannelError } from "../types.js";
+import { isChannelError } from "../types.js";
 import { toChannelError } from "./errors.js";
 
 /** Interaction tokens live 15 minutes; stop using them a minute early. */
-export const INTERACTION_TOKEN_MS = 15 * 60_000;
+const INTERACTION_TOKEN_MS = 15 * 60_000;
 const TOKEN_MARGIN_MS = 60_000;
 export const DISCORD_CONTENT_LIMIT = 2000;
 
@@ -21,7 +22,7 @@ const NO_PINGS = { parse: [], repliedUser: false } as const;
 
 export interface CommandReplyOptions {
   clock: Clock;
-  log: AdapterLogger;
+  log: StructuredLogger;
   /** Defer ephemerally (only the invoking user sees the answer). */
   ephemeral: boolean;
   /** Post into the command's conversation as a plain channel message. */
@@ -37,10 +38,7 @@ export async function deferCommand(i: ChatInputCommandInteraction, o: CommandRep
     await i.deferReply(o.ephemeral ? { flags: MessageFlags.Ephemeral } : {});
     return true;
   } catch (err) {
-    o.log.warn(
-      { err: toChannelError(err, "defer reply").message },
-      "discord: could not acknowledge a command",
-    );
+    o.log.warn({ err: toChannelError(err, "defer reply") }, "discord: could not acknowledge a command");
     return false;
   }
 }
@@ -81,7 +79,7 @@ export function commandResponder(
     } catch (err) {
       const e = toChannelError(err, "command reply");
       if (!isChannelError(e, "unauthorized", "not_found")) throw e;
-      o.log.info({ err: e.message }, "discord: interaction token no longer usable; posting in the channel");
+      o.log.info({ err: e }, "discord: interaction token no longer usable; posting in the channel");
       tokenUsable = false;
       await o.postToChannel(content);
     }

@@ -6,7 +6,7 @@
  * with its type and dropped, and the connection carries on with the next one.
  */
 import type { Client } from "discord.js";
-import type { AdapterLogger } from "../types.js";
+import type { StructuredLogger } from "../../agent/logger.js";
 
 type HandlePacket = (packet?: unknown, shard?: unknown) => boolean;
 
@@ -15,7 +15,7 @@ type HandlePacket = (packet?: unknown, shard?: unknown) => boolean;
  * while applying one dispatch is logged and that dispatch ignored. Throws a programmer error when
  * discord.js no longer has the method, so an upgrade that moves it is noticed at start-up.
  */
-export function guardPacketHandling(client: Client, shardId: number, log: AdapterLogger): void {
+export function guardPacketHandling(client: Client, shardId: number, log: StructuredLogger): void {
   // SDK edge: handlePacket is private in discord.js's typings.
   const ws = client.ws as unknown as { handlePacket?: HandlePacket };
   const original = ws.handlePacket;
@@ -29,7 +29,7 @@ export function guardPacketHandling(client: Client, shardId: number, log: Adapte
     } catch (err) {
       const t = (packet as { t?: unknown } | undefined)?.t;
       log.warn(
-        { shard: shardId, dispatch: typeof t === "string" ? t : "unknown", err: (err as Error).message },
+        { shard: shardId, dispatch: typeof t === "string" ? t : "unknown", err },
         "discord: malformed gateway dispatch ignored",
       );
       return true;

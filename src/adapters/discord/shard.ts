@@ -5,8 +5,11 @@
  * standby process connects within the lease's TTL after the holder dies. discord.js reconnects and
  * resumes by itself while the lease is held.
  */
+
 import { Client, type ClientOptions, Events } from "discord.js";
-import type { AdapterLogger, ConnectionLease, ConnectionStatus } from "../types.js";
+import { errorMessage } from "../../agent/errors.js";
+import type { StructuredLogger } from "../../agent/logger.js";
+import type { ConnectionLease, ConnectionStatus } from "../types.js";
 import { guardPacketHandling } from "./packet-guard.js";
 
 export interface ShardOptions {
@@ -15,7 +18,7 @@ export interface ShardOptions {
   token: string;
   clientOptions: ClientOptions;
   lease?: ConnectionLease;
-  log: AdapterLogger;
+  log: StructuredLogger;
   /** Wire the client's event listeners (called for every new client). */
   attach: (client: Client, shardId: number) => void;
   onState: (state: ConnectionStatus["state"], detail?: string) => void;
@@ -78,11 +81,9 @@ export class ShardConnection {
     client.on(Events.ShardReconnecting, () => this.o.onState("connecting", "reconnecting"));
     client.on(Events.ShardResume, () => this.o.onState("connected"));
     client.on(Events.ShardReady, () => this.o.onState("connected"));
-    client.on(Events.Error, (err) =>
-      this.o.log.error({ shard: this.o.id, err: err.message }, "discord: client error"),
-    );
+    client.on(Events.Error, (err) => this.o.log.error({ shard: this.o.id, err }, "discord: client error"));
     client.on(Events.ShardError, (err, shard) =>
-      this.o.log.error({ shard, err: err.message }, "discord: shard connection error"),
+      this.o.log.error({ shard, err }, "discord: shard connection error"),
     );
     const ready = new Promise<void>((resolve, reject) => {
       const timer = setTimeout(
@@ -100,7 +101,7 @@ export class ShardConnection {
       this.o.onState("connected");
       this.o.log.info({ shard: this.o.id, count: this.o.count }, "discord: shard connected");
     } catch (err) {
-      const message = err instanceof Error ? err.message : String(err);
+      const message = errorMessage(err);
       this.o.onState("failed", message);
       await this.disconnect();
       throw new Error(
@@ -117,7 +118,7 @@ export class ShardConnection {
     try {
       await client.destroy();
     } catch (err) {
-      this.o.log.warn({ err: (err as Error).message }, "discord: error while disconnecting");
+      this.o.log.warn({ err }, "discord: error while disconnecting");
     }
     if (reason && !this.stopper.signal.aborted) this.o.onState("standby", reason);
   }

@@ -12,8 +12,8 @@
  * Requests also spend the channel's shared budget through the `RateLimiter`.
  */
 import { redactGrowingText, redactSecrets } from "../../agent/llm/redact.js";
+import { type StructuredLogger, silentLogger } from "../../agent/logger.js";
 import {
-  type AdapterLogger,
   type ChannelAdapter,
   isChannelError,
   type MessageRef,
@@ -31,7 +31,7 @@ export interface LiveMessageOptions {
   /** Defaults: the adapter's `editIntervalFor(threadKey)`, else `capabilities.editIntervalMs`, else 1000. */
   editIntervalMs?: number;
   format?: "markdown" | "plain";
-  logger?: AdapterLogger;
+  logger?: StructuredLogger;
   /** Attempts for the final text on failures other than rate limits (default 5, with backoff). */
   maxFinalAttempts?: number;
   /** The message the first part answers: posted as a reply to it where the platform shows replies. */
@@ -45,8 +45,6 @@ export interface LiveMessageOptions {
 
 /** What happened to the final text. */
 export type LiveMessageOutcome = "delivered" | "failed" | "cancelled";
-
-const silent: AdapterLogger = { debug() {}, info() {}, warn() {}, error() {} };
 
 export class LiveMessage {
   /** The text as last `set`, and what of it may show while it still grows. */
@@ -64,7 +62,7 @@ export class LiveMessage {
   private readonly interval: number;
   private readonly channel: string;
   private readonly rule: RateRule | undefined;
-  private readonly log: AdapterLogger;
+  private readonly log: StructuredLogger;
 
   constructor(private readonly o: LiveMessageOptions) {
     const a = o.adapter;
@@ -72,7 +70,7 @@ export class LiveMessage {
       o.editIntervalMs ?? a.editIntervalFor?.(o.threadKey) ?? a.capabilities.editIntervalMs ?? 1000;
     this.channel = a.channelOf(o.threadKey);
     this.rule = a.rateRuleFor?.(o.threadKey);
-    this.log = o.logger ?? silent;
+    this.log = o.logger ?? silentLogger;
   }
 
   /** Show `text` (the whole text so far). Cheap: call it on every delta. Ignored after `finish`. */
@@ -236,10 +234,7 @@ export class LiveMessage {
       this.failures++;
       const fatal = isChannelError(err, "forbidden", "unauthorized");
       const attempts = this.o.maxFinalAttempts ?? 5;
-      this.log.warn(
-        { threadKey, err: err instanceof Error ? err.message : String(err), attempt: this.failures },
-        "could not update chat message",
-      );
+      this.log.warn({ threadKey, err, attempt: this.failures }, "could not update chat message");
       if (fatal || (this.final !== undefined && this.failures >= attempts)) return "failed";
       this.working = false;
       await clock.sleep(Math.min(30_000, 500 * 2 ** (this.failures - 1)), this.abort.signal);
@@ -256,11 +251,7 @@ export class LiveMessage {
     try {
       await this.o.adapter.delete(ref);
     } catch (err) {
-      if (!isChannelError(err, "not_found"))
-        this.log.warn(
-          { err: err instanceof Error ? err.message : String(err) },
-          "could not delete a superseded part",
-        );
+      if (!isChannelError(err, "not_found")) this.log.warn({ err }, "could not delete a superseded part");
     }
   }
 }

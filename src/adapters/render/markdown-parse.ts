@@ -72,7 +72,7 @@ const isSpace = (c: string | undefined) => c === undefined || /\s/.test(c);
 const isWordChar = (c: string | undefined) => c !== undefined && /[\p{L}\p{N}]/u.test(c);
 
 /** Parse inline markup. Unmatched delimiters are kept as text. */
-export function parseInline(src: string): Inline[] {
+function parseInline(src: string): Inline[] {
   const out: Inline[] = [];
   let text = "";
   const flush = () => {

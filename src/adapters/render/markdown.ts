@@ -5,22 +5,7 @@
  * under a platform's limit keeps each converted part under it too (Slack's escaping lengthens the
  * raw text, which is why the Slack adapter advertises a limit below Slack's own).
  */
-import type { MarkdownDialect } from "../types.js";
 import { type Block, type Inline, parseBlocks } from "./markdown-parse.js";
-
-/** Convert CommonMark to `dialect`. `plain` strips the markup. */
-export function convertMarkdown(text: string, dialect: MarkdownDialect): string {
-  switch (dialect) {
-    case "telegram-html":
-      return toTelegramHtml(text);
-    case "slack-mrkdwn":
-      return toSlackMrkdwn(text);
-    case "discord":
-      return toDiscordMarkdown(text);
-    case "plain":
-      return toPlainText(text);
-  }
-}
 
 interface Writer {
   escape(text: string): string;

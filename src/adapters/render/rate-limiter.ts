@@ -33,7 +33,7 @@ export function gcraStep(rule: RateRule, now: number): GcraStep {
  * Reserves one request. `tat` is the key's stored theoretical arrival time (0 when unknown). Returns
  * how long the caller waits before sending (ms) and the new `tat` to store.
  */
-export function gcraReserve(tat: number, step: GcraStep): { waitMs: number; tat: number } {
+function gcraReserve(tat: number, step: GcraStep): { waitMs: number; tat: number } {
   const base = Math.max(tat, step.now);
   return { waitMs: Math.max(0, base - step.toleranceMs - step.now), tat: base + step.intervalMs };
 }
@@ -42,7 +42,7 @@ export function gcraReserve(tat: number, step: GcraStep): { waitMs: number; tat:
  * After a platform 429: the new `tat`, so that no reservation is allowed before
  * `now + retryAfterMs` (rounded up). Never moves `tat` back.
  */
-export function gcraPenalize(tat: number, step: GcraStep, retryAfterMs: number): number {
+function gcraPenalize(tat: number, step: GcraStep, retryAfterMs: number): number {
   return Math.max(tat, step.now + Math.ceil(Math.max(0, retryAfterMs)) + step.toleranceMs);
 }
 

@@ -11,8 +11,9 @@
  * throws and never blocks; platform failures are logged, never thrown into the agent.
  */
 import { redactSecrets } from "../../agent/llm/redact.js";
+import { type StructuredLogger, silentLogger } from "../../agent/logger.js";
 import type { AgentEvent, AgentMessage } from "../../agent/types.js";
-import type { AdapterLogger, ChannelAdapter, MessageRef, RateLimiter } from "../types.js";
+import type { ChannelAdapter, MessageRef, RateLimiter } from "../types.js";
 import { Answer, type AnswerState } from "./answer.js";
 import { type Clock, systemClock } from "./clock.js";
 import { LiveMessage } from "./live-message.js";
@@ -25,7 +26,7 @@ export interface RunRendererOptions {
   clock?: Clock;
   /** Shared per-channel budget; use one limiter for every renderer of a process (or the Redis one). */
   limiter?: RateLimiter;
-  logger?: AdapterLogger;
+  logger?: StructuredLogger;
   /** Show the tool status message (default true). */
   showTools?: boolean;
   /** Override the edit interval (default: from the adapter). */
@@ -45,15 +46,13 @@ export interface RunOutcome {
   aborted?: boolean;
 }
 
-const silent: AdapterLogger = { debug() {}, info() {}, warn() {}, error() {} };
-
 /** Longest error text shown in chat. */
 const MAX_ERROR_CHARS = 200;
 
 export class RunRenderer {
   private readonly clock: Clock;
   private readonly limiter: RateLimiter;
-  private readonly log: AdapterLogger;
+  private readonly log: StructuredLogger;
   private readonly typing: TypingIndicator;
   private readonly answers: Answer[] = [];
   private error: string | undefined;
@@ -64,7 +63,7 @@ export class RunRenderer {
   constructor(private readonly o: RunRendererOptions) {
     this.clock = o.clock ?? systemClock;
     this.limiter = o.limiter ?? unlimited;
-    this.log = o.logger ?? silent;
+    this.log = o.logger ?? silentLogger;
     this.typing = new TypingIndicator(o.adapter, o.threadKey, this.clock, this.log);
     this.answers.push(this.newAnswer(undefined));
   }
@@ -74,10 +73,7 @@ export class RunRenderer {
     try {
       this.handle(event);
     } catch (err) {
-      this.log.error(
-        { err: err instanceof Error ? err.message : String(err), type: event.type },
-        "renderer failed",
-      );
+      this.log.error({ err, type: event.type }, "renderer failed");
     }
   }
 
@@ -235,7 +231,7 @@ export function createRendererFactory(opts: {
   adapter: ChannelAdapter | ((threadKey: string) => ChannelAdapter);
   limiter?: RateLimiter;
   clock?: Clock;
-  logger?: AdapterLogger;
+  logger?: StructuredLogger;
   showTools?: boolean;
   replyTargetOf?: (message: AgentMessage) => MessageRef | undefined;
 }): (threadKey: string, runId: string) => RunRenderer {

@@ -30,7 +30,7 @@ const TELLING_ARGS = [
 ];
 
 /** A short one-line summary of a tool call's arguments (at most `max` characters). */
-export function summarizeArgs(args: Record<string, unknown>, max = 60): string {
+function summarizeArgs(args: Record<string, unknown>, max = 60): string {
   let value: unknown;
   for (const k of TELLING_ARGS) {
     if (typeof args[k] === "string" && args[k]) {
@@ -48,14 +48,14 @@ export function summarizeArgs(args: Record<string, unknown>, max = 60): string {
 }
 
 /** Seconds with one decimal below a minute, then minutes and seconds. */
-export function formatDuration(ms: number): string {
+function formatDuration(ms: number): string {
   if (ms < 60_000) return `${(Math.max(0, ms) / 1000).toFixed(1)} s`;
   const s = Math.round(ms / 1000);
   return `${Math.floor(s / 60)} min ${s % 60} s`;
 }
 
 /** One line of markdown for a tool call. */
-export function formatToolLine(line: ToolLine): string {
+function formatToolLine(line: ToolLine): string {
   const summary = summarizeArgs(line.args);
   const head = `🔧 **${line.name.replace(/[*_`~]/g, "")}**${summary ? ` \`${summary}\`` : ""}`;
   if (line.endedAt === undefined) return `${head} ⏳`;

@@ -9,7 +9,8 @@
  * post that makes the answer visible ends it (platforms with an explicit stop, the web chat, get
  * `stopTyping`). A later answer of the same run (after a new user message) shows it again.
  */
-import type { AdapterLogger, ChannelAdapter } from "../types.js";
+import type { StructuredLogger } from "../../agent/logger.js";
+import type { ChannelAdapter } from "../types.js";
 import type { Clock } from "./clock.js";
 
 /** Longest wait for a typing call in flight before the answer is posted anyway. */
@@ -28,7 +29,7 @@ export class TypingIndicator {
     private readonly adapter: ChannelAdapter,
     private readonly threadKey: string,
     private readonly clock: Clock,
-    private readonly log: AdapterLogger,
+    private readonly log: StructuredLogger,
   ) {}
 
   /** True while the indicator is being renewed. */
@@ -50,10 +51,7 @@ export class TypingIndicator {
           await this.adapter.typing(this.threadKey);
           this.shown = true;
         } catch (err) {
-          this.log.debug(
-            { err: err instanceof Error ? err.message : String(err) },
-            "typing indicator failed",
-          );
+          this.log.debug({ err }, "typing indicator failed");
         }
         if (stopper.signal.aborted) return;
         try {
@@ -82,10 +80,7 @@ export class TypingIndicator {
       try {
         await this.adapter.stopTyping?.(this.threadKey);
       } catch (err) {
-        this.log.debug(
-          { err: err instanceof Error ? err.message : String(err) },
-          "could not end the typing indicator",
-        );
+        this.log.debug({ err }, "could not end the typing indicator");
       }
     })();
     this.stopping = stopping;

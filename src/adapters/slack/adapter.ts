@@ -4,12 +4,11 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { App, HTTPReceiver, SocketModeReceiver } from "@slack/bolt";
+import { type StructuredLogger, silentLogger } from "../../agent/logger.js";
 import { toSlackMrkdwn } from "../render/markdown.js";
 import {
   type AdapterCapabilities,
-  type AdapterLogger,
   type ChannelAdapter,
-  type ChannelAdapterFactory,
   ChannelError,
   type ConnectionStatus,
   type EditOptions,
@@ -29,7 +28,7 @@ import { ThreadMembership } from "./threads.js";
 import { type SlackIdentity, SlackWeb } from "./web.js";
 
 /** Slack's own limit on `text`. */
-export const SLACK_TEXT_LIMIT = 40_000;
+const SLACK_TEXT_LIMIT = 40_000;
 
 /** Socket Mode: an outbound WebSocket; no public URL needed. Several processes may connect. */
 export interface SlackSocketModeConfig {
@@ -58,7 +57,7 @@ export interface SlackAdapterConfig {
   inbound?: SlackSocketModeConfig | SlackHttpConfig;
   /** Web API base URL (default `https://slack.com/api/`); tests point it at a fake. */
   apiUrl?: string;
-  logger?: AdapterLogger;
+  logger?: StructuredLogger;
   /**
    * Longest inbound message text in characters (default 20,000, as the web chat). Longer text is
    * cut and ends with a visible "[… message truncated: N characters over the limit]"; attachments
@@ -93,15 +92,13 @@ export interface SlackAdapterConfig {
   resolveUserNames?: boolean;
 }
 
-const silent: AdapterLogger = { debug() {}, info() {}, warn() {}, error() {} };
-
 const escapePlain = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 
 export class SlackAdapter implements ChannelAdapter {
   readonly platform = "slack" as const;
   readonly capabilities: AdapterCapabilities;
   private readonly web: SlackWeb;
-  private readonly log: AdapterLogger;
+  private readonly log: StructuredLogger;
   private app: App | undefined;
   private httpReceiver: HTTPReceiver | undefined;
   private listening = false;
@@ -110,7 +107,7 @@ export class SlackAdapter implements ChannelAdapter {
   private events: SlackEvents | undefined;
 
   constructor(private readonly config: SlackAdapterConfig) {
-    this.log = config.logger ?? silent;
+    this.log = config.logger ?? silentLogger;
     this.web = new SlackWeb(config.botToken, config.apiUrl, this.log, config.identity);
     this.threads = new ThreadMembership({
       web: this.web,
@@ -230,7 +227,7 @@ export class SlackAdapter implements ChannelAdapter {
     try {
       this.httpReceiver.requestListener(req, res);
     } catch (err) {
-      this.log.warn({ err: (err as Error).message }, "slack: could not handle HTTP request");
+      this.log.warn({ err }, "slack: could not handle HTTP request");
       if (!res.headersSent) res.writeHead(500).end();
     }
     return true;
@@ -245,7 +242,7 @@ export class SlackAdapter implements ChannelAdapter {
       try {
         await app.stop();
       } catch (err) {
-        this.log.warn({ err: (err as Error).message }, "slack: error while stopping");
+        this.log.warn({ err }, "slack: error while stopping");
       }
     }
     this.listening = false;
@@ -373,7 +370,3 @@ export class SlackAdapter implements ChannelAdapter {
     });
   }
 }
-
-/** Build a Slack adapter from its config slice. */
-export const createSlackAdapter: ChannelAdapterFactory<SlackAdapterConfig> = (config) =>
-  new SlackAdapter(config);

@@ -3,7 +3,7 @@
  * they are joined into the message. Bolt and web-api redact tokens from what they log.
  */
 import { LogLevel } from "@slack/bolt";
-import type { AdapterLogger } from "../types.js";
+import type { StructuredLogger } from "../../agent/logger.js";
 
 const ORDER = [LogLevel.DEBUG, LogLevel.INFO, LogLevel.WARN, LogLevel.ERROR];
 
@@ -11,7 +11,7 @@ export class BoltLogger {
   private level: LogLevel = LogLevel.INFO;
   private name = "slack";
 
-  constructor(private readonly log: AdapterLogger) {}
+  constructor(private readonly log: StructuredLogger) {}
 
   private on(level: LogLevel): boolean {
     return ORDER.indexOf(level) >= ORDER.indexOf(this.level);

@@ -5,8 +5,9 @@
  * Slash commands are acked before their handler runs. Nothing here throws into Bolt.
  */
 import type { App } from "@slack/bolt";
+import type { StructuredLogger } from "../../agent/logger.js";
 import { toSlackMrkdwn } from "../render/markdown.js";
-import { type AdapterLogger, ChannelError, capInboundText, type InboundHandlers } from "../types.js";
+import { ChannelError, capInboundText, type InboundHandlers } from "../types.js";
 import { encodeMessageRef, encodeThreadKey } from "./ids.js";
 import {
   isFromPerson,
@@ -26,7 +27,7 @@ import type { SlackIdentity, SlackWeb } from "./web.js";
 export interface SlackEventsOptions {
   web: SlackWeb;
   threads: ThreadMembership;
-  log: AdapterLogger;
+  log: StructuredLogger;
   resolveUserNames?: boolean;
   /** Longest inbound message text (see `capInboundText`). */
   maxInboundChars?: number;
@@ -64,12 +65,12 @@ export class SlackEvents {
       try {
         await ack();
       } catch (err) {
-        this.o.log.warn({ err: (err as Error).message }, "slack: could not ack a slash command");
+        this.o.log.warn({ err }, "slack: could not ack a slash command");
       }
       await this.onCommand(command, respond);
     });
     app.error(async (err) => {
-      this.o.log.error({ err: err.message }, "slack: error while handling an event");
+      this.o.log.error({ err }, "slack: error while handling an event");
     });
   }
 
@@ -81,7 +82,7 @@ export class SlackEvents {
       try {
         await fn(handlers);
       } catch (err) {
-        this.o.log.error({ eventId, kind, err: (err as Error).message }, "slack: inbound handler failed");
+        this.o.log.error({ eventId, kind, err }, "slack: inbound handler failed");
       }
     })();
     this.inflight.add(run);

@@ -11,7 +11,7 @@ import {
   isValidSlackRequest,
   type ReceiverProcessEventErrorHandlerArgs,
 } from "@slack/bolt";
-import type { AdapterLogger } from "../types.js";
+import type { StructuredLogger } from "../../agent/logger.js";
 
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === "object" && v !== null && !Array.isArray(v);
@@ -32,15 +32,15 @@ const answer = (res: ServerResponse, status: number): void => {
  * types) means the body is malformed, not that Slack should try again. It is logged and answered
  * 200 (acknowledged and ignored) instead of Bolt's default 500; returns true when it answered.
  */
-export function acknowledgeMalformedEvent(log: AdapterLogger) {
+export function acknowledgeMalformedEvent(log: StructuredLogger) {
   return async (args: ReceiverProcessEventErrorHandlerArgs): Promise<boolean> => {
     const err = args.error as Error;
     if (args.response.headersSent) {
-      log.error({ err: err.message }, "slack: error after an event was acknowledged");
+      log.error({ err }, "slack: error after an event was acknowledged");
       return false;
     }
     log.warn(
-      { err: err.message },
+      { err },
       "slack: a signed request could not be processed (malformed event?); acknowledged and ignored",
     );
     answer(args.response, 200);
@@ -57,7 +57,7 @@ export function acknowledgeMalformedEvent(log: AdapterLogger) {
 export function guardRequestListener(
   inner: RequestListener,
   signingSecret: string,
-  log: AdapterLogger,
+  log: StructuredLogger,
   bodyLimit: number = defaultBodyLimit,
 ): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
@@ -68,7 +68,7 @@ export function guardRequestListener(
       } catch (err) {
         const tooLarge = isRawBodyError(err) && (err as { statusCode?: number }).statusCode === 413;
         log.warn(
-          { err: (err as Error).message },
+          { err },
           tooLarge
             ? `slack: request body over ${bodyLimit} bytes refused`
             : "slack: could not read request body",
@@ -107,7 +107,7 @@ export function guardRequestListener(
       }
       inner(req, res);
     })().catch((err: unknown) => {
-      log.error({ err: (err as Error).message }, "slack: could not handle HTTP request");
+      log.error({ err }, "slack: could not handle HTTP request");
       answer(res, 500);
     });
   };

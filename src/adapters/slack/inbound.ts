@@ -99,7 +99,7 @@ function kindOf(mime: string | undefined): AttachmentRef["kind"] {
 }
 
 /** Slack `files` → attachment references (`url_private` needs the bot token to download). */
-export function readFiles(files: unknown[]): AttachmentRef[] {
+function readFiles(files: unknown[]): AttachmentRef[] {
   const out: AttachmentRef[] = [];
   for (const f of files) {
     if (!f || typeof f !== "object") continue;

@@ -5,8 +5,9 @@
  * processes (the process that posts is often not the one that receives).
  */
 
+import type { StructuredLogger } from "../../agent/logger.js";
 import { BoundedMap } from "../bounded-map.js";
-import type { AdapterLogger, KeyValueStore } from "../types.js";
+import type { KeyValueStore } from "../types.js";
 import { compareTs } from "./ids.js";
 import type { SlackWeb } from "./web.js";
 
@@ -15,7 +16,7 @@ const THREAD_MEMORY_MS = 14 * 86_400_000;
 
 export interface ThreadMembershipOptions {
   web: SlackWeb;
-  log: AdapterLogger;
+  log: StructuredLogger;
   store?: KeyValueStore;
   prefix?: string;
   isBotThread?: (threadKey: string) => boolean | Promise<boolean>;
@@ -40,10 +41,7 @@ export class ThreadMembership {
     try {
       await this.o.store?.set(this.storeKey(threadKey), since, THREAD_MEMORY_MS);
     } catch (err) {
-      this.o.log.warn(
-        { threadKey, err: (err as Error).message },
-        "slack: could not record the thread in the store",
-      );
+      this.o.log.warn({ threadKey, err }, "slack: could not record the thread in the store");
     }
   }
 
@@ -67,10 +65,7 @@ export class ThreadMembership {
       else this.notBot.set(key, true);
       return yes;
     } catch (err) {
-      this.o.log.warn(
-        { key, err: (err as Error).message },
-        "slack: could not tell whether the bot is in a thread",
-      );
+      this.o.log.warn({ key, err }, "slack: could not tell whether the bot is in a thread");
       return false;
     }
   }

@@ -5,8 +5,9 @@
  * connection, so worker processes post and edit through it.
  */
 import { webApi } from "@slack/bolt";
+import type { StructuredLogger } from "../../agent/logger.js";
 import { BoundedMap } from "../bounded-map.js";
-import { type AdapterLogger, type ChatUser, type HistoryMessage, isChannelError } from "../types.js";
+import { type ChatUser, type HistoryMessage, isChannelError } from "../types.js";
 import { slackErrorCode, toChannelError } from "./errors.js";
 import { encodeMessageRef, isDmChannel, tsToMs } from "./ids.js";
 import { slackTextToPlain } from "./inbound.js";
@@ -32,7 +33,7 @@ export class SlackWeb {
   constructor(
     token: string,
     apiUrl: string | undefined,
-    private readonly log: AdapterLogger,
+    private readonly log: StructuredLogger,
     identity?: SlackIdentity,
   ) {
     this.client = new webApi.WebClient(token, {
@@ -94,7 +95,7 @@ export class SlackWeb {
       const first = Array.isArray(r.messages) ? (r.messages[0] as Json | undefined) : undefined;
       root = str(first?.thread_ts);
     } catch (err) {
-      this.log.debug({ channel, err: (err as Error).message }, "slack: thread lookup failed");
+      this.log.debug({ channel, err }, "slack: thread lookup failed");
     }
     this.rememberThread(channel, ts, root);
     return root ?? (isDmChannel(channel) ? undefined : ts);

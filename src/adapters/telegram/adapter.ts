@@ -7,15 +7,16 @@
  * updates are not deduplicated here: each event carries its update id as `eventId`, and the
  * runtime's event claim (the gateway's inbound pipeline) handles each id once.
  */
+
 import { Api } from "grammy";
 import type { ReactionTypeEmoji } from "grammy/types";
+import { errorMessage } from "../../agent/errors.js";
+import { type StructuredLogger, silentLogger } from "../../agent/logger.js";
 import { type Clock, systemClock } from "../render/clock.js";
 import { toPlainText, toTelegramHtml } from "../render/markdown.js";
 import type {
   AdapterCapabilities,
-  AdapterLogger,
   ChannelAdapter,
-  ChannelAdapterFactory,
   CommandSpec,
   ConnectionLease,
   ConnectionStatus,
@@ -37,7 +38,7 @@ import { RecentMessages } from "./recent-messages.js";
 import { createWebhookHandler, type NodeRequestHandler } from "./webhook.js";
 
 /** The updates Switchboard needs; `message_reaction` must be asked for explicitly. */
-export const TELEGRAM_ALLOWED_UPDATES = ["message", "message_reaction"];
+const TELEGRAM_ALLOWED_UPDATES = ["message", "message_reaction"];
 
 export interface TelegramAdapterConfig {
   /** Bot token from @BotFather. Never logged. */
@@ -60,7 +61,7 @@ export interface TelegramAdapterConfig {
   /** Key prefix for `store` (default `sb:`). */
   keyPrefix?: string;
   clock?: Clock;
-  logger?: AdapterLogger;
+  logger?: StructuredLogger;
   /** Long-poll timeout in seconds (default 25; 0 answers at once, and empty answers are then spaced out). */
   pollTimeoutSeconds?: number;
   /** Messages remembered per chat for thread context (default 200). */
@@ -72,7 +73,6 @@ export interface TelegramAdapterConfig {
   botUsername?: string;
 }
 
-const silent: AdapterLogger = { debug() {}, info() {}, warn() {}, error() {} };
 const PRIVATE_RULE: RateRule = { limit: 30, windowMs: 30_000 };
 const GROUP_RULE: RateRule = { limit: 20, windowMs: 60_000 };
 
@@ -81,7 +81,7 @@ export class TelegramAdapter implements ChannelAdapter {
   readonly capabilities: AdapterCapabilities;
   /** The grammY API client (for the gateway's own needs, e.g. file downloads). Never leaves this folder's users. */
   private readonly api: Api;
-  private readonly log: AdapterLogger;
+  private readonly log: StructuredLogger;
   private readonly clock: Clock;
   private readonly recent: RecentMessages;
   private readonly botId: number;
@@ -106,7 +106,7 @@ export class TelegramAdapter implements ChannelAdapter {
       // biome-ignore lint/suspicious/noExplicitAny: grammY types `fetch` as the DOM fetch; it only calls `.json()`.
       fetch: describingFetch(config.token) as any,
     });
-    this.log = config.logger ?? silent;
+    this.log = config.logger ?? silentLogger;
     this.clock = config.clock ?? systemClock;
     this.recent = new RecentMessages({
       ...(config.historyPerChat ? { perChat: config.historyPerChat } : {}),
@@ -171,7 +171,7 @@ export class TelegramAdapter implements ChannelAdapter {
         await this.api.deleteWebhook();
         reachable = true;
       } catch (err) {
-        this.log.warn({ err: toChannelError(err, "deleteWebhook").message }, "could not remove a webhook");
+        this.log.warn({ err: toChannelError(err, "deleteWebhook") }, "could not remove a webhook");
       }
       await runPolling(
         {
@@ -190,8 +190,8 @@ export class TelegramAdapter implements ChannelAdapter {
         signal,
       );
     })().catch((err) => {
-      this.setState("failed", err instanceof Error ? err.message : String(err));
-      this.log.error({ err: err instanceof Error ? err.message : String(err) }, "Telegram polling ended");
+      this.setState("failed", errorMessage(err));
+      this.log.error({ err }, "Telegram polling ended");
     });
   }
 
@@ -241,10 +241,7 @@ export class TelegramAdapter implements ChannelAdapter {
     try {
       events = await normalizeUpdate(raw, bot, this.recent, this.config.maxInboundChars);
     } catch (err) {
-      this.log.warn(
-        { updateId: id, err: err instanceof Error ? err.message : String(err) },
-        "malformed Telegram update ignored",
-      );
+      this.log.warn({ updateId: id, err }, "malformed Telegram update ignored");
       return true;
     }
     let ok = true;
@@ -255,10 +252,7 @@ export class TelegramAdapter implements ChannelAdapter {
         else await handlers.onReaction(e.event);
       } catch (err) {
         ok = false;
-        this.log.error(
-          { updateId: id, err: err instanceof Error ? err.message : String(err) },
-          "inbound handler failed",
-        );
+        this.log.error({ updateId: id, err }, "inbound handler failed");
       }
     }
     return ok;
@@ -326,7 +320,7 @@ export class TelegramAdapter implements ChannelAdapter {
         this.api.editMessageText(chatId, messageId, body, html ? { parse_mode: "HTML" } : {}),
       );
     } catch (err) {
-      if (toChannelError(err, "editMessageText").code === "not_modified") return;
+      if (toChannelError(err, "editMessageText").kind === "not_modified") return;
       throw err;
     }
     const seen = this.recent.find(chatId, messageId);
@@ -401,15 +395,8 @@ export class TelegramAdapter implements ChannelAdapter {
       return await send(toTelegramHtml(text), true);
     } catch (err) {
       if (!isEntityParseError(err)) throw toChannelError(err, method);
-      this.log.warn(
-        { err: toChannelError(err, method).message },
-        "Telegram rejected the HTML; sending plain text",
-      );
+      this.log.warn({ err: toChannelError(err, method) }, "Telegram rejected the HTML; sending plain text");
       return this.call(method, () => send(toPlainText(text), false));
     }
   }
 }
-
-/** Create a Telegram adapter from its config slice. */
-export const createTelegramAdapter: ChannelAdapterFactory<TelegramAdapterConfig> = (config) =>
-  new TelegramAdapter(config);

@@ -1,5 +1,7 @@
 /** Telegram failures (grammY's `GrammyError` / `HttpError`) as the seam's `ChannelError`. */
+
 import { GrammyError, HttpError } from "grammy";
+import { errorMessage } from "../../agent/errors.js";
 import { ChannelError } from "../types.js";
 import { BotApiHttpError } from "./http.js";
 
@@ -52,9 +54,5 @@ export function toChannelError(err: unknown, method: string): ChannelError {
     const detail = typeof code === "string" ? ` (${code})` : "";
     return new ChannelError("network", `Telegram ${method} failed: network error${detail}`, "telegram");
   }
-  return new ChannelError(
-    "other",
-    `Telegram ${method} failed: ${err instanceof Error ? err.message : String(err)}`,
-    "telegram",
-  );
+  return new ChannelError("other", `Telegram ${method} failed: ${errorMessage(err)}`, "telegram");
 }

@@ -9,16 +9,17 @@
  * <html>…`), and a body that is not a Bot API answer fails with `BotApiHttpError`, which carries the
  * same text. The bot token never appears in these texts.
  */
+
 import { createRequire } from "node:module";
+import { SwitchboardError } from "../../agent/errors.js";
 
 /** An answer that is not a Bot API answer (no JSON, or JSON without `ok`). */
-export class BotApiHttpError extends Error {
-  override readonly name = "BotApiHttpError";
+export class BotApiHttpError extends SwitchboardError {
   constructor(
     readonly status: number,
     message: string,
   ) {
-    super(message);
+    super("telegram.bad_answer", message);
   }
 }
 
@@ -42,7 +43,7 @@ function grammyFetch(): RawFetch {
 }
 
 /** `text` on one line, at most `BODY_CHARS`, with the token and anything shaped like one removed. */
-export function quoteBody(text: string, token: string): string {
+function quoteBody(text: string, token: string): string {
   let t = text.replace(/\s+/g, " ").trim();
   if (token) t = t.split(token).join("<token>");
   t = t.replace(/\b\d{6,12}:[A-Za-z0-9_-]{30,}\b/g, "<token>");

@@ -10,7 +10,9 @@
  * top level (root 0, where its defaults for new chains live). Input is untrusted: malformed updates throw `MalformedUpdateError`, which the
  * adapter logs before skipping the update; update kinds Switchboard does not use yield no event.
  */
+
 import type { Message, MessageEntity, ReactionType, Update, User } from "grammy/types";
+import { SwitchboardError } from "../../agent/errors.js";
 import {
   type AttachmentRef,
   type ChatUser,
@@ -30,8 +32,10 @@ export type InboundEvent =
   | { kind: "reaction"; event: InboundReaction };
 
 /** Thrown (and caught by the adapter, which logs and skips the update) for updates that make no sense. */
-export class MalformedUpdateError extends Error {
-  override readonly name = "MalformedUpdateError";
+class MalformedUpdateError extends SwitchboardError {
+  constructor(message: string) {
+    super("telegram.malformed_update", message);
+  }
 }
 
 export interface BotIdentity {

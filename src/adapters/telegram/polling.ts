@@ -14,8 +14,9 @@
  */
 import type { Api } from "grammy";
 import type { Update } from "grammy/types";
+import type { StructuredLogger } from "../../agent/logger.js";
 import type { Clock } from "../render/clock.js";
-import type { AdapterLogger, ConnectionLease, ConnectionStatus } from "../types.js";
+import type { ConnectionLease, ConnectionStatus } from "../types.js";
 import { isPollingConflict, toChannelError } from "./errors.js";
 
 export interface PollingOptions {
@@ -25,7 +26,7 @@ export interface PollingOptions {
   timeoutSeconds?: number;
   lease?: ConnectionLease;
   clock: Clock;
-  log: AdapterLogger;
+  log: StructuredLogger;
   /** The Bot API answered just before polling starts (it counts as connected from the first poll on). */
   reachable?: boolean;
   /** Handles one update; must not throw (the adapter catches handler errors). */
@@ -99,9 +100,9 @@ async function pollWhile(
       if (signal.aborted) break;
       failures++;
       const e = toChannelError(err, "getUpdates");
-      if (e.code === "unauthorized") {
+      if (e.kind === "unauthorized") {
         o.onState("failed", e.message);
-        o.log.error({ err: e.message }, "Telegram polling stopped: the bot token was rejected");
+        o.log.error({ err: e }, "Telegram polling stopped: the bot token was rejected");
         return;
       }
       connected = false;
@@ -112,7 +113,7 @@ async function pollWhile(
         "connecting",
         conflict ? "409 conflict: another getUpdates or a webhook is active" : e.message,
       );
-      o.log.warn({ err: e.message, attempt: failures }, "Telegram getUpdates failed; retrying");
+      o.log.warn({ err: e, attempt: failures }, "Telegram getUpdates failed; retrying");
       const wait = e.retryAfterMs ?? Math.min(30_000, 500 * 2 ** Math.min(failures, 6));
       try {
         await o.clock.sleep(wait, signal);
@@ -150,7 +151,7 @@ async function pollWhile(
     try {
       await o.api.getUpdates({ offset, limit: 1, timeout: 0 });
     } catch (err) {
-      o.log.debug({ err: toChannelError(err, "getUpdates").message }, "could not confirm the last updates");
+      o.log.debug({ err: toChannelError(err, "getUpdates") }, "could not confirm the last updates");
     }
   }
 }

@@ -6,13 +6,13 @@
  */
 import { timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { AdapterLogger } from "../types.js";
+import type { StructuredLogger } from "../../agent/logger.js";
 
 export type NodeRequestHandler = (req: IncomingMessage, res: ServerResponse) => void;
 
 export interface WebhookHandlerOptions {
   secretToken: string;
-  log: AdapterLogger;
+  log: StructuredLogger;
   /** Largest body accepted (default 1 MiB; updates are small). */
   maxBodyBytes?: number;
   /** Handles one parsed update; resolves false when it should be delivered again. */

@@ -13,11 +13,10 @@
 
 import type { Env, Hono } from "hono";
 import type { BlankEnv } from "hono/types";
+import { type StructuredLogger, silentLogger } from "../../agent/logger.js";
 import {
   type AdapterCapabilities,
-  type AdapterLogger,
   type ChannelAdapter,
-  type ChannelAdapterFactory,
   ChannelError,
   type CommandSpec,
   type ConnectionStatus,
@@ -84,13 +83,10 @@ export interface WebChatConfig {
   typingDurationMs?: number;
   /** Interval of keep-alive comments on event streams (default 20 000 ms). */
   heartbeatMs?: number;
-  logger?: AdapterLogger;
+  logger?: StructuredLogger;
   /** Clock for timestamps of the default store (tests). */
   now?: () => number;
 }
-
-const silent: AdapterLogger = { debug() {}, info() {}, warn() {}, error() {} };
-const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 /** Accepted reaction emoji: a short run of non-space characters, or `:name:`. */
 const EMOJI = /^(?::[a-z0-9_+-]{1,40}:|[^\s\p{Cc}]{1,16})$/u;
@@ -106,7 +102,7 @@ export class WebChatAdapter implements ChannelAdapter, WebChatService {
   readonly config: Readonly<WebChatConfig>;
   private readonly user: WebAuthor;
   private readonly bot: WebAuthor;
-  private readonly log: AdapterLogger;
+  private readonly log: StructuredLogger;
   private readonly maxInput: number;
   private handlers: InboundHandlers | undefined;
   private state: ConnectionStatus | undefined;
@@ -138,7 +134,7 @@ export class WebChatAdapter implements ChannelAdapter, WebChatService {
     });
     this.user = { id: config.userId ?? "web:local", name: config.userName ?? "you", isBot: false };
     this.bot = { id: "web:bot", name: config.botName ?? "Switchboard", isBot: true };
-    this.log = config.logger ?? silent;
+    this.log = config.logger ?? silentLogger;
     this.maxInput = config.maxInputChars ?? 20_000;
     this.capabilities = {
       maxMessageLength: 100_000,
@@ -461,7 +457,7 @@ export class WebChatAdapter implements ChannelAdapter, WebChatService {
     try {
       await call(h);
     } catch (err) {
-      this.log.error({ err: errorText(err) }, "web chat: inbound handler failed");
+      this.log.error({ err }, "web chat: inbound handler failed");
       throw new WebInputError(502, "Switchboard could not take the message; send it again in a moment.");
     }
   }
@@ -473,7 +469,7 @@ export class WebChatAdapter implements ChannelAdapter, WebChatService {
         try {
           l(event);
         } catch (err) {
-          this.log.warn({ err: errorText(err) }, "web chat: a change listener failed");
+          this.log.warn({ err }, "web chat: a change listener failed");
         }
       }
     });
@@ -504,7 +500,3 @@ export class WebChatAdapter implements ChannelAdapter, WebChatService {
     return new ChannelError("not_found", `web chat message ${ref} does not exist (any more)`, "web");
   }
 }
-
-/** Builds the web chat adapter from its config slice. */
-export const createWebChatAdapter: ChannelAdapterFactory<WebChatConfig> = (config) =>
-  new WebChatAdapter(config);

@@ -25,13 +25,13 @@ import type { WebAuthStore } from "./auth-store.js";
 import { SIGN_IN_CSP, signInPage } from "./sign-in-page.js";
 
 /** How long a session lasts after its last use. */
-export const SESSION_TTL_MS = 30 * 24 * 60 * 60 * 1000;
+const SESSION_TTL_MS = 30 * 24 * 60 * 60 * 1000;
 /** How long a link made by a signed-in page works (once). */
 export const PAGE_LINK_TTL_MS = 15 * 60 * 1000;
 /** How long the link printed at start works (once). */
 export const START_LINK_TTL_MS = 30 * 24 * 60 * 60 * 1000;
 /** The header that carries the CSRF token. */
-export const CSRF_HEADER = "x-csrf-token";
+const CSRF_HEADER = "x-csrf-token";
 
 export interface WebAccessOptions {
   store: WebAuthStore;
@@ -53,14 +53,14 @@ function equal(a: string, b: string): boolean {
 }
 
 /** The host name of a `Host` header, lower case, without port (IPv6 keeps its brackets). */
-export function hostName(host: string | undefined): string {
+function hostName(host: string | undefined): string {
   const h = (host ?? "").trim().toLowerCase();
   if (h.startsWith("[")) return h.slice(0, h.indexOf("]") + 1 || undefined);
   return h.replace(/:\d*$/, "");
 }
 
 /** Whether a `Host` header names this machine: `127.0.0.1`, `localhost` or `[::1]`, with any port. */
-export function isLoopbackHostHeader(host: string | undefined): boolean {
+function isLoopbackHostHeader(host: string | undefined): boolean {
   const h = (host ?? "").trim().toLowerCase();
   return /^(?:127\.0\.0\.1|localhost|\[::1\])(?::\d{1,5})?$/.test(h);
 }

@@ -7,7 +7,7 @@ import { messageRefOf, threadKeyOf } from "./ids.js";
 import type { ConversationKind, WebConversation, WebMessage, WebReaction } from "./model.js";
 import type { NewWebMessage, ReactionBy } from "./store-types.js";
 
-export const DEFAULT_TITLE = "New conversation";
+const DEFAULT_TITLE = "New conversation";
 const TITLE_CHARS = 60;
 
 /** A conversation as stored: what the page sees plus whether its title is settled. */
@@ -57,7 +57,7 @@ export function touched(c: StoredConversation, m: NewWebMessage, now: number): S
 }
 
 /** Message number `seq` of a conversation. */
-export function messageIdOf(seq: number): string {
+function messageIdOf(seq: number): string {
   return `m${seq}`;
 }
 

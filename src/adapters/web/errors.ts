@@ -1,12 +1,12 @@
 /** Errors of the web chat's HTTP side. */
+import { SwitchboardError } from "../../agent/errors.js";
 
 /** Refusal of a request from the page: an HTTP status and a message that says what to do. */
-export class WebInputError extends Error {
-  override readonly name = "WebInputError";
+export class WebInputError extends SwitchboardError {
   constructor(
     readonly status: 400 | 404 | 413 | 502 | 503,
     message: string,
   ) {
-    super(message);
+    super("web.request_refused", message);
   }
 }

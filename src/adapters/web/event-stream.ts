@@ -25,7 +25,7 @@ const RECONNECT_MS = 1000;
 type Item = { event: string; data: string } | { comment: string } | { snapshot: true };
 
 /** The snapshot a page gets first. */
-export async function snapshotOf(adapter: WebChatService, conversationId?: string): Promise<WebSnapshot> {
+async function snapshotOf(adapter: WebChatService, conversationId?: string): Promise<WebSnapshot> {
   const [conversations, typing, messages] = await Promise.all([
     adapter.store.list(),
     adapter.store.typingNow(),
@@ -125,7 +125,7 @@ export function serveEventStream<E extends Env>(c: Context<E>, adapter: WebChatS
     },
     async (err) => {
       // The page reconnects and starts again from a snapshot.
-      adapter.config.logger?.warn({ err: err.message }, "web chat: an event stream failed");
+      adapter.config.logger?.warn({ err }, "web chat: an event stream failed");
     },
   );
 }

@@ -134,7 +134,7 @@ class FileJournal implements WebStoreJournal {
 }
 
 /** The whole state of one conversation as file lines. */
-export function serialize(state: ConversationState): string {
+function serialize(state: ConversationState): string {
   const lines: Line[] = [
     { t: "c", c: state.conversation },
     { t: "s", seq: state.seq },
@@ -169,7 +169,7 @@ async function loadAll(
 }
 
 /** Folds a file's lines into the conversation's state (undefined without a conversation record). */
-export function replay(
+function replay(
   conversationId: string,
   text: string,
   onBadLine: (lineNumber: number) => void,

@@ -83,7 +83,7 @@ export function createWebChatApp<E extends Env = BlankEnv>(adapter: WebChatServi
   );
   app.onError((err, c) => {
     if (err instanceof WebInputError) return c.json({ error: "refused", message: err.message }, err.status);
-    config.logger?.error({ err: err.message, path: c.req.path }, "web chat request failed");
+    config.logger?.error({ err, path: c.req.path }, "web chat request failed");
     return c.json({ error: "internal", message: "Something went wrong in the web chat; see the log." }, 500);
   });
 

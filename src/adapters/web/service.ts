@@ -3,7 +3,7 @@
  * `WebChatAdapter` implements it; its own module so that the adapter, which builds the routes, and
  * the routes do not import each other.
  */
-import type { AdapterLogger } from "../types.js";
+import type { StructuredLogger } from "../../agent/logger.js";
 import type { WebAccess } from "./auth.js";
 import type { ConversationKind, WebCommand, WebConversation, WebIdentity, WebMessage } from "./model.js";
 import type { WebChatStore, WebStoreListener } from "./store-types.js";
@@ -11,7 +11,7 @@ import type { WebChatStore, WebStoreListener } from "./store-types.js";
 export interface WebChatService {
   readonly store: WebChatStore;
   readonly access: WebAccess;
-  readonly config: { readonly heartbeatMs?: number; readonly logger?: AdapterLogger };
+  readonly config: { readonly heartbeatMs?: number; readonly logger?: StructuredLogger };
   /** The signed-in user as the page shows them. */
   readonly identity: WebIdentity;
   /** The commands the page offers. */

@@ -12,6 +12,7 @@
  * Every write resolves once it is durable in the backend and its event has been handed to the feed,
  * so a worker that posts a reply and a gateway that serves the page agree after any restart.
  */
+import { SwitchboardError } from "../../agent/errors.js";
 import type { ConversationKind, WebAuthor, WebChatEvent, WebConversation, WebMessage } from "./model.js";
 
 /** Who adds or removes a reaction: the bot, or a user by id. */
@@ -117,9 +118,11 @@ export interface WebChatStore {
 }
 
 /** `add` into a conversation that does not exist (never made, or removed as the oldest). */
-export class WebConversationMissingError extends Error {
-  override readonly name = "WebConversationMissingError";
+export class WebConversationMissingError extends SwitchboardError {
   constructor(readonly conversationId: string) {
-    super(`web chat: there is no conversation ${conversationId}; create it first`);
+    super(
+      "web.conversation_missing",
+      `web chat: there is no conversation ${conversationId}; create it first`,
+    );
   }
 }

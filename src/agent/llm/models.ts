@@ -31,7 +31,8 @@ export function listModels(provider?: Provider): Model[] {
   return provider === undefined ? models : models.filter((m) => m.provider === provider);
 }
 
-function editDistance(a: string, b: string): number {
+/** Levenshtein distance, for "did you mean" hints (model refs here, config field names in the gateway). */
+export function editDistance(a: string, b: string): number {
   let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
     const row = [i];

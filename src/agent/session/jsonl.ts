@@ -2,13 +2,12 @@
  * Session files as text: writing a header and entries as JSONL, and reading one back while
  * surviving damage (a garbage line, a truncated last line, a lost entry in the middle).
  */
+import type { StructuredLogger } from "../logger.js";
 import { isValidEntryId } from "./entries.js";
 import type { SessionEntry, SessionHeader } from "./types.js";
 
 /** Where warnings about damaged lines go; pino loggers fit, `console` does after wrapping. */
-export interface WarnLogger {
-  warn(obj: object, msg: string): void;
-}
+export type WarnLogger = Pick<StructuredLogger, "warn">;
 
 export const consoleWarnLogger: WarnLogger = {
   warn: (obj, msg) => console.warn(msg, obj),

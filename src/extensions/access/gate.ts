@@ -3,8 +3,8 @@
  * runs: the policy's decision plus, for denials that deserve one, a short notice at most once per
  * thread within the notice TTL.
  */
-import { errorText } from "../logger.js";
-import type { ExtensionLogger } from "../types.js";
+
+import type { StructuredLogger } from "../../agent/logger.js";
 import type { NoticeMemory } from "./notices.js";
 import {
   ACCESS_NOTICES,
@@ -23,7 +23,7 @@ export interface AccessGateOptions {
   noticeTtlMs?: number;
   /** The bot's own user id per platform, when the adapter knows it. */
   botUserIds?: Readonly<Record<string, string | undefined>>;
-  logger?: ExtensionLogger;
+  logger?: StructuredLogger;
 }
 
 /** `run`: start a run. Otherwise `notice`, when set, is the text to post into the thread. */
@@ -48,10 +48,7 @@ export class AccessGate {
         if (notice) verdict.notice = notice;
       }
     } catch (e) {
-      this.options.logger?.warn(
-        { err: errorText(e), threadKey: subject.threadKey },
-        "access notice memory failed",
-      );
+      this.options.logger?.warn({ err: e, threadKey: subject.threadKey }, "access notice memory failed");
     }
     return verdict;
   }

@@ -13,8 +13,9 @@
  * never throws, so it is never disabled by a passing outage. A call that must ask where the
  * platform has no admin is blocked at once, saying so.
  */
+
+import { errorText } from "../../agent/errors.js";
 import { type Clock, systemClock } from "../clock.js";
-import { errorText } from "../logger.js";
 import type {
   ApprovalRule,
   ExtensionAPI,
@@ -93,7 +94,7 @@ export function createApprovalExtension(options: ApprovalExtensionOptions): Exte
       try {
         return await gate(event, ctx);
       } catch (e) {
-        ctx.logger.warn({ err: errorText(e), tool: event.toolName }, "approval request failed; call blocked");
+        ctx.logger.warn({ err: e, tool: event.toolName }, "approval request failed; call blocked");
         return {
           block: true,
           reason: `This ${event.toolName} call needs an admin's approval, but the request failed (${errorText(e)}); it was not run.`,
@@ -115,10 +116,7 @@ export function createApprovalExtension(options: ApprovalExtensionOptions): Exte
         return { handled: true };
       } catch (e) {
         // The reaction is lost, not the request: it still times out as denied, and /approve works.
-        ctx.logger.warn(
-          { err: errorText(e), messageRef: event.messageRef },
-          "could not apply an approval reaction",
-        );
+        ctx.logger.warn({ err: e, messageRef: event.messageRef }, "could not apply an approval reaction");
         return undefined;
       }
     });
@@ -139,7 +137,7 @@ export function createApprovalExtension(options: ApprovalExtensionOptions): Exte
           : undefined;
       } catch (e) {
         // The stopped run's own abort still cancels its wait; this only loses the note.
-        ctx.logger.warn({ err: errorText(e) }, "could not cancel pending approvals");
+        ctx.logger.warn({ err: e }, "could not cancel pending approvals");
         return {
           note: `Could not cancel pending approvals here (${errorText(e)}); the stopped run cancels its own.`,
         };
@@ -196,7 +194,7 @@ export function createApprovalExtension(options: ApprovalExtensionOptions): Exte
               await ctx.reply(`Approval request ${id} was already settled: ${status}.`);
             }
           } catch (e) {
-            ctx.logger.warn({ err: errorText(e), id }, `/${name} failed`);
+            ctx.logger.warn({ err: e, id }, `/${name} failed`);
             await ctx.reply(`Could not ${name} ${id}: ${errorText(e)}`);
           }
         },
@@ -254,13 +252,13 @@ export function createApprovalExtension(options: ApprovalExtensionOptions): Exte
       // Without the bot's reactions people can still react themselves or use /approve.
       await ctx.host
         .react(ref, emoji)
-        .catch((e: unknown) => ctx.logger.warn({ err: errorText(e) }, "could not add reaction"));
+        .catch((e: unknown) => ctx.logger.warn({ err: e }, "could not add reaction"));
     }
     const settled = await awaitDecision(record, ctx.signal);
     await ctx.host
       .edit(ref, decidedText(settled), { format: "markdown" })
       .catch((e: unknown) =>
-        ctx.logger.warn({ err: errorText(e), id: record.id }, "could not edit the approval request"),
+        ctx.logger.warn({ err: e, id: record.id }, "could not edit the approval request"),
       );
     await audit(ctx, auditData(settled));
     return isApproval(settled.status) ? undefined : { block: true, reason: denialReason(settled) };
@@ -321,7 +319,7 @@ export function createApprovalExtension(options: ApprovalExtensionOptions): Exte
     await ctx
       .appendEntry(APPROVAL_ENTRY_TYPE, data)
       .catch((e: unknown) =>
-        ctx.logger.error({ err: errorText(e), id: data.id }, "could not write the approval audit entry"),
+        ctx.logger.error({ err: e, id: data.id }, "could not write the approval audit entry"),
       );
   }
 }

@@ -10,13 +10,17 @@
  * see this workspace. Without a sandbox, do not share a workspace with untrusted processes. The
  * final component is opened with `O_NOFOLLOW` and checked again after opening (`safe-fs.ts`).
  */
+
 import { createHash } from "node:crypto";
 import { chown, lchown, lstat, mkdir, readdir, realpath } from "node:fs/promises";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { SwitchboardError } from "../../agent/errors.js";
 
 /** A path the tools refuse; its message says why and what to use instead. */
-export class WorkspacePathError extends Error {
-  override readonly name = "WorkspacePathError";
+export class WorkspacePathError extends SwitchboardError {
+  constructor(message: string) {
+    super("workspace.path_refused", message);
+  }
 }
 
 function isWithin(root: string, path: string): boolean {

@@ -90,11 +90,7 @@ export function createAgentFactory(o: AgentFactoryOptions): AgentFactory {
       convertToLlm,
       ...hooks,
       streamFn,
-      onListenerError: (err, event) =>
-        log.error(
-          { err: err instanceof Error ? err.message : String(err), event: event.type },
-          "agent listener failed",
-        ),
+      onListenerError: (err, event) => log.error({ err, event: event.type }, "agent listener failed"),
     });
     const detach = thread.attach(agent);
     o.liveAgents.count++;

@@ -209,8 +209,6 @@ async function connect(target: RedisTarget, logger: Logger): Promise<RedisClient
     connectTimeout: 5000,
     disconnectTimeout: 100,
   });
-  redis.on("error", (err: unknown) =>
-    logger.debug({ err: err instanceof Error ? err.message : String(err) }, "redis connection error"),
-  );
+  redis.on("error", (err: unknown) => logger.debug({ err }, "redis connection error"));
   return redis;
 }

@@ -10,7 +10,7 @@ import type { SwitchboardConfig } from "../config/types.js";
 import { PLATFORMS } from "./platforms.js";
 
 /** Every tool name the enabled extensions register (the built-in tools are an extension too). */
-export function registeredToolNames(runner: ExtensionRunner): string[] {
+function registeredToolNames(runner: ExtensionRunner): string[] {
   return [...new Set(runner.enabled().flatMap((e) => e.tools.map((t) => t.name)))];
 }
 

@@ -40,6 +40,7 @@ import { RedisWebAuthStore } from "../../queue/store/web-auth-redis.js";
 
 import { RedisWebChatStore } from "../../queue/store/web-redis-store.js";
 import type { Runtime } from "../../queue/types.js";
+import { DEFAULT_COLLECT_WINDOW_MS, DEFAULT_INBOX_CAP } from "../../queue/types.js";
 import type { Role } from "../cli/types.js";
 import { ConfigError } from "../config/errors.js";
 import { redisTargetOf } from "../config/redis-target.js";
@@ -101,8 +102,6 @@ export interface Gateway {
   /** Drains and closes everything. Safe to call more than once. */
   stop(): Promise<void>;
 }
-
-const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 /** Builds a process of `role` from `config` (nothing listens or connects to platforms yet). */
 export async function createGateway(o: GatewayOptions): Promise<Gateway> {
@@ -191,7 +190,6 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
       },
       adapterOf,
       defaultModel: () => (defaultModel ? modelRefOf(defaultModel) : undefined),
-      queueModeOf: (p) => config.channels[p].deliveryMode,
       sessionLocation: (threadKey, sessionId) =>
         redis
           ? `Redis key ${new SessionKeys(prefix).session(threadKey, sessionId)}`
@@ -221,6 +219,8 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
         logger,
       }),
       format: replyTargets.format,
+      // The one resolution of a thread's delivery mode (its channel's): deliveries without a mode
+      // and `/status` both come here.
       modeOf: (threadKey) => {
         const platform = platformOf(threadKey);
         return platform ? config.channels[platform].deliveryMode : undefined;
@@ -230,9 +230,10 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
       agentIdleMs: cfg.idleEvictMs,
       compaction: { settings: { ...config.agent.compaction } },
       // The runtime's cap and debounce are per process; take the most generous enabled channel's.
-      inboxCap: enabled.length > 0 ? Math.max(...enabled.map((c) => c.inboxCap)) : 20,
-      collectDebounceMs: enabled.length > 0 ? Math.max(...enabled.map((c) => c.collectWindowMs)) : 500,
-      onError: (err, context) => logger.error({ err: errorText(err), context }, "runtime error"),
+      inboxCap: enabled.length > 0 ? Math.max(...enabled.map((c) => c.inboxCap)) : DEFAULT_INBOX_CAP,
+      collectDebounceMs:
+        enabled.length > 0 ? Math.max(...enabled.map((c) => c.collectWindowMs)) : DEFAULT_COLLECT_WINDOW_MS,
+      onError: (err, context) => logger.error({ err, context }, "runtime error"),
       // Event claims name their owner by process, so a stranded claim in Redis says whose it was.
       instanceId: `${hostname()}:${process.pid}`,
     };
@@ -312,20 +313,14 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
           try {
             await adapter.start(pipeline.handlersFor(adapter));
           } catch (err) {
-            logger.error(
-              { platform: adapter.platform, err: errorText(err) },
-              "channel failed to start; /readyz reports it",
-            );
+            logger.error({ platform: adapter.platform, err }, "channel failed to start; /readyz reports it");
             continue;
           }
           if (adapter.registerCommands) {
             await adapter
               .registerCommands(specs)
               .catch((err: unknown) =>
-                logger.warn(
-                  { platform: adapter.platform, err: errorText(err) },
-                  "could not register commands",
-                ),
+                logger.warn({ platform: adapter.platform, err }, "could not register commands"),
               );
           }
         }
@@ -357,7 +352,7 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
           await Promise.allSettled(inbound.map((a) => a.stop()));
           await rt
             .stop({ graceMs: cfg.shutdownGraceMs })
-            .catch((err: unknown) => logger.error({ err: errorText(err) }, "runtime did not stop cleanly"));
+            .catch((err: unknown) => logger.error({ err }, "runtime did not stop cleanly"));
           await http.close().catch(() => {});
           await approvalStore.close().catch(() => {});
           for (const close of closers) await close().catch(() => {});

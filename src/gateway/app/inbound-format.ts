@@ -30,7 +30,7 @@ const HEADER = "[Earlier messages in this thread, before you were added to it â€
 const FOOTER = "[End of earlier messages. The message to answer:]";
 
 /** The text block that shows `context` to the model. */
-export function contextBlock(context: readonly ContextMessage[]): string {
+function contextBlock(context: readonly ContextMessage[]): string {
   const lines = context.map((c) => `${c.author}: ${c.text}`);
   return [HEADER, ...lines, FOOTER].join("\n");
 }
@@ -45,7 +45,7 @@ export function authorName(user: { id: string; name?: string }): string {
 }
 
 /** One chat message as the model reads it: author first in shared threads, attachments named. */
-export function messageText(m: InboundMessage): string {
+function messageText(m: InboundMessage): string {
   const files = m.attachments.map((a) => `[attachment: ${a.name ?? a.kind}]`).join(" ");
   const body = files ? `${m.text}\n${files}`.trim() : m.text;
   return m.isDirect ? body : `${authorName(m.user)}: ${body}`;

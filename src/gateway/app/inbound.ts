@@ -48,8 +48,6 @@ export interface InboundPipelineOptions {
   logger: Logger;
 }
 
-const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
-
 function threadUser(user: { id: string; name?: string }): ThreadUser {
   return user.name ? { id: user.id, name: user.name } : { id: user.id };
 }
@@ -160,7 +158,7 @@ export class InboundPipeline {
     const meta = await this.o.store.getThreadMeta(m.threadKey).then(
       (v) => v ?? null,
       (err: unknown) => {
-        log.warn({ err: errorText(err) }, "could not read the thread's metadata");
+        log.warn({ err }, "could not read the thread's metadata");
         return undefined;
       },
     );
@@ -177,7 +175,8 @@ export class InboundPipeline {
     });
     if (meta !== undefined && !meta?.currentSessionId)
       await this.inheritChannelDefaults(adapter, m, meta, log);
-    const result = await this.o.runtime.deliver(inbound, channel.deliveryMode);
+    // No mode: the runtime resolves the channel's (`modeOf`), the one place that does.
+    const result = await this.o.runtime.deliver(inbound);
     switch (result.status) {
       case "queued":
         metrics.inboundMessage(m.platform, "accepted");
@@ -188,9 +187,7 @@ export class InboundPipeline {
         if (channel.ackReaction && m.mentioned && !m.isDirect && m.messageId) {
           await adapter
             .react(m.messageId, channel.ackReaction)
-            .catch((err: unknown) =>
-              log.warn({ err: errorText(err) }, "could not add the acknowledgement reaction"),
-            );
+            .catch((err: unknown) => log.warn({ err }, "could not add the acknowledgement reaction"));
         }
         return;
       case "duplicate":
@@ -211,7 +208,7 @@ export class InboundPipeline {
     try {
       return (await this.o.store.getThreadMeta(threadKey)) !== undefined;
     } catch (err) {
-      log.warn({ err: errorText(err) }, "could not read the thread's metadata");
+      log.warn({ err }, "could not read the thread's metadata");
       return false;
     }
   }
@@ -271,17 +268,14 @@ export class InboundPipeline {
       await store.updateThreadMeta(m.threadKey, patch);
       log.debug({ ...patch }, "new thread takes its channel's defaults");
     } catch (err) {
-      log.warn(
-        { err: errorText(err) },
-        "could not read the channel's defaults; the thread starts with the deployment's",
-      );
+      log.warn({ err }, "could not read the channel's defaults; the thread starts with the deployment's");
     }
   }
 
   private async notify(adapter: ChannelAdapter, threadKey: string, text: string, log: Logger): Promise<void> {
     await adapter
       .post(threadKey, text, { format: "plain" })
-      .catch((err: unknown) => log.warn({ err: errorText(err) }, "could not post the access notice"));
+      .catch((err: unknown) => log.warn({ err }, "could not post the access notice"));
   }
 
   /**
@@ -300,7 +294,7 @@ export class InboundPipeline {
         }
         await adapter.post(c.threadKey, text, c.messageId ? { replyTo: c.messageId } : {});
       } catch (err) {
-        log.warn({ err: errorText(err), command: c.name }, "could not answer a command");
+        log.warn({ err, command: c.name }, "could not answer a command");
       }
     };
     return {

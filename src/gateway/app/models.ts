@@ -5,6 +5,7 @@
  * configured one, else the first model that has credentials here).
  */
 import {
+  editDistance,
   findModel,
   hasCredentials,
   listModels,
@@ -13,7 +14,7 @@ import {
 } from "../../agent/llm/models.js";
 import { registerBuiltInApiProviders } from "../../agent/llm/providers/index.js";
 import type { Model } from "../../agent/llm/types.js";
-import { type ConfigIssue, editDistance } from "../config/errors.js";
+import type { ConfigIssue } from "../config/errors.js";
 import { customModelToModel } from "../config/models.js";
 import type { ModelsConfig } from "../config/types.js";
 

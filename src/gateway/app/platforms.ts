@@ -1,10 +1,9 @@
 /**
- * Which platform a thread belongs to (the thread key's prefix, which adapters encode) and the
- * settings every channel shares, so the inbound pipeline, the agent factory and the renderers read
- * one channel's slice without branching on platform names.
+ * Which platform a thread belongs to (the thread key's prefix, which adapters encode), so the
+ * inbound pipeline, the agent factory and the renderers read one channel's slice without branching
+ * on platform names.
  */
 import type { Platform } from "../../adapters/types.js";
-import type { ChannelCommonConfig, ChannelsConfig } from "../config/types.js";
 
 export const PLATFORMS: readonly Platform[] = ["slack", "discord", "telegram", "web"];
 
@@ -12,16 +11,6 @@ export const PLATFORMS: readonly Platform[] = ["slack", "discord", "telegram", "
 export function platformOf(threadKey: string): Platform | undefined {
   const prefix = threadKey.slice(0, threadKey.indexOf(":"));
   return (PLATFORMS as readonly string[]).includes(prefix) ? (prefix as Platform) : undefined;
-}
-
-/** The shared settings of `platform`'s channel. */
-export function channelSettings(channels: ChannelsConfig, platform: Platform): ChannelCommonConfig {
-  return channels[platform];
-}
-
-/** The platforms whose channel is enabled, in a fixed order. */
-export function enabledPlatforms(channels: ChannelsConfig): Platform[] {
-  return PLATFORMS.filter((p) => channels[p].enabled);
 }
 
 /** The user id of the person at the web chat page (the web adapter's default identity). */

@@ -3,15 +3,15 @@
  * about 250 modules). `createGateway` imports this module only when `runtime.redisUrl` or
  * `runtime.redisCluster` is set, so the embedded mode starts without them.
  */
+
 import { Queue } from "bullmq";
+import { errorMessage } from "../../agent/errors.js";
 import { createRedisClient, type RedisClient, type RedisTarget } from "../../queue/redis/client.js";
 import { describeRedisTarget } from "../config/redis-target.js";
 import type { Logger } from "../log.js";
 
 export { isCluster } from "../../queue/redis/client.js";
 export { RedisRuntime } from "../../queue/redis/redis-runtime.js";
-
-const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 /**
  * The process's shared Redis connection (one server, or a cluster client that follows failovers).
@@ -26,7 +26,7 @@ export function connectRedis(target: RedisTarget, logger: Logger): RedisClient {
     ready = true;
   });
   redis.on("error", (err: unknown) => {
-    if (ready) logger.warn({ err: errorText(err) }, "redis connection error");
+    if (ready) logger.warn({ err }, "redis connection error");
   });
   return redis;
 }
@@ -40,7 +40,7 @@ export function connectRedis(target: RedisTarget, logger: Logger): RedisClient {
 export async function reachRedis(redis: RedisClient, target: RedisTarget, ms = 1000): Promise<void> {
   let lastError: string | undefined;
   const onError = (err: unknown) => {
-    lastError = errorText(err);
+    lastError = errorMessage(err);
   };
   redis.on("error", onError);
   let timer: NodeJS.Timeout | undefined;
@@ -52,9 +52,9 @@ export async function reachRedis(redis: RedisClient, target: RedisTarget, ms = 1
   } catch (err) {
     throw new Error(
       "url" in target
-        ? `${describeRedisTarget(target)} is not reachable (${errorText(err)}). ` +
+        ? `${describeRedisTarget(target)} is not reachable (${errorMessage(err)}). ` +
             "Start Redis, or fix runtime.redisUrl / REDIS_URL."
-        : `${describeRedisTarget(target)} is not reachable (${errorText(err)}). ` +
+        : `${describeRedisTarget(target)} is not reachable (${errorMessage(err)}). ` +
             "Start the cluster, or fix runtime.redisCluster / REDIS_CLUSTER.",
     );
   } finally {

@@ -3,6 +3,7 @@
  * served), and, when inbox appends wait for replicas (`runtime.waitReplicas`), whether every primary
  * has that many: a primary with fewer would refuse every delivery to its threads.
  */
+import { errorMessage } from "../../agent/errors.js";
 import type { RedisClient, RedisTarget } from "../../queue/redis/client.js";
 import type { CheckProbe } from "../cli/types.js";
 import { describeRedisTarget } from "../config/redis-target.js";
@@ -89,7 +90,7 @@ export function redisProbe(target: RedisTarget, waitReplicas = 0): CheckProbe {
         if (short) return { ok: false, detail: `${short}: deliveries to their threads would be refused` };
         return { ok: true, detail };
       } catch (err) {
-        const why = cause ?? (err instanceof Error ? err.message : String(err));
+        const why = cause ?? errorMessage(err);
         const detail =
           "url" in target
             ? `not reachable at ${redisAddress(target.url)} (${why}). Start Redis, or fix runtime.redisUrl / REDIS_URL`

@@ -3,6 +3,7 @@
  * from `tools.sandbox`, logged, and shown by `/status` and `switchboard check`. A gateway-only
  * process runs no tools and probes nothing.
  */
+import { errorMessage } from "../../agent/errors.js";
 import { probeSandbox, type SandboxStatus } from "../../extensions/tools/index.js";
 import type { ToolsConfig } from "../config/types.js";
 import type { ReadinessProbe } from "../http/readiness.js";
@@ -44,7 +45,7 @@ export function sandboxProbe(tools: ToolsConfig, workspaceRoot: string): Readine
         const notes = status.warnings.length > 0 ? `; ${status.warnings.join("; ")}` : "";
         return { ok: true, detail: `${status.summary}${notes}` };
       } catch (err) {
-        return { ok: false, detail: err instanceof Error ? err.message : String(err) };
+        return { ok: false, detail: errorMessage(err) };
       }
     },
   };

@@ -7,7 +7,7 @@ import { RunRenderer } from "../../adapters/render/run-renderer.js";
 import type { ChannelAdapter, MessageRef, Platform, RateLimiter } from "../../adapters/types.js";
 import type { AgentEvent, AgentMessage } from "../../agent/types.js";
 import type { RunSink, RunSinkFactory } from "../../queue/types.js";
-import type { RunOutcome, SwitchboardMetrics } from "../http/metrics.js";
+import type { RunOutcomeLabel, SwitchboardMetrics } from "../http/metrics.js";
 import { type Logger, runLogger, threadLogger } from "../log.js";
 import { platformOf } from "./platforms.js";
 
@@ -54,7 +54,7 @@ function meteredSink(
   log: Logger,
 ): RunSink {
   const startedAt = Date.now();
-  let outcome: RunOutcome = "completed";
+  let outcome: RunOutcomeLabel = "completed";
   metrics.runStarted(platform);
   log.debug("run started");
   return {

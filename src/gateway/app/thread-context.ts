@@ -58,7 +58,7 @@ export async function attachThreadContext(
     return out;
   } catch (err) {
     o.logger.warn(
-      { threadKey: inbound.threadKey, err: err instanceof Error ? err.message : String(err) },
+      { threadKey: inbound.threadKey, err },
       "could not fetch the thread's earlier messages; starting without them",
     );
     return inbound;

@@ -22,7 +22,7 @@ import type {
   ThreadView,
 } from "../../extensions/types.js";
 import type { SessionStore } from "../../queue/store/types.js";
-import type { DeliveryMode, Runtime } from "../../queue/types.js";
+import type { Runtime } from "../../queue/types.js";
 import type { Logger } from "../log.js";
 
 /** What every thread host of a process shares. */
@@ -33,8 +33,6 @@ export interface ThreadHostDeps {
   adapterOf(platform: Platform): ChannelAdapter | undefined;
   /** `provider/id` of the deployment's default model, when there is one. */
   defaultModel(): string | undefined;
-  /** The channel's delivery mode for messages that arrive while the agent works. */
-  queueModeOf(platform: Platform): DeliveryMode;
   /** Where the store keeps a session (a Redis key, a file path), for `/status`. */
   sessionLocation?(threadKey: string, sessionId: string): string;
   logger: Logger;
@@ -196,7 +194,7 @@ export class ThreadHost implements ExtensionHost {
     const u = s.meta?.usage ?? { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, cost: 0 };
     return {
       running: s.active,
-      queueMode: s.mode ?? this.deps.queueModeOf(this.o.platform),
+      queueMode: s.mode,
       inboxDepth: s.inboxDepth,
       ...(s.contextTokens !== undefined ? { contextTokens: s.contextTokens } : {}),
       usage: { ...u },

@@ -4,7 +4,9 @@
  * come before or after the command (`switchboard --config x.yaml check`): the command is the first
  * word that is neither an option nor an option's value.
  */
+
 import { type ParseArgsConfig, parseArgs } from "node:util";
+import { SwitchboardError } from "../../agent/errors.js";
 import type { Env } from "../config/env.js";
 import { closest } from "../config/errors.js";
 import type { HttpOverrides } from "../config/loader.js";
@@ -22,13 +24,12 @@ export type ParsedCommand =
   | { kind: "register-commands"; config?: string; platforms: CommandPlatform[] };
 
 /** A command line that cannot be run as written; `command` picks the help to point at. */
-export class UsageError extends Error {
-  override readonly name = "UsageError";
+export class UsageError extends SwitchboardError {
   constructor(
     message: string,
     readonly command?: CommandName,
   ) {
-    super(message);
+    super("cli.usage", message);
   }
 }
 

@@ -4,6 +4,7 @@
  * config a summary of what would run and the reachability checks the wiring code supplies.
  */
 
+import { errorText } from "../../agent/errors.js";
 import type { Env } from "../config/env.js";
 import { type ConfigIssue, formatIssue } from "../config/errors.js";
 import { DEFAULT_CONFIG_FILES, type LoadConfigResult, withLine } from "../config/loader.js";
@@ -20,7 +21,7 @@ import {
 } from "./types.js";
 
 /** First line of `check`: which file (or none) was read. */
-export function describeSource(file: string | undefined): string {
+function describeSource(file: string | undefined): string {
   return file
     ? `Config: ${file}`
     : `Config: no file found (looked for $SWITCHBOARD_CONFIG, ${DEFAULT_CONFIG_FILES.join(", ")}); using defaults`;
@@ -53,7 +54,7 @@ export function printConfigIssues(
 }
 
 /** The lines of what a valid config runs: channels, model, runtime, HTTP. */
-export function summarizeConfig(config: SwitchboardConfig): string[] {
+function summarizeConfig(config: SwitchboardConfig): string[] {
   const c = config.channels;
   const channels: string[] = [];
   if (c.slack.enabled) channels.push(`slack (${c.slack.mode} mode)`);
@@ -78,11 +79,6 @@ export function summarizeConfig(config: SwitchboardConfig): string[] {
   ];
 }
 
-function firstLine(err: unknown): string {
-  const text = err instanceof Error ? err.message : String(err);
-  return redactSecrets(text.split("\n", 1)[0] || "error");
-}
-
 /** Runs every probe at once, each bounded by `timeoutMs`; a throw or a timeout is "unreachable". */
 async function runChecks(probes: readonly CheckProbe[], timeoutMs: number): Promise<CheckResult[]> {
   return Promise.all(
@@ -97,7 +93,7 @@ async function runChecks(probes: readonly CheckProbe[], timeoutMs: number): Prom
       try {
         return await Promise.race([probe.check(), timeout]);
       } catch (err) {
-        return { ok: false, detail: firstLine(err) };
+        return { ok: false, detail: redactSecrets(errorText(err)) };
       } finally {
         clearTimeout(timer);
       }
@@ -170,7 +166,7 @@ export async function runCheck(
     io.stdout(`${of}.\n`);
     return EXIT.failure;
   } catch (err) {
-    io.stderr(`switchboard check: ${firstLine(err)}\n`);
+    io.stderr(`switchboard check: ${redactSecrets(errorText(err))}\n`);
     return EXIT.failure;
   }
 }

@@ -2,9 +2,11 @@
  * The commands behind `runCli`: load the config (printing every problem with its path and line),
  * create the logger, and hand each command to the wiring code's handler.
  */
+
 import { once } from "node:events";
 import { createWriteStream, readFileSync } from "node:fs";
 import { resolve } from "node:path";
+import { errorMessage } from "../../agent/errors.js";
 import type { Env } from "../config/env.js";
 import { ConfigError } from "../config/errors.js";
 import { loadConfig } from "../config/loader.js";
@@ -27,8 +29,7 @@ import {
 } from "./types.js";
 
 function errorLine(err: unknown): string {
-  const text = err instanceof Error ? err.message : String(err);
-  return redactSecrets(text.trim() || "unknown error");
+  return redactSecrets(errorMessage(err).trim() || "unknown error");
 }
 
 /** Runs a parsed command other than help and version; returns the exit code. */

@@ -2,6 +2,7 @@
  * `switchboard health`: asks the Switchboard that runs with this config for `/healthz`, at the
  * address `start` listens on (so a container health check follows the configured port and `PORT`).
  */
+import { errorMessage } from "../../agent/errors.js";
 import type { SwitchboardConfig } from "../config/types.js";
 import { type CliIO, EXIT } from "./types.js";
 
@@ -34,7 +35,7 @@ export async function checkHealth(config: SwitchboardConfig, io: CliIO, timeoutM
     io.stderr(`not healthy: ${url} answered ${res.status}\n`);
   } catch (err) {
     const cause = (err as { cause?: { code?: string } }).cause?.code;
-    const why = cause ?? (err instanceof Error ? err.message : String(err));
+    const why = cause ?? errorMessage(err);
     io.stderr(`not healthy: nothing answered at ${url} (${why}); is Switchboard running with this config?\n`);
   }
   return EXIT.failure;

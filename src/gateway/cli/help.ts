@@ -19,7 +19,7 @@ const LISTEN_OPTIONS =
   "      --host <address>  Address the HTTP server binds. Default: http.host, else 127.0.0.1.";
 const EXIT_CODES = "Exit codes: 0 ok, 1 runtime failure, 2 usage or config error.";
 
-export const GLOBAL_HELP = `switchboard: an LLM agent in your team chat (Slack, Discord, Telegram, web chat)
+const GLOBAL_HELP = `switchboard: an LLM agent in your team chat (Slack, Discord, Telegram, web chat)
 
 Usage: switchboard [command] [options]      (options may also come before the command)
 

@@ -2,9 +2,7 @@
  * The `switchboard` command frame: argument parsing, help, `check`, and dispatch to the handlers the
  * wiring code supplies.
  */
-export { type ParsedCommand, parseCommandLine, UsageError } from "./args.js";
+export { parseCommandLine, UsageError } from "./args.js";
 export { COMMANDS, type CommandName, helpText } from "./help.js";
 export { runCli } from "./run.js";
-export { parseSessionFile } from "./session-file.js";
 export type * from "./types.js";
-export { COMMAND_PLATFORMS, EXIT, ROLES } from "./types.js";

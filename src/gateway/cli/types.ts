@@ -4,6 +4,7 @@
  * handler the wiring code (`src/main.ts`) passes in. So this folder depends on no runtime layer, and
  * a command whose handler is missing says so instead of pretending.
  */
+import { SwitchboardError } from "../../agent/errors.js";
 import type { Env } from "../config/env.js";
 import type { ConfigIssue } from "../config/errors.js";
 import type { SwitchboardConfig } from "../config/types.js";
@@ -86,13 +87,12 @@ export interface CheckProbe {
  * An error a handler raises with a message written for the person at the terminal (naming CLI
  * commands and options, not functions); the CLI prints it as is and exits with `exitCode`.
  */
-export class CliError extends Error {
-  override readonly name = "CliError";
+export class CliError extends SwitchboardError {
   constructor(
     message: string,
     readonly exitCode: number = EXIT.failure,
   ) {
-    super(message);
+    super("cli.failed", message);
   }
 }
 

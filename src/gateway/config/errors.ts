@@ -3,6 +3,9 @@
  * `models.custom[0].api`) and says what was expected, so `switchboard check` can print them all.
  */
 
+import { SwitchboardError } from "../../agent/errors.js";
+import { editDistance } from "../../agent/llm/models.js";
+
 /** One problem with the config. `path` is empty for problems with the file as a whole. */
 export interface ConfigIssue {
   path: string;
@@ -28,8 +31,7 @@ export function formatIssue(issue: ConfigIssue): string {
 }
 
 /** Thrown by `loadConfigOrThrow` with every issue found; the message lists them one per line. */
-export class ConfigError extends Error {
-  override readonly name = "ConfigError";
+export class ConfigError extends SwitchboardError {
   constructor(
     readonly issues: readonly ConfigIssue[],
     readonly file: string | undefined,
@@ -37,6 +39,7 @@ export class ConfigError extends Error {
     const where = file ? ` in ${file}` : "";
     const lines = issues.map((i) => `  ${formatIssue(i).replace(/\n/g, "\n  ")}`).join("\n");
     super(
+      "config.invalid",
       `Invalid configuration${where} (${issues.length} ${issues.length === 1 ? "problem" : "problems"}):\n${lines}`,
     );
   }
@@ -51,20 +54,6 @@ export function joinPath(segments: readonly (string | number)[]): string {
     else out += `[${JSON.stringify(s)}]`;
   }
   return out;
-}
-
-/** Levenshtein distance, for "did you mean" hints on misspelled field names. */
-export function editDistance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      row.push(Math.min((prev[j] ?? 0) + 1, (row[j - 1] ?? 0) + 1, (prev[j - 1] ?? 0) + cost));
-    }
-    prev = row;
-  }
-  return prev[b.length] ?? 0;
 }
 
 /** The candidate closest to `name` when it is close enough to be a typo (case-insensitive). */

@@ -16,7 +16,7 @@ export interface SourceLocation {
 export type PathLocator = (path: string) => SourceLocation | undefined;
 
 /** `a.b[2]["c d"]` → `["a", "b", 2, "c d"]` (the inverse of `joinPath`). */
-export function splitPath(path: string): (string | number)[] {
+function splitPath(path: string): (string | number)[] {
   const out: (string | number)[] = [];
   const re = /([^.[\]]+)|\[(\d+)\]|\[("(?:[^"\\]|\\.)*")\]/g;
   for (const m of path.matchAll(re)) {

@@ -13,6 +13,7 @@
  * are `${ENV_VAR}` references or `…File` paths, checked by name in `secrets.ts`.
  */
 import { type Static, Type } from "@sinclair/typebox";
+import { DEFAULT_COLLECT_WINDOW_MS, DEFAULT_INBOX_CAP } from "../../queue/types.js";
 
 /** A string restricted to `values`, emitted as a JSON Schema `enum` (clear errors, editor completion). */
 function StringEnum<const T extends readonly string[]>(
@@ -38,20 +39,20 @@ const SecretFile = (of: string) =>
     }),
   );
 
-export const THINKING_LEVEL_VALUES = ["off", "minimal", "low", "medium", "high", "xhigh"] as const;
-export const DELIVERY_MODE_VALUES = ["steer", "followUp", "collect", "interrupt"] as const;
-export const DM_POLICY_VALUES = ["allowlist", "open", "disabled"] as const;
-export const MODEL_API_VALUES = [
+const THINKING_LEVEL_VALUES = ["off", "minimal", "low", "medium", "high", "xhigh"] as const;
+const DELIVERY_MODE_VALUES = ["steer", "followUp", "collect", "interrupt"] as const;
+const DM_POLICY_VALUES = ["allowlist", "open", "disabled"] as const;
+const MODEL_API_VALUES = [
   "anthropic-messages",
   "openai-completions",
   "openai-responses",
   "google-generative-ai",
 ] as const;
-export const LOG_LEVEL_VALUES = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
-export const SANDBOX_MODE_VALUES = ["auto", "bwrap", "none"] as const;
-export const SANDBOX_NETWORK_VALUES = ["none", "host"] as const;
-export const SETTINGS_POLICY_VALUES = ["admins", "everyone"] as const;
-export const BASH_APPROVAL_VALUES = ["auto", "always"] as const;
+const LOG_LEVEL_VALUES = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+const SANDBOX_MODE_VALUES = ["auto", "bwrap", "none"] as const;
+const SANDBOX_NETWORK_VALUES = ["none", "host"] as const;
+const SETTINGS_POLICY_VALUES = ["admins", "everyone"] as const;
+const BASH_APPROVAL_VALUES = ["auto", "always"] as const;
 
 /** Settings every platform shares: who may talk to the bot, and how messages are delivered. */
 function channelCommon() {
@@ -80,12 +81,12 @@ function channelCommon() {
         "What a message does while the thread's agent is busy: steer, followUp, collect, interrupt.",
     }),
     collectWindowMs: Type.Integer({
-      default: 500,
+      default: DEFAULT_COLLECT_WINDOW_MS,
       minimum: 0,
       description: "collect mode: messages within this window merge into one follow-up.",
     }),
     inboxCap: Type.Integer({
-      default: 20,
+      default: DEFAULT_INBOX_CAP,
       minimum: 1,
       description: "Most messages waiting for a busy thread; more are dropped with a notice.",
     }),
@@ -228,7 +229,7 @@ export const WebChannelSchema = Obj(
   "The web chat served by the gateway's HTTP server.",
 );
 
-export const ChannelsSchema = Obj(
+const ChannelsSchema = Obj(
   {
     slack: SlackChannelSchema,
     discord: DiscordChannelSchema,
@@ -451,7 +452,7 @@ export const ApprovalSchema = Obj(
   "Approval of dangerous tool calls by an admin.",
 );
 
-export const SandboxLimitsSchema = Obj(
+const SandboxLimitsSchema = Obj(
   {
     cpuSeconds: Type.Integer({ default: 300, minimum: 1, description: "CPU seconds per process." }),
     memoryMb: Type.Integer({
@@ -478,7 +479,7 @@ export const SandboxLimitsSchema = Obj(
   "Limits of every process a tool starts; hitting one gives the model a clear error.",
 );
 
-export const SandboxSchema = Obj(
+const SandboxSchema = Obj(
   {
     mode: StringEnum(SANDBOX_MODE_VALUES, {
       default: "auto",

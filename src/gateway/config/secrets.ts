@@ -11,8 +11,6 @@ import { isOnlyReferences } from "./env.js";
 import { type ConfigIssue, joinPath } from "./errors.js";
 import { isSecretFieldName } from "./secret-names.js";
 
-export { isSecretFieldName };
-
 /** A URL with a password in it (`redis://:pw@host`), written out literally. */
 const URL_WITH_PASSWORD = /^[a-z][a-z0-9+.-]*:\/\/[^/\s:@]*:[^/\s@]+@/i;
 

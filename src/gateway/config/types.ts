@@ -2,7 +2,7 @@
  * The resolved config and the slice each module receives. Resolution (see `resolve.ts`) has already
  * substituted `${ENV}` references, read `…File` secrets into their fields, filled defaults, decided
  * each channel's `enabled`, and made every path absolute. Modules take only their slice
- * (`createTelegramAdapter(cfg.channels.telegram)`, `createHttpServer({ config: cfg.http })`), never
+ * (`new TelegramAdapter(cfg.channels.telegram)`, `createHttpServer({ config: cfg.http })`), never
  * the whole object.
  */
 import type { Static } from "@sinclair/typebox";
@@ -66,8 +66,6 @@ export interface ChannelsConfig {
   telegram: TelegramChannelConfig;
   web: WebChannelConfig;
 }
-
-export type ChannelName = keyof ChannelsConfig;
 
 /** One custom model entry, shaped close to `Model` in `src/agent/llm/types.ts` plus its `provider`. */
 export type CustomModelConfig = Static<typeof CustomModelSchema>;

@@ -15,7 +15,10 @@ import { type ConfigIssue, closest, joinPath } from "./errors.js";
 import { ConfigSchema, type ValidatedConfig } from "./schema.js";
 import { isSecretFieldName } from "./secret-names.js";
 
-/** File name of the precompiled validator the build writes next to the compiled validate.js. */
+/**
+ * File name of the precompiled validator the build writes next to the compiled validate.js.
+ * @public scripts/build.js reads it from the compiled module, which knip does not follow.
+ */
 export const PRECOMPILED_VALIDATOR_FILE = "config-validator.generated.cjs";
 
 const AJV_OPTIONS = { allErrors: true, useDefaults: true, coerceTypes: true, verbose: true } as const;
@@ -44,7 +47,10 @@ function validator(): ValidateFunction<ValidatedConfig> {
   return compiled;
 }
 
-/** The config validator as a standalone CommonJS module (for the build to write into dist/). */
+/**
+ * The config validator as a standalone CommonJS module (for the build to write into dist/).
+ * @public scripts/build.js calls it on the compiled module, which knip does not follow.
+ */
 export function precompiledValidatorSource(): string {
   const { Ajv } = require("ajv") as AjvModule;
   const standaloneCode =

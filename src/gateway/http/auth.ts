@@ -9,7 +9,7 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import type { Context } from "hono";
 import { getCookie, setCookie } from "hono/cookie";
 
-export const TOKEN_COOKIE = "sb_token";
+const TOKEN_COOKIE = "sb_token";
 
 /** Constant-time comparison (of digests, so the time does not depend on the length either). */
 function sameToken(given: string | undefined, expected: string): boolean {

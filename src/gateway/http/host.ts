@@ -5,7 +5,7 @@
  */
 
 /** Whether a `Host` header is `127.0.0.1`, `localhost` or `[::1]`, with or without a port. */
-export function isLoopbackHostHeader(host: string | undefined): boolean {
+function isLoopbackHostHeader(host: string | undefined): boolean {
   return /^(?:127\.0\.0\.1|localhost|\[::1\])(?::\d{1,5})?$/.test((host ?? "").trim().toLowerCase());
 }
 

@@ -11,8 +11,8 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom
 
 /** What happened to an inbound platform message at the dispatcher. */
 export type InboundOutcome = "accepted" | "duplicate" | "denied" | "command" | "dropped";
-/** How an agent run ended. */
-export type RunOutcome = "completed" | "error" | "aborted";
+/** How an agent run ended: the `outcome` label of the run metrics (the renderer's `RunOutcome` is what it shows). */
+export type RunOutcomeLabel = "completed" | "error" | "aborted";
 /** Result of one platform API request; `rate_limited` is an HTTP 429 (also counted separately). */
 export type PlatformCallOutcome = "ok" | "rate_limited" | "error";
 /** How an approval request ended; `remembered` is an earlier ♾️ approval of the same call. */
@@ -40,7 +40,7 @@ export interface SwitchboardMetrics {
   render(): Promise<{ contentType: string; body: string }>;
   inboundMessage(platform: string, outcome: InboundOutcome): void;
   runStarted(platform: string): void;
-  runFinished(platform: string, outcome: RunOutcome, durationMs: number): void;
+  runFinished(platform: string, outcome: RunOutcomeLabel, durationMs: number): void;
   setQueueDepth(depth: number, queue?: string): void;
   /** Samples the depth of `queue` (default `runs`) at every scrape instead of `setQueueDepth`. */
   sampleQueueDepth(sampler: GaugeSampler, queue?: string): void;

@@ -3,6 +3,7 @@
  * and `switchboard check` run together. The wiring code registers one probe per dependency; this
  * module knows none of them.
  */
+import { errorText } from "../../agent/errors.js";
 import { redactSecrets } from "../log.js";
 
 /** Outcome of one check; `detail` is a short human text (`PONG in 2 ms`, `401 Unauthorized`). */
@@ -30,11 +31,6 @@ export interface ReadinessReport {
   probes: ProbeReport[];
 }
 
-function firstLine(err: unknown): string {
-  const text = err instanceof Error ? err.message : String(err);
-  return redactSecrets(text.split("\n", 1)[0] ?? "error");
-}
-
 /** Runs every probe at once, each bounded by `timeoutMs` (default 2000). Ready when all are ok. */
 export async function runProbes(
   probes: readonly ReadinessProbe[],
@@ -55,7 +51,7 @@ export async function runProbes(
       try {
         result = await Promise.race([probe.check(), timeout]);
       } catch (err) {
-        result = { ok: false, detail: firstLine(err) };
+        result = { ok: false, detail: redactSecrets(errorText(err)) };
       } finally {
         clearTimeout(timer);
       }

@@ -22,7 +22,7 @@ import { type Handler, Hono } from "hono";
 import { TrieRouter } from "hono/router/trie-router";
 import { isLoopbackHost } from "../config/resolve.js";
 import type { HttpConfig } from "../config/types.js";
-import { type Logger, redactSecrets } from "../log.js";
+import type { Logger } from "../log.js";
 import { checkToken, isAuthorized } from "./auth.js";
 import { hostRule } from "./host.js";
 import { createMetrics, type SwitchboardMetrics } from "./metrics.js";
@@ -228,7 +228,7 @@ export function createHttpServer(options: HttpServerOptions): GatewayHttpServer 
             try {
               handler(incoming, outgoing);
             } catch (err) {
-              logger.error({ err: redactSecrets(String(err)), path }, "node handler threw");
+              logger.error({ err, path }, "node handler threw");
               if (!outgoing.headersSent) outgoing.writeHead(500, { "content-type": "application/json" });
               outgoing.end('{"error":"internal error"}');
             }

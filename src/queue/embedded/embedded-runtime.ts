@@ -12,7 +12,7 @@ import type { InboundMessage } from "../../adapters/types.js";
 import { type Clock, systemClock } from "../../agent/clock.js";
 import { findModel } from "../../agent/llm/models.js";
 import { LocalControlBus } from "../control-bus.js";
-import { Dispatcher } from "../dispatcher.js";
+import { Dispatcher, defaultOnError } from "../dispatcher.js";
 import { EventClaims } from "../event-claims.js";
 import type { RuntimeOptions } from "../redis/redis-runtime.js";
 import type { Waker } from "../state/types.js";
@@ -27,6 +27,7 @@ import type {
   Runtime,
   ThreadStatus,
 } from "../types.js";
+import { DEFAULT_COLLECT_WINDOW_MS } from "../types.js";
 import { plainInboundFormatter } from "../worker/item-messages.js";
 import { WorkerCore } from "../worker/worker-core.js";
 import { LocalScheduler } from "./local-scheduler.js";
@@ -40,11 +41,6 @@ export interface EmbeddedRuntimeOptions extends Omit<RuntimeOptions, "store"> {
   store?: SessionStore;
   /** Where the default file store keeps sessions. Default `./data`. */
   dataDir?: string;
-}
-
-function defaultOnError(error: unknown, context: string): void {
-  const text = error instanceof Error ? error.message : String(error);
-  console.error(`runtime: ${context}: ${text}`);
 }
 
 export class EmbeddedRuntime implements Runtime {
@@ -136,7 +132,7 @@ export class EmbeddedRuntime implements Runtime {
       resolveModel: o.resolveModel ?? findModel,
       fenceKey: (t) => `lease:${t}`,
       leaseTtlMs: o.leaseTtlMs ?? 15_000,
-      collectDebounceMs: o.collectDebounceMs ?? 500,
+      collectDebounceMs: o.collectDebounceMs ?? DEFAULT_COLLECT_WINDOW_MS,
       controlPollMs: o.controlPollMs ?? 1000,
       compaction: o.compaction,
       onError: this.onError,

@@ -8,7 +8,7 @@ import type { InboundMessage } from "../../adapters/types.js";
 import { type Clock, systemClock } from "../../agent/clock.js";
 import { findModel } from "../../agent/llm/models.js";
 import { RedisControlBus } from "../control-bus.js";
-import { Dispatcher } from "../dispatcher.js";
+import { Dispatcher, defaultOnError } from "../dispatcher.js";
 import { EventClaims } from "../event-claims.js";
 import { hasHashTag, RuntimeKeys } from "../keys.js";
 import type { DropPolicy, ThreadState } from "../state/types.js";
@@ -26,7 +26,8 @@ import type {
   Runtime,
   ThreadStatus,
 } from "../types.js";
-import type { CompactionConfig } from "../worker/compaction-step.js";
+import { DEFAULT_COLLECT_WINDOW_MS } from "../types.js";
+import type { CompactionConfig } from "../worker/holder-env.js";
 import { plainInboundFormatter } from "../worker/item-messages.js";
 import type { LeaseEvent } from "../worker/tenure.js";
 import { WorkerCore } from "../worker/worker-core.js";
@@ -46,7 +47,7 @@ export interface RuntimeOptions {
   collectDebounceMs?: number;
   /** How often a holder re-reads control state besides pub/sub notices. Default 1 s. */
   controlPollMs?: number;
-  /** Most queued messages per thread. Default 20. */
+  /** Most queued messages per thread. Default `DEFAULT_INBOX_CAP`. */
   inboxCap?: number;
   dropPolicy?: DropPolicy;
   /** Mode when `deliver` gets none. Default `steer`. */
@@ -115,11 +116,6 @@ export interface RedisRuntimeOptions extends RuntimeOptions {
    */
   waitReplicas?: number;
   waitReplicasTimeoutMs?: number;
-}
-
-function defaultOnError(error: unknown, context: string): void {
-  const text = error instanceof Error ? error.message : String(error);
-  console.error(`runtime: ${context}: ${text}`);
 }
 
 export class RedisRuntime implements Runtime {
@@ -232,7 +228,7 @@ export class RedisRuntime implements Runtime {
       resolveModel: o.resolveModel ?? findModel,
       fenceKey: (t) => this.keys.lease(t),
       leaseTtlMs,
-      collectDebounceMs: o.collectDebounceMs ?? 500,
+      collectDebounceMs: o.collectDebounceMs ?? DEFAULT_COLLECT_WINDOW_MS,
       controlPollMs: o.controlPollMs ?? 1000,
       compaction: o.compaction,
       onError: this.onError,

@@ -6,6 +6,7 @@
  */
 
 import { type Clock, systemClock } from "../../agent/clock.js";
+import { SwitchboardError } from "../../agent/errors.js";
 import { parseItem, parseItems } from "../inbox-item.js";
 import type { RuntimeKeys } from "../keys.js";
 import type {
@@ -43,14 +44,14 @@ export interface RedisThreadStateOptions {
 }
 
 /** An inbox append that fewer replicas than required confirmed in time (it may still be on the primary). */
-export class ReplicaWaitError extends Error {
+class ReplicaWaitError extends SwitchboardError {
   constructor(threadKey: string, acked: number, wanted: number, ms: number) {
     super(
+      "queue.replica_wait",
       `The inbox append of thread ${threadKey} was confirmed by ${acked} of ${wanted} replicas within ${ms} ms, ` +
         "so the delivery is refused and the platform redelivers. Check the replicas of the Redis primary " +
         "that holds the thread, or lower runtime.waitReplicas.",
     );
-    this.name = "ReplicaWaitError";
   }
 }
 

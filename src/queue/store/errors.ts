@@ -1,21 +1,19 @@
 /**
- * Errors of the session stores. Each has a stable `code` for callers that branch on it.
+ * Errors of the session stores. Each has a stable namespaced `code` for callers that branch on it.
  */
+import { SwitchboardError } from "../../agent/errors.js";
 
 export type StoreErrorCode =
-  | "LEASE_LOST"
-  | "SESSION_NOT_FOUND"
-  | "ENTRY_NOT_FOUND"
-  | "INVALID_ENTRY"
-  | "INVALID_IMPORT";
+  | "thread.lease_lost"
+  | "session.not_found"
+  | "session.entry_not_found"
+  | "session.invalid_entry"
+  | "session.invalid_import";
 
-export class StoreError extends Error {
-  constructor(
-    readonly code: StoreErrorCode,
-    message: string,
-  ) {
-    super(message);
-    this.name = new.target.name;
+class StoreError extends SwitchboardError {
+  declare readonly code: StoreErrorCode;
+  constructor(code: StoreErrorCode, message: string) {
+    super(code, message);
   }
 }
 
@@ -29,7 +27,7 @@ export class LeaseLostError extends StoreError {
     readonly fenceKey: string,
   ) {
     super(
-      "LEASE_LOST",
+      "thread.lease_lost",
       `Lost the lease on thread ${threadKey} (${fenceKey} no longer holds this worker's token); nothing was written. Stop working on this thread; its new holder continues.`,
     );
   }
@@ -41,7 +39,7 @@ export class SessionNotFoundError extends StoreError {
     readonly sessionId?: string,
   ) {
     super(
-      "SESSION_NOT_FOUND",
+      "session.not_found",
       sessionId === undefined
         ? `Thread ${threadKey} has no session; create one with createSession() first.`
         : `Session ${sessionId} does not exist in thread ${threadKey}; list them with listSessions().`,
@@ -56,7 +54,7 @@ export class EntryNotFoundError extends StoreError {
     readonly entryId: string,
   ) {
     super(
-      "ENTRY_NOT_FOUND",
+      "session.entry_not_found",
       `Entry ${entryId} does not exist in session ${sessionId} of thread ${threadKey}; parent and leaf ids must name stored entries.`,
     );
   }
@@ -64,12 +62,12 @@ export class EntryNotFoundError extends StoreError {
 
 export class InvalidEntryError extends StoreError {
   constructor(message: string) {
-    super("INVALID_ENTRY", message);
+    super("session.invalid_entry", message);
   }
 }
 
 export class InvalidImportError extends StoreError {
   constructor(message: string) {
-    super("INVALID_IMPORT", message);
+    super("session.invalid_import", message);
   }
 }

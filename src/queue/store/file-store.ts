@@ -107,10 +107,7 @@ export class FileSessionStore implements SessionStore {
       meta = parseMetaFile(threadKey, JSON.parse(await readFile(path, "utf8")));
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== "ENOENT") {
-        this.logger.warn(
-          { path, error: String(err) },
-          "Thread meta file is unreadable; rebuilding it from the sessions",
-        );
+        this.logger.warn({ path, err }, "Thread meta file is unreadable; rebuilding it from the sessions");
         meta = await this.rebuildMeta(threadKey);
       } else if (await this.hasSessionFiles(threadKey)) {
         meta = await this.rebuildMeta(threadKey);

@@ -101,7 +101,7 @@ export function leafSettingsOf(entries: readonly SessionEntry[]): { model?: stri
 }
 
 /** Splits `provider/modelId` at the first slash (model ids may contain slashes, providers do not). */
-export function parseModelRef(ref: string): { provider: string; modelId: string } {
+function parseModelRef(ref: string): { provider: string; modelId: string } {
   const slash = ref.indexOf("/");
   if (slash <= 0 || slash === ref.length - 1)
     throw new InvalidEntryError(`Model "${ref}" is not of the form "provider/modelId".`);

@@ -271,7 +271,7 @@ export class RedisWebChatStore implements WebChatStore {
         // Back after a drop (or on another cluster node): what was published meanwhile is lost, so
         // listeners re-read the state.
         resubscribed: () => this.emit({ type: "resync" }),
-        error: (err) => this.warn("web chat: change feed connection error", { err: String(err) }),
+        error: (err) => this.warn("web chat: change feed connection error", { err }),
       },
       `${this.prefix}web-feed`,
     );

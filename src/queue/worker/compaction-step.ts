@@ -6,12 +6,10 @@
  * holder's fenced, ordered writer, and gives the running loop the shortened history.
  */
 import { complete } from "../../agent/llm/stream.js";
-import type { Model } from "../../agent/llm/types.js";
 import {
   branchBeforeFailure,
   type CompactionSettings,
   type CompactOptions,
-  type CompleteFn,
   compact,
   compactionEntryInput,
   DEFAULT_COMPACTION_SETTINGS,
@@ -21,33 +19,15 @@ import {
 } from "../../agent/session/compaction/index.js";
 import { buildSessionContext } from "../../agent/session/context.js";
 import type { AgentMessage } from "../../agent/types.js";
+import type { CompactOutcome } from "../../extensions/types.js";
 import { applyView, withoutFailedTail } from "./compaction-view.js";
+import type { CompactionConfig, HolderEnv } from "./holder-env.js";
 import { emitSessionEvent } from "./session-events.js";
 import type { Tenure } from "./tenure.js";
-import type { HolderEnv } from "./thread-holder.js";
 import type { ThreadSession } from "./thread-session.js";
-
-/** How the runtime compacts sessions. */
-export interface CompactionConfig {
-  /** Thresholds; default `DEFAULT_COMPACTION_SETTINGS` (`enabled: false` turns automatic compaction off). */
-  settings?: CompactionSettings;
-  /** The summary request; default `complete` of the provider registry. */
-  complete?: CompleteFn;
-  /** Request options for the model (API key, headers). */
-  options?: (model: Model) => CompactOptions | Promise<CompactOptions>;
-}
 
 /** Why a compaction is attempted. */
 export type CompactionTrigger = "threshold" | "overflow" | "manual";
-
-/** What a compaction attempt did. */
-export interface CompactionAttempt {
-  compacted: boolean;
-  /** Why nothing was compacted. */
-  reason?: string;
-  tokensBefore?: number;
-  tokensAfter?: number;
-}
 
 export class ThreadCompactor {
   private busy: Promise<unknown> = Promise.resolve();
@@ -104,7 +84,7 @@ export class ThreadCompactor {
   compact(
     trigger: CompactionTrigger,
     o: { history?: AgentMessage[]; instructions?: string; signal?: AbortSignal } = {},
-  ): Promise<CompactionAttempt> {
+  ): Promise<CompactOutcome> {
     const job = this.busy.then(() => this.run(trigger, o));
     this.busy = job;
     return job;
@@ -142,7 +122,7 @@ export class ThreadCompactor {
   private async run(
     trigger: CompactionTrigger,
     o: { history?: AgentMessage[]; instructions?: string; signal?: AbortSignal },
-  ): Promise<CompactionAttempt> {
+  ): Promise<CompactOutcome> {
     const { session } = this;
     const threadKey = this.tenure.threadKey;
     try {

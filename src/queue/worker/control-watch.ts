@@ -5,8 +5,9 @@
  * model or thinking level applies from its next LLM call). Pub/sub notices are only the fast path:
  * a lost notice delays a signal until the next checkpoint or poll, never loses it.
  */
+
+import type { HolderEnv } from "./holder-env.js";
 import type { Tenure } from "./tenure.js";
-import type { HolderEnv } from "./thread-holder.js";
 import type { ThreadSession } from "./thread-session.js";
 
 export class ControlWatch {

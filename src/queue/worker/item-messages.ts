@@ -36,7 +36,7 @@ export interface ItemGroup {
 }
 
 /** The mark of a message made of `items` (in seq order, at least one). */
-export function inboxMark(items: readonly InboxItem[]): InboxMark {
+function inboxMark(items: readonly InboxItem[]): InboxMark {
   const first = items[0];
   const last = items[items.length - 1];
   if (!first || !last) throw new Error("inboxMark needs at least one inbox item.");
@@ -47,7 +47,7 @@ export function inboxMark(items: readonly InboxItem[]): InboxMark {
  * The entry id of the message with `mark`: 8 hex characters like every other entry id, the same
  * for the same items (the store gives a fresh one on the rare clash; the mark stays in `inbox`).
  */
-export function markedEntryId(mark: InboxMark): string {
+function markedEntryId(mark: InboxMark): string {
   return createHash("sha256").update(`q${mark.first}-${mark.last}-${mark.at}`).digest("hex").slice(0, 8);
 }
 

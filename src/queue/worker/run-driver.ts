@@ -17,11 +17,11 @@ import { ActiveRun } from "./active-run.js";
 import type { AgentBinding, CachedAgent } from "./agent-cache.js";
 import type { ThreadCompactor } from "./compaction-step.js";
 import type { ControlWatch } from "./control-watch.js";
+import type { HolderEnv } from "./holder-env.js";
 import { heldSeqs } from "./item-messages.js";
 import { postNotice } from "./notices.js";
 import { danglingToolResults, needsAnswer } from "./recovery.js";
 import type { Tenure } from "./tenure.js";
-import type { HolderEnv } from "./thread-holder.js";
 import type { ThreadSession } from "./thread-session.js";
 
 export class RunDriver implements AgentBinding {

@@ -4,13 +4,15 @@
  * in order with the messages around them and hands them here between runs; each is the tenure's
  * work from `begin` to `settled`, like a run.
  */
+
+import type { CompactOutcome } from "../../extensions/types.js";
 import type { ControlState } from "../state/types.js";
 import type { InboxItem } from "../types.js";
-import type { CompactionAttempt, ThreadCompactor } from "./compaction-step.js";
+import type { ThreadCompactor } from "./compaction-step.js";
+import type { HolderEnv } from "./holder-env.js";
 import { postNotice } from "./notices.js";
 import { emitSessionEvent } from "./session-events.js";
 import type { Tenure, TenureWork } from "./tenure.js";
-import type { HolderEnv } from "./thread-holder.js";
 import type { ThreadSession } from "./thread-session.js";
 
 /** `/new` runs to its end once started (it only writes a new session header). */
@@ -112,7 +114,7 @@ export class SessionCommands {
     const c = await this.env.state.readControl(this.threadKey);
     const work = new ManualCompaction(c.stops);
     if (!(await this.begin(work))) return;
-    const r: CompactionAttempt = await compactor.compact("manual", {
+    const r: CompactOutcome = await compactor.compact("manual", {
       ...(item.instructions !== undefined ? { instructions: item.instructions } : {}),
       signal: work.signal,
     });

@@ -7,30 +7,14 @@
  */
 
 import { LeaseLostError } from "../store/errors.js";
-import type { SessionStore } from "../store/types.js";
-import type { AgentFactory, InboundFormatter, ModelResolver, RunSinkFactory } from "../types.js";
-import type { AgentCache } from "./agent-cache.js";
-import type { CompactionConfig } from "./compaction-step.js";
 import { ThreadCompactor } from "./compaction-step.js";
 import { ControlWatch } from "./control-watch.js";
+import type { HolderEnv } from "./holder-env.js";
 import { LeaseRenewer } from "./lease-renewer.js";
 import { RunDriver } from "./run-driver.js";
 import { SessionCommands } from "./session-commands.js";
-import type { Tenure, TenureEnv, TenureState } from "./tenure.js";
+import type { Tenure, TenureState } from "./tenure.js";
 import { ThreadSession } from "./thread-session.js";
-
-/** Everything a holder needs; shared by all holders of one worker process. */
-export interface HolderEnv extends TenureEnv {
-  store: SessionStore;
-  cache: AgentCache;
-  factory: AgentFactory;
-  sinks: RunSinkFactory;
-  format: InboundFormatter;
-  resolveModel: ModelResolver;
-  fenceKey: (threadKey: string) => string;
-  controlPollMs: number;
-  compaction: CompactionConfig | undefined;
-}
 
 export class ThreadHolder {
   private readonly session: ThreadSession;

@@ -18,15 +18,15 @@ import { LeaseLostError } from "../store/errors.js";
 import type { Fence } from "../store/types.js";
 import type { ThreadAgent } from "../types.js";
 import type { AgentBinding, AgentDriver, CachedAgent } from "./agent-cache.js";
+import type { HolderEnv } from "./holder-env.js";
 import { emitSessionEvent } from "./session-events.js";
 import type { Tenure } from "./tenure.js";
-import type { HolderEnv } from "./thread-holder.js";
 
-export function modelRef(model: Model): string {
+function modelRef(model: Model): string {
   return `${model.provider}/${model.id}`;
 }
 
-export function asThinkingLevel(v: string | undefined): ThinkingLevel | undefined {
+function asThinkingLevel(v: string | undefined): ThinkingLevel | undefined {
   return THINKING_LEVELS.find((l) => l === v);
 }
 

@@ -8,8 +8,9 @@ import { randomUUID } from "node:crypto";
 import type { ControlBus } from "../control-bus.js";
 import type { ThreadState } from "../state/types.js";
 import { AgentCache } from "./agent-cache.js";
+import type { HolderEnv } from "./holder-env.js";
 import { Tenure } from "./tenure.js";
-import { type HolderEnv, ThreadHolder } from "./thread-holder.js";
+import { ThreadHolder } from "./thread-holder.js";
 
 /** Re-wakes a thread: sets its wake flag (overwriting) and makes sure a job exists. */
 export type Rewake = (threadKey: string) => Promise<void>;

@@ -8,8 +8,8 @@ import { ManualClock } from "../../../src/adapters/render/clock.js";
 import { readBotApiAnswer } from "../../../src/adapters/telegram/http.js";
 import { TelegramAdapter, type TelegramAdapterConfig } from "../../../src/adapters/telegram/index.js";
 import { MAX_EMPTY_WAIT_MS } from "../../../src/adapters/telegram/polling.js";
-import type { AdapterLogger } from "../../../src/adapters/types.js";
 import { ChannelError } from "../../../src/adapters/types.js";
+import type { StructuredLogger } from "../../../src/agent/logger.js";
 import { FakeTelegram, type FakeTelegramOptions } from "../../fakes/telegram/server.js";
 import { Received } from "../contract.js";
 import { settle, until } from "../support/drive.js";
@@ -28,7 +28,12 @@ function recordingLog() {
     (obj: object, msg?: string): void => {
       lines.push({ level, obj, ...(msg ? { msg } : {}) });
     };
-  const log: AdapterLogger = { debug: at("debug"), info: at("info"), warn: at("warn"), error: at("error") };
+  const log: StructuredLogger = {
+    debug: at("debug"),
+    info: at("info"),
+    warn: at("warn"),
+    error: at("error"),
+  };
   return { log, lines };
 }
 
@@ -74,7 +79,7 @@ describe("Telegram failures say what happened", () => {
       "text/html",
     );
     const err = await failure(adapter.post(`telegram:${chat.id}:0:0`, "hello"));
-    expect(err.code).toBe("network");
+    expect(err.kind).toBe("network");
     expect(err.message).toContain(
       "Telegram sendMessage failed: HTTP 502 Bad Gateway: <html><body><h1>502 Bad Gateway",
     );

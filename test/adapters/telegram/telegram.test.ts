@@ -269,11 +269,11 @@ describe("Telegram outbound", () => {
     fake.rateLimitNext(1, 7);
     const limited = await adapter.post(`telegram:${GROUP.id}:0:0`, "x").catch((e: unknown) => e);
     expect(limited).toBeInstanceOf(ChannelError);
-    expect(limited).toMatchObject({ code: "rate_limited", retryAfterMs: 7000, platform: "telegram" });
-    await expect(adapter.edit(`telegram:${GROUP.id}:999`, "y")).rejects.toMatchObject({ code: "not_found" });
+    expect(limited).toMatchObject({ kind: "rate_limited", retryAfterMs: 7000, platform: "telegram" });
+    await expect(adapter.edit(`telegram:${GROUP.id}:999`, "y")).rejects.toMatchObject({ kind: "not_found" });
     const bad = new TelegramAdapter({ token: `${BOT_ID}:WRONG`, apiRoot: fake.apiRoot() });
     const err = await bad.post(`telegram:${GROUP.id}:0:0`, "x").catch((e: unknown) => e);
-    expect(err).toMatchObject({ code: "unauthorized" });
+    expect(err).toMatchObject({ kind: "unauthorized" });
     expect(String((err as Error).message)).not.toContain("WRONG");
   });
 

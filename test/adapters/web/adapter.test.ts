@@ -40,19 +40,19 @@ describe("web chat adapter, outbound", () => {
     const adapter = new WebChatAdapter();
     const { threadKey } = await adapter.createConversation();
     const ref = await adapter.post(threadKey, "hello");
-    expect((await rejection(adapter.post("telegram:1:0:0", "hi"))).code).toBe("bad_request");
-    expect((await rejection(adapter.post(threadKey, "   "))).code).toBe("bad_request");
-    expect((await rejection(adapter.post(threadKey, "x".repeat(100_001)))).code).toBe("too_long");
-    expect((await rejection(adapter.edit("web:cnothere00:m1", "hi"))).code).toBe("not_found");
-    expect((await rejection(adapter.edit("slack:T:C:1", "hi"))).code).toBe("not_found");
+    expect((await rejection(adapter.post("telegram:1:0:0", "hi"))).kind).toBe("bad_request");
+    expect((await rejection(adapter.post(threadKey, "   "))).kind).toBe("bad_request");
+    expect((await rejection(adapter.post(threadKey, "x".repeat(100_001)))).kind).toBe("too_long");
+    expect((await rejection(adapter.edit("web:cnothere00:m1", "hi"))).kind).toBe("not_found");
+    expect((await rejection(adapter.edit("slack:T:C:1", "hi"))).kind).toBe("not_found");
     const otherConversation = (await adapter.createConversation()).id;
     expect(
-      (await rejection(adapter.edit(ref.replace(/web:c\w+:/, `web:${otherConversation}:`), "hi"))).code,
+      (await rejection(adapter.edit(ref.replace(/web:c\w+:/, `web:${otherConversation}:`), "hi"))).kind,
     ).toBe("not_found");
     await adapter.delete(ref);
     const gone = await rejection(adapter.edit(ref, "again"));
     expect(isChannelError(gone, "not_found")).toBe(true);
-    expect((await rejection(adapter.delete(ref))).code).toBe("not_found");
+    expect((await rejection(adapter.delete(ref))).kind).toBe("not_found");
   });
 
   it("posts into a conversation this process forgot (a restart), creating it", async () => {
@@ -78,7 +78,7 @@ describe("web chat adapter, outbound", () => {
       "message 3",
       "message 4",
     ]);
-    expect((await rejection(adapter.edit(refs[0] as string, "x"))).code).toBe("not_found");
+    expect((await rejection(adapter.edit(refs[0] as string, "x"))).kind).toBe("not_found");
 
     const first = await clocked.createConversation();
     now += 10;

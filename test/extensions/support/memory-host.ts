@@ -8,6 +8,7 @@ import type {
   CompactOutcome,
   ControlOutcome,
   DeliverAs,
+  DeliveryMode,
   ExtensionHost,
   ThreadSettings,
   ThreadStatusView,
@@ -31,7 +32,7 @@ export class MemoryHost implements ExtensionHost {
   readonly calls: string[] = [];
   settings: ThreadSettings = { model: undefined, thinkingLevel: undefined };
   running = false;
-  queueMode = "steer";
+  queueMode: DeliveryMode = "steer";
   inboxDepth = 0;
   contextTokens: number | undefined = 12_000;
   session: ThreadStatusView["session"] = undefined;

@@ -13,7 +13,7 @@ import type { AgentMessage, AgentTool } from "../../../src/agent/types.js";
 import type { RecordingSinks } from "../../../src/queue/recording-sink.js";
 import type { SessionStore } from "../../../src/queue/store/types.js";
 import type { AgentFactory, DeliveryMode, Runtime } from "../../../src/queue/types.js";
-import type { CompactionConfig } from "../../../src/queue/worker/compaction-step.js";
+import type { CompactionConfig } from "../../../src/queue/worker/holder-env.js";
 import { type Gate, type ScriptedStream, scriptedModel } from "../../support/scripted-stream.js";
 import type { LeaseLog } from "./lease-log.js";
 import type { TestClock } from "./test-clock.js";

@@ -36,7 +36,8 @@ export interface CompactionData {
   details: CompactionDetails;
 }
 
-export type CompactOutcome =
+/** What `compact` made: the compaction entry's data, or why the summary failed (data, never a throw). */
+export type CompactionResult =
   | { ok: true; compaction: CompactionData; usage: Usage }
   | {
       ok: false;
@@ -116,7 +117,7 @@ export async function compact(
   model: Model,
   options: CompactOptions = {},
   completeFn: CompleteFn = complete,
-): Promise<CompactOutcome> {
+): Promise<CompactionResult> {
   const { customInstructions, ...streamOptions } = options;
   const { settings, previousSummary } = preparation;
   const usage = emptyUsage();

@@ -1,7 +1,7 @@
 export {
   type CompactionData,
+  type CompactionResult,
   type CompactOptions,
-  type CompactOutcome,
   type CompleteFn,
   compact,
   compactionEntryInput,

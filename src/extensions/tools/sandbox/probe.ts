@@ -8,11 +8,13 @@
  * cannot run it (the workspace root is not reachable for it, say), the sandbox runs as root with a
  * warning that the process limit does not hold.
  */
+
 import { execFile } from "node:child_process";
 import { accessSync, chmodSync, constants, existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { promisify } from "node:util";
+import { SwitchboardError } from "../../../agent/errors.js";
 import { type BwrapFeatures, createBwrapRunner } from "./bwrap.js";
 import { createDirectRunner } from "./direct.js";
 import { createEtcView } from "./etc-view.js";
@@ -54,8 +56,10 @@ export interface ProbeOptions {
 }
 
 /** `bwrap` mode could not be honoured; start fails with this. */
-export class SandboxUnavailableError extends Error {
-  override readonly name = "SandboxUnavailableError";
+export class SandboxUnavailableError extends SwitchboardError {
+  constructor(message: string) {
+    super("sandbox.unavailable", message);
+  }
 }
 
 /** The absolute path of `name` on `path`, if it is there and executable. */
