@@ -11,6 +11,7 @@ import {
   type AdapterLogger,
   type ChannelAdapter,
   type ChannelAdapterFactory,
+  type CredentialProbe,
   ChannelError,
   type CommandSpec,
   type ConnectionLease,
@@ -29,6 +30,7 @@ import { Conversations } from "./conversations.js";
 import { discordReactionPath } from "./emoji.js";
 import { DiscordEvents } from "./events.js";
 import { fetchHistory } from "./history.js";
+import { discordProbe } from "./probe.js";
 import { decodeMessageRef, decodeThreadKey, encodeMessageRef, encodeThreadKey } from "./ids.js";
 import { DISCORD_CONTENT_LIMIT } from "./interactions.js";
 import { ShardConnection } from "./shard.js";
@@ -278,6 +280,11 @@ export class DiscordAdapter implements ChannelAdapter {
 
   fetchHistory(threadKey: string, limit: number, before?: MessageRef): Promise<HistoryMessage[]> {
     return fetchHistory(this.api, this.conv, threadKey, limit, before);
+  }
+
+  /** `users/@me` with the bot token. */
+  probe(): CredentialProbe[] {
+    return [discordProbe(this.config.token, this.config.apiUrl)];
   }
 
   async registerCommands(commands: CommandSpec[]): Promise<void> {
