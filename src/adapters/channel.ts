@@ -6,13 +6,7 @@
  * gateway reads only definitions and the `ChannelAdapter` contract, never a platform's name.
  */
 import type { Static, TObject, TProperties } from "@sinclair/typebox";
-import type {
-  AdapterLogger,
-  ChannelAdapter,
-  ConnectionLease,
-  EventDeduper,
-  KeyValueStore,
-} from "./types.js";
+import type { AdapterLogger, ChannelAdapter, ConnectionLease, EventDeduper, KeyValueStore } from "./types.js";
 import type { WebAuthStore } from "./web/auth-store.js";
 import type { WebChatStore } from "./web/store-types.js";
 

@@ -11,11 +11,11 @@ import {
   type AdapterLogger,
   type ChannelAdapter,
   type ChannelAdapterFactory,
-  type CredentialProbe,
   ChannelError,
   type CommandSpec,
   type ConnectionLease,
   type ConnectionStatus,
+  type CredentialProbe,
   type EditOptions,
   type EventDeduper,
   type HistoryMessage,
@@ -30,9 +30,9 @@ import { Conversations } from "./conversations.js";
 import { discordReactionPath } from "./emoji.js";
 import { DiscordEvents } from "./events.js";
 import { fetchHistory } from "./history.js";
-import { discordProbe } from "./probe.js";
 import { decodeMessageRef, decodeThreadKey, encodeMessageRef, encodeThreadKey } from "./ids.js";
 import { DISCORD_CONTENT_LIMIT } from "./interactions.js";
+import { discordProbe } from "./probe.js";
 import { ShardConnection } from "./shard.js";
 
 /** The gateway intents the adapter needs. MessageContent is privileged: enable it in the portal. */

@@ -10,10 +10,10 @@ import {
   type AdapterLogger,
   type ChannelAdapter,
   type ChannelAdapterFactory,
-  type ChannelRoute,
-  type CredentialProbe,
   ChannelError,
+  type ChannelRoute,
   type ConnectionStatus,
+  type CredentialProbe,
   type EditOptions,
   type EventDeduper,
   type HistoryMessage,
@@ -26,9 +26,9 @@ import {
 import { BoltLogger } from "./bolt-logger.js";
 import { slackNameFromEmoji } from "./emoji.js";
 import { SlackEvents } from "./events.js";
-import { slackProbes } from "./probe.js";
 import { acknowledgeMalformedEvent, guardRequestListener } from "./http-guard.js";
 import { decodeMessageRef, decodeThreadKey, encodeMessageRef, encodeThreadKey, isDmChannel } from "./ids.js";
+import { slackProbes } from "./probe.js";
 import { ThreadMembership } from "./threads.js";
 import { type SlackIdentity, SlackWeb } from "./web.js";
 

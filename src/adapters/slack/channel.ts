@@ -46,7 +46,10 @@ export const slackChannel = defineChannel({
     const inbound = !ctx.inbound
       ? undefined
       : c.mode === "socket"
-        ? { mode: "socket" as const, appToken: required(c.appToken, "channels.slack.appToken", "SLACK_APP_TOKEN") }
+        ? {
+            mode: "socket" as const,
+            appToken: required(c.appToken, "channels.slack.appToken", "SLACK_APP_TOKEN"),
+          }
         : {
             mode: "http" as const,
             signingSecret: required(c.signingSecret, "channels.slack.signingSecret", "SLACK_SIGNING_SECRET"),

@@ -13,7 +13,13 @@ const SLACK_REFUSALS = new Set([
   "token_expired",
 ]);
 
-function slackCall(api: string, method: string, token: string, ok: (body: Record<string, unknown>) => string, fix: string) {
+function slackCall(
+  api: string,
+  method: string,
+  token: string,
+  ok: (body: Record<string, unknown>) => string,
+  fix: string,
+) {
   return () =>
     askPlatform(
       `${api}${method}`,
@@ -27,7 +33,11 @@ function slackCall(api: string, method: string, token: string, ok: (body: Record
 }
 
 /** The bot token's check, plus the app token's when `appToken` is given (Socket Mode). */
-export function slackProbes(botToken: string, appToken: string | undefined, apiUrl: string | undefined): CredentialProbe[] {
+export function slackProbes(
+  botToken: string,
+  appToken: string | undefined,
+  apiUrl: string | undefined,
+): CredentialProbe[] {
   const api = (apiUrl ?? "https://slack.com/api/").replace(/\/*$/, "/");
   const probes: CredentialProbe[] = [
     {

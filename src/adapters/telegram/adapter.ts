@@ -18,8 +18,8 @@ import type {
   ChannelRoute,
   CommandSpec,
   ConnectionLease,
-  CredentialProbe,
   ConnectionStatus,
+  CredentialProbe,
   EditOptions,
   EventDeduper,
   HistoryMessage,
@@ -236,7 +236,11 @@ export class TelegramAdapter implements ChannelAdapter {
   routes(): ChannelRoute[] {
     if (this.config.mode !== "webhook") return [];
     return [
-      { method: "POST", path: this.config.webhook?.path ?? "/telegram/webhook", handle: this.webhookCallback },
+      {
+        method: "POST",
+        path: this.config.webhook?.path ?? "/telegram/webhook",
+        handle: this.webhookCallback,
+      },
     ];
   }
 

@@ -73,7 +73,9 @@ export const telegramChannel = defineChannel({
     const { TelegramAdapter } = await import("./adapter.js");
     const token = required(c.botToken, "channels.telegram.botToken", "TELEGRAM_BOT_TOKEN");
     const pollLease =
-      c.mode === "polling" && ctx.inbound ? ctx.lease?.(`telegram:polling:${token.split(":")[0]}`) : undefined;
+      c.mode === "polling" && ctx.inbound
+        ? ctx.lease?.(`telegram:polling:${token.split(":")[0]}`)
+        : undefined;
     return new TelegramAdapter({
       token,
       mode: c.mode,
@@ -83,7 +85,9 @@ export const telegramChannel = defineChannel({
         : {}),
       ...(pollLease ? { lease: pollLease } : {}),
       pollTimeoutSeconds: c.pollTimeoutSeconds,
-      ...(c.editIntervalMs ? { editIntervalMs: c.editIntervalMs, groupEditIntervalMs: c.editIntervalMs } : {}),
+      ...(c.editIntervalMs
+        ? { editIntervalMs: c.editIntervalMs, groupEditIntervalMs: c.editIntervalMs }
+        : {}),
       ...ctx.shared,
       logger: ctx.logger,
     });

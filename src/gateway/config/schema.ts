@@ -111,9 +111,9 @@ export type ChannelSchemas<R> = {
 };
 
 /** The `channels` section for the channels of `registry`. */
-export function channelsSchema<R extends Readonly<Record<string, { fields: TProperties; description: string }>>>(
-  registry: R,
-): TObject<ChannelSchemas<R>> {
+export function channelsSchema<
+  R extends Readonly<Record<string, { fields: TProperties; description: string }>>,
+>(registry: R): TObject<ChannelSchemas<R>> {
   const sections: TProperties = {};
   for (const [name, definition] of Object.entries(registry))
     sections[name] = Obj({ ...channelCommon(), ...definition.fields }, definition.description);
@@ -439,9 +439,9 @@ export const LoggingSchema = Obj(
 );
 
 /** The whole file's schema for the channels of `registry` (a test may add its own platform). */
-export function configSchema<R extends Readonly<Record<string, { fields: TProperties; description: string }>>>(
-  registry: R,
-) {
+export function configSchema<
+  R extends Readonly<Record<string, { fields: TProperties; description: string }>>,
+>(registry: R) {
   return Type.Object(
     {
       channels: channelsSchema(registry),
