@@ -25,6 +25,3 @@ export const CHANNELS = {
 
 /** The built-in channels as a registry (each definition's settings type erased, see `registered`). */
 export const BUILT_IN_CHANNELS = CHANNELS as unknown as ChannelRegistry;
-
-/** The built-in platforms, in the registry's order. */
-export const PLATFORMS = Object.keys(CHANNELS) as Platform[];

@@ -7,7 +7,7 @@ import { Type } from "@sinclair/typebox";
 import { defineChannel } from "../channel.js";
 
 /** The user id of the person at the web chat page (the web adapter's default identity). */
-export const WEB_USER_ID = "web:local";
+const WEB_USER_ID = "web:local";
 
 /**
  * The web chat's admins. The page is reached only by signing in with a link that `switchboard start`

@@ -8,9 +8,6 @@ import { CHANNELS } from "../../adapters/registry.js";
 import type { Platform } from "../../adapters/types.js";
 import type { ChannelCommonConfig, ChannelsConfig } from "../config/types.js";
 
-export { PLATFORMS } from "../../adapters/registry.js";
-export { WEB_USER_ID } from "../../adapters/web/channel.js";
-
 /**
  * The platform of `threadKey` (`slack:T1:C2:1712.33` → `slack`) among the `known` ones (default
  * the built-in channels; pass `config.channels` where a registry may add more); undefined for a key

@@ -111,9 +111,9 @@ export type ChannelSchemas<R> = {
 };
 
 /** The `channels` section for the channels of `registry`. */
-export function channelsSchema<
-  R extends Readonly<Record<string, { fields: TProperties; description: string }>>,
->(registry: R): TObject<ChannelSchemas<R>> {
+function channelsSchema<R extends Readonly<Record<string, { fields: TProperties; description: string }>>>(
+  registry: R,
+): TObject<ChannelSchemas<R>> {
   const sections: TProperties = {};
   for (const [name, definition] of Object.entries(registry))
     sections[name] = Obj({ ...channelCommon(), ...definition.fields }, definition.description);

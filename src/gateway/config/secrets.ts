@@ -83,7 +83,7 @@ export function findLiteralSecrets(tree: unknown): ConfigIssue[] {
 }
 
 /** The environment defaults the channels of `registry` declare, as config paths. */
-export function channelEnvDefaults(registry: ChannelRegistry): Record<string, string> {
+function channelEnvDefaults(registry: ChannelRegistry): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, definition] of Object.entries(registry))
     for (const [field, variable] of Object.entries(definition.env ?? {}))

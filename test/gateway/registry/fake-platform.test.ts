@@ -112,14 +112,14 @@ describe("a platform registered with one line", () => {
   it("is checked by switchboard check through its adapter's probe", async () => {
     const run = async (token: string) => {
       const loaded = load({ FAKE_TOKEN: token });
-      let out = "";
+      const out: string[] = [];
       const code = await runCheck(false, loaded, {
         handlers: createCliHandlers({ channels }),
-        io: { stdout: (t) => void (out += t), stderr: (t) => void (out += t) },
+        io: { stdout: (t) => out.push(t), stderr: (t) => out.push(t) },
         env: {},
         createLogger: () => silentLogger(),
       });
-      return { code, out, adapter: builtFakes.at(-1) };
+      return { code, out: out.join(""), adapter: builtFakes.at(-1) };
     };
     const good = await run("fake-good-token");
     expect(good.out).toContain("✓ fake: bot @fakebot");

@@ -16,7 +16,7 @@ import type {
 } from "../../../../src/adapters/types.js";
 
 /** The platform's name. `Platform` lists the built-in ones; a test platform widens it here. */
-export const FAKE = "fake" as Platform;
+const FAKE = "fake" as Platform;
 
 export interface FakeAdapterConfig {
   token: string;
