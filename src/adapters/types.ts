@@ -12,6 +12,8 @@
  *   handle rate limits and "not modified" without SDK knowledge.
  * - Bad input from the platform (malformed updates) is logged and dropped, never thrown to the caller.
  */
+
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { SwitchboardError } from "../agent/errors.js";
 
 /** The chat platforms Switchboard speaks. */
@@ -267,6 +269,40 @@ export interface ChannelAdapter {
   fetchHistory?(threadKey: string, limit: number, before?: MessageRef): Promise<HistoryMessage[]>;
   /** Register commands in the platform's command menu. */
   registerCommands?(commands: CommandSpec[]): Promise<void>;
+  /**
+   * The checks `switchboard check` runs against the platform with the configured credentials (who
+   * the token belongs to). Works without `start()`. Absent: nothing to check (the web chat).
+   */
+  probe?(): CredentialProbe[];
+  /**
+   * HTTP routes the platform calls (webhooks), which the gateway's HTTP server serves publicly and
+   * before the web chat; each authenticates its requests itself (a signature, a secret header).
+   * Empty or absent when events arrive over a connection the adapter opens.
+   */
+  routes?(): ChannelRoute[];
+}
+
+/** One check of `probe()`: `name` as `check` prints it, `check` never throws for a platform's answer. */
+export interface CredentialProbe {
+  name: string;
+  check(): Promise<CredentialCheck>;
+}
+
+/**
+ * A check's answer: `detail` says what answered (never a token); `refused` when the platform
+ * answered and refused the credentials (a config error, with the variable to fix in `detail`).
+ */
+export interface CredentialCheck {
+  ok: boolean;
+  detail?: string;
+  refused?: boolean;
+}
+
+/** A webhook route of an adapter: a plain Node handler that owns the request body and response. */
+export interface ChannelRoute {
+  method: "GET" | "POST";
+  path: string;
+  handle(req: IncomingMessage, res: ServerResponse): void;
 }
 
 /** Normalised kinds of platform failure. */

@@ -14,6 +14,7 @@ import {
   type CommandSpec,
   type ConnectionLease,
   type ConnectionStatus,
+  type CredentialProbe,
   type EditOptions,
   type HistoryMessage,
   type InboundHandlers,
@@ -29,6 +30,7 @@ import { DiscordEvents } from "./events.js";
 import { fetchHistory } from "./history.js";
 import { decodeMessageRef, decodeThreadKey, encodeMessageRef, encodeThreadKey } from "./ids.js";
 import { DISCORD_CONTENT_LIMIT } from "./interactions.js";
+import { discordProbe } from "./probe.js";
 import { ShardConnection } from "./shard.js";
 
 /** The gateway intents the adapter needs. MessageContent is privileged: enable it in the portal. */
@@ -272,6 +274,11 @@ export class DiscordAdapter implements ChannelAdapter {
 
   fetchHistory(threadKey: string, limit: number, before?: MessageRef): Promise<HistoryMessage[]> {
     return fetchHistory(this.api, this.conv, threadKey, limit, before);
+  }
+
+  /** `users/@me` with the bot token. */
+  probe(): CredentialProbe[] {
+    return [discordProbe(this.config.token, this.config.apiUrl)];
   }
 
   async registerCommands(commands: CommandSpec[]): Promise<void> {

@@ -10,7 +10,9 @@ import {
   type AdapterCapabilities,
   type ChannelAdapter,
   ChannelError,
+  type ChannelRoute,
   type ConnectionStatus,
+  type CredentialProbe,
   type EditOptions,
   type HistoryMessage,
   type InboundHandlers,
@@ -24,6 +26,7 @@ import { slackNameFromEmoji } from "./emoji.js";
 import { SlackEvents } from "./events.js";
 import { acknowledgeMalformedEvent, guardRequestListener } from "./http-guard.js";
 import { decodeMessageRef, decodeThreadKey, encodeMessageRef, encodeThreadKey, isDmChannel } from "./ids.js";
+import { slackProbes } from "./probe.js";
 import { ThreadMembership } from "./threads.js";
 import { type SlackIdentity, SlackWeb } from "./web.js";
 
@@ -208,6 +211,31 @@ export class SlackAdapter implements ChannelAdapter {
       this.app = undefined;
       throw err;
     }
+  }
+
+  /** `auth.test` with the bot token; in Socket Mode also `apps.connections.open` with the app token. */
+  probe(): CredentialProbe[] {
+    const inbound = this.config.inbound;
+    return slackProbes(
+      this.config.botToken,
+      inbound?.mode === "socket" ? inbound.appToken : undefined,
+      this.config.apiUrl,
+    );
+  }
+
+  /** HTTP mode (mounted, not `listen`): the Events API endpoint at `path`. */
+  routes(): ChannelRoute[] {
+    const inbound = this.config.inbound;
+    if (inbound?.mode !== "http" || inbound.listen) return [];
+    return [
+      {
+        method: "POST",
+        path: inbound.path ?? "/slack/events",
+        handle: (req, res) => {
+          if (!this.handleHttp(req, res)) res.writeHead(404).end();
+        },
+      },
+    ];
   }
 
   /**

@@ -17,9 +17,11 @@ import { toPlainText, toTelegramHtml } from "../render/markdown.js";
 import type {
   AdapterCapabilities,
   ChannelAdapter,
+  ChannelRoute,
   CommandSpec,
   ConnectionLease,
   ConnectionStatus,
+  CredentialProbe,
   EditOptions,
   HistoryMessage,
   InboundHandlers,
@@ -34,6 +36,7 @@ import { describingFetch } from "./http.js";
 import { messageRefOf, parseMessageRef, parseThreadKey, threadKeyOf } from "./ids.js";
 import { type BotIdentity, type InboundEvent, normalizeUpdate } from "./inbound.js";
 import { runPolling } from "./polling.js";
+import { telegramProbe } from "./probe.js";
 import { RecentMessages } from "./recent-messages.js";
 import { createWebhookHandler, type NodeRequestHandler } from "./webhook.js";
 
@@ -52,8 +55,11 @@ export interface TelegramAdapterConfig {
    * cut and ends with a visible "[… message truncated: N characters over the limit]".
    */
   maxInboundChars?: number;
-  /** Webhook mode: the public URL Telegram posts to and the secret it must send back. */
-  webhook?: { url: string; secretToken: string };
+  /**
+   * Webhook mode: the public URL Telegram posts to, the secret it must send back, and the path the
+   * gateway serves the webhook on (`routes()`; default `/telegram/webhook`).
+   */
+  webhook?: { url: string; secretToken: string; path?: string };
   /** Polling: makes the poller unique across gateway processes. Without it, poll unconditionally. */
   lease?: ConnectionLease;
   /** Shared store for which thread a message belongs to (needed when several processes post). */
@@ -221,6 +227,23 @@ export class TelegramAdapter implements ChannelAdapter {
     res.end();
     req.resume();
   };
+
+  /** Webhook mode: the webhook route (`webhookCallback` at `webhook.path`). */
+  routes(): ChannelRoute[] {
+    if (this.config.mode !== "webhook") return [];
+    return [
+      {
+        method: "POST",
+        path: this.config.webhook?.path ?? "/telegram/webhook",
+        handle: this.webhookCallback,
+      },
+    ];
+  }
+
+  /** `getMe` with the bot token. */
+  probe(): CredentialProbe[] {
+    return [telegramProbe(this.config.token, this.config.apiRoot)];
+  }
 
   private setState(state: ConnectionStatus["state"], detail?: string): void {
     const name = this.config.mode === "webhook" ? "telegram:webhook" : "telegram:polling";

@@ -2,13 +2,35 @@
  * `/status` (thread key, model, thinking, context, usage, queue, run, where the session is stored)
  * and `/help` (every enabled command, each said once).
  */
-import type { ExtensionAPI } from "../types.js";
+import type { ExtensionAPI, ExtensionCommandContext } from "../types.js";
+import { atChannelTopLevel, inAThread } from "./channel-top.js";
 import type { CommandGuard } from "./guard.js";
 
 const n = (value: number) => value.toLocaleString("en-US");
 
 function money(cost: number): string {
   return cost < 0.01 && cost > 0 ? `$${cost.toFixed(4)}` : `$${cost.toFixed(2)}`;
+}
+
+/**
+ * `/status` at a channel's top level: the defaults new threads there start with (set by `/model`
+ * and `/thinking` typed at the top level), and how to see one conversation's status.
+ */
+async function channelDefaultLines(ctx: ExtensionCommandContext): Promise<string[]> {
+  const [settings, model, level] = await Promise.all([
+    ctx.host.getSettings(),
+    ctx.getModel(),
+    ctx.getThinkingLevel(),
+  ]);
+  const name = model
+    ? `${model.provider}/${model.id} (${model.name})`
+    : (settings.model ?? "none with credentials");
+  return [
+    "This channel's defaults for new threads (threads already going on keep theirs):",
+    `Model: ${name}`,
+    `Thinking: ${level}`,
+    `Change them here with /model and /thinking. ${inAThread("/status")}`,
+  ];
 }
 
 /** Registers `/status` and `/help` on `api`; `statusLines` adds lines to `/status` (the tool sandbox). */
@@ -21,6 +43,10 @@ export function registerInfoCommands(
     description:
       "Show this thread's key, model, thinking level, context use, cost and where its session is stored",
     handler: guard("read the status", async (_args, ctx) => {
+      if (atChannelTopLevel(ctx)) {
+        await ctx.reply((await channelDefaultLines(ctx)).join("\n"));
+        return;
+      }
       const [status, settings, model, level] = await Promise.all([
         ctx.host.status(),
         ctx.host.getSettings(),

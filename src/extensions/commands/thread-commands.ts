@@ -3,6 +3,7 @@
  * `/steer <text>`, `/followup <text>`.
  */
 import type { ControlOutcome, ExtensionAPI } from "../types.js";
+import { atChannelTopLevel, notAtTopLevel } from "./channel-top.js";
 import type { CommandGuard } from "./guard.js";
 
 function plural(n: number, word: string): string {
@@ -21,6 +22,14 @@ export function registerThreadCommands(api: ExtensionAPI, guard: CommandGuard): 
   api.registerCommand("stop", {
     description: "Stop the agent's current run (also a bare `stop`)",
     handler: guard("stop the run", async (_args, ctx) => {
+      // Stopping every conversation of a channel at once is not what a slash command typed there
+      // should do by surprise; the answer says how to stop the one meant.
+      if (atChannelTopLevel(ctx)) {
+        await ctx.reply(
+          "Nothing stopped: /stop at the channel's top level does not stop the conversations in this channel (each has its own thread). To stop one, mention me in its thread followed by “stop” (or /stop).",
+        );
+        return;
+      }
       const outcome = await ctx.host.stop();
       const head = outcome.wasRunning ? "⏹️ Stopped." : "Nothing was running.";
       await ctx.reply([head, ...outcomeLines(outcome)].join("\n"));
@@ -30,6 +39,12 @@ export function registerThreadCommands(api: ExtensionAPI, guard: CommandGuard): 
   api.registerCommand("new", {
     description: "Start a fresh session in this thread (the old one is kept)",
     handler: guard("start a new session", async (_args, ctx) => {
+      if (atChannelTopLevel(ctx)) {
+        await ctx.reply(
+          notAtTopLevel("/new", "Nothing changed", "starts a fresh session in the thread it is typed in"),
+        );
+        return;
+      }
       const outcome = await ctx.host.newSession();
       // The thread's runtime confirms once the new session exists ("Started a new session (…)."), so
       // a second confirmation here would say the same twice; only what that notice cannot know.
@@ -45,6 +60,12 @@ export function registerThreadCommands(api: ExtensionAPI, guard: CommandGuard): 
     description: "Summarise older messages to free context",
     usage: "[instructions]",
     handler: guard("compact the session", async (args, ctx) => {
+      if (atChannelTopLevel(ctx)) {
+        await ctx.reply(
+          notAtTopLevel("/compact", "Nothing compacted", "summarises the thread it is typed in"),
+        );
+        return;
+      }
       const outcome = await ctx.host.compact(args === "" ? undefined : args);
       if (outcome.queued) {
         await ctx.reply("Compacting the conversation; a note here will say how much context it freed.");
@@ -73,6 +94,12 @@ export function registerThreadCommands(api: ExtensionAPI, guard: CommandGuard): 
       handler: guard(`queue the message`, async (args, ctx) => {
         if (args === "") {
           await ctx.reply(`Usage: /${name} <text>. Nothing was sent.`);
+          return;
+        }
+        if (atChannelTopLevel(ctx)) {
+          await ctx.reply(
+            notAtTopLevel(`/${name}`, "Nothing was sent", "reaches the run of the thread it is typed in"),
+          );
           return;
         }
         await ctx.host.deliver(args, mode);

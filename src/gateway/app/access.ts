@@ -3,10 +3,11 @@
  * and `undefined` in the policy, and the web chat's page user is its admin unless admins are
  * configured (see `webAdmins`).
  */
+
+import { webAdmins } from "../../adapters/web/channel.js";
 import type { AccessConfig, PlatformAccessConfig } from "../../extensions/access/policy.js";
 import type { ChannelCommonConfig, ChannelsConfig } from "../config/types.js";
-import { webAdmins } from "./adapters.js";
-import { PLATFORMS } from "./platforms.js";
+import { channelSlices } from "./platforms.js";
 
 function platformAccess(c: ChannelCommonConfig, admins: readonly string[]): PlatformAccessConfig {
   return {
@@ -22,8 +23,7 @@ function platformAccess(c: ChannelCommonConfig, admins: readonly string[]): Plat
 /** Access rules by platform. */
 export function accessConfig(channels: ChannelsConfig): AccessConfig {
   const out: Record<string, PlatformAccessConfig> = {};
-  for (const p of PLATFORMS) {
-    const c = channels[p];
+  for (const [p, c] of channelSlices(channels)) {
     out[p] = platformAccess(c, p === "web" ? webAdmins(c.admins) : c.admins);
   }
   return out;

@@ -55,7 +55,7 @@ const streamFn: StreamFn = (model, context, options) => {
 
 export function createAgentFactory(o: AgentFactoryOptions): AgentFactory {
   return async (ctx) => {
-    const platform = platformOf(ctx.threadKey);
+    const platform = platformOf(ctx.threadKey, o.channels);
     if (!platform) throw new Error(`Thread key "${ctx.threadKey}" names no known platform.`);
     const log = threadLogger(o.logger, { threadKey: ctx.threadKey, platform });
     // Who the run answers (the latest asker), e.g. for the approval request's "triggered by".

@@ -7,6 +7,7 @@
 import { randomUUID } from "node:crypto";
 import { once } from "node:events";
 import { dirname } from "node:path";
+import { BUILT_IN_CHANNELS, type ChannelRegistry } from "../../adapters/registry.js";
 import type { ChannelAdapter, Platform } from "../../adapters/types.js";
 import { hasCredentials } from "../../agent/llm/models.js";
 import type { ExtensionRunner } from "../../extensions/runner.js";
@@ -24,15 +25,19 @@ import { toolIssues } from "./config-check.js";
 import { loadExtensions } from "./extensions.js";
 import { createGateway } from "./gateway.js";
 import { chooseDefaultModel, modelIssues, modelRefOf, registerConfiguredModels } from "./models.js";
-import { platformProbes } from "./probes.js";
 import { redisProbe } from "./redis-probe.js";
 import { sandboxProbe } from "./sandbox.js";
 
-/** The handlers `src/main.ts` passes to `runCli`. */
-export function createCliHandlers(): CliHandlers {
+/**
+ * The handlers `src/main.ts` passes to `runCli`. `channels`: the channel registry (default the
+ * built-in one; a test registers a platform of its own).
+ */
+export function createCliHandlers(options: { channels?: ChannelRegistry } = {}): CliHandlers {
+  const registry = options.channels ?? BUILT_IN_CHANNELS;
   return {
     async start(ctx) {
       const gateway = await createGateway({
+        channels: registry,
         config: ctx.config,
         role: ctx.role,
         logger: ctx.logger,
@@ -72,11 +77,11 @@ export function createCliHandlers(): CliHandlers {
           ];
     },
 
-    checkProbes(ctx) {
+    async checkProbes(ctx) {
       const probes: CheckProbe[] = [];
       const target = redisTargetOf(ctx.config.runtime);
       if (target) probes.push(redisProbe(target, ctx.config.runtime.waitReplicas));
-      probes.push(...platformProbes(ctx.config.channels));
+      probes.push(...(await credentialProbes(ctx, registry)));
       probes.push(sandboxProbe(ctx.config.tools, ctx.config.agent.workspaceDir));
       return probes;
     },
@@ -147,6 +152,22 @@ export function createCliHandlers(): CliHandlers {
       return lines;
     },
   };
+}
+
+/**
+ * Each enabled channel's credential checks (`ChannelAdapter.probe`), from adapters built as `start`
+ * builds them but never started (nothing connects until a check runs).
+ */
+async function credentialProbes(ctx: CommandContext, registry: ChannelRegistry): Promise<CheckProbe[]> {
+  const built = await buildAdapters({
+    channels: ctx.config.channels,
+    http: ctx.config.http,
+    inbound: true,
+    redis: undefined,
+    registry,
+    logger: ctx.logger,
+  });
+  return [...built.byPlatform.values()].flatMap((adapter) => adapter.probe?.() ?? []);
 }
 
 /** The extensions as `start` loads them (what they register), without a runtime to act on. */

@@ -7,7 +7,7 @@
 import type { ExtensionRunner } from "../../extensions/runner.js";
 import { type ConfigIssue, closest, joinPath } from "../config/errors.js";
 import type { SwitchboardConfig } from "../config/types.js";
-import { PLATFORMS } from "./platforms.js";
+import { channelSlices } from "./platforms.js";
 
 /** Every tool name the enabled extensions register (the built-in tools are an extension too). */
 function registeredToolNames(runner: ExtensionRunner): string[] {
@@ -40,8 +40,7 @@ function unknownTools(
 export function toolIssues(config: SwitchboardConfig, runner: ExtensionRunner): ConfigIssue[] {
   const known = registeredToolNames(runner);
   const issues: ConfigIssue[] = [];
-  for (const platform of PLATFORMS) {
-    const tools = config.channels[platform].tools;
+  for (const [platform, { tools }] of channelSlices(config.channels)) {
     if (tools)
       issues.push(...unknownTools(tools, known, (i) => joinPath(["channels", platform, "tools", i])));
   }

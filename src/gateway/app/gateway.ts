@@ -14,6 +14,7 @@
 import { hostname } from "node:os";
 import { dirname, join } from "node:path";
 import { redactOutbound } from "../../adapters/redact-outbound.js";
+import type { ChannelRegistry } from "../../adapters/registry.js";
 import { MemoryRateLimiter } from "../../adapters/render/rate-limiter.js";
 import type { ChannelAdapter, Platform } from "../../adapters/types.js";
 import {
@@ -45,7 +46,7 @@ import type { Role } from "../cli/types.js";
 import { ConfigError } from "../config/errors.js";
 import { redisTargetOf } from "../config/redis-target.js";
 import { collectSecretValues } from "../config/secrets.js";
-import type { SwitchboardConfig } from "../config/types.js";
+import type { ChannelCommonConfig, SwitchboardConfig } from "../config/types.js";
 import { createMetrics, type SwitchboardMetrics } from "../http/metrics.js";
 import { redisPingProbe } from "../http/readiness.js";
 import {
@@ -66,7 +67,7 @@ import { InboundPipeline } from "./inbound.js";
 import { ReplyTargets } from "./inbound-format.js";
 import { instrumentAdapter } from "./instrument.js";
 import { chooseDefaultModel, modelIssues, modelRefOf, registerConfiguredModels } from "./models.js";
-import { platformOf } from "./platforms.js";
+import { channelSlices, platformOf } from "./platforms.js";
 import { adapterProbe } from "./probes.js";
 import { reportSandbox, setUpSandbox, TOOLS_RUN_BY_WORKERS } from "./sandbox.js";
 import { createSinkFactory } from "./sinks.js";
@@ -75,6 +76,8 @@ import type { ThreadHostDeps } from "./thread-host.js";
 
 export interface GatewayOptions {
   config: SwitchboardConfig;
+  /** The channel registry the config was loaded with (default the built-in one). */
+  channels?: ChannelRegistry;
   role: Role;
   logger: Logger;
   /** The config file (relative extension paths start at its directory); undefined: the cwd. */
@@ -168,6 +171,7 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
       redis: redis ? { redis, prefix } : undefined,
       dataDir: cfg.dataDir,
       ...(webStores ? { web: webStores } : {}),
+      ...(o.channels ? { registry: o.channels } : {}),
       logger,
     });
     const adapters = new Map<Platform, ChannelAdapter>();
@@ -176,6 +180,12 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
     for (const [p, a] of built.byPlatform)
       adapters.set(p, instrumentAdapter(redactOutbound(a, secrets), metrics));
     const adapterOf = (p: Platform) => adapters.get(p);
+    const slices = new Map(channelSlices(config.channels));
+    const settingsOf = (p: Platform): ChannelCommonConfig => {
+      const slice = slices.get(p);
+      if (!slice) throw new Error(`no channel "${p}" in the config; its registry lacks it`);
+      return slice;
+    };
 
     let runtime: Runtime | undefined;
     let store: SessionStore | undefined;
@@ -197,12 +207,13 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
       logger,
     };
     const liveAgents = { count: 0 };
-    const enabled = [...adapters.keys()].map((p) => config.channels[p]);
+    const enabled = [...adapters.keys()].map(settingsOf);
     // Which chat message each user message came from, so an answer after a steer replies to it.
     const replyTargets = new ReplyTargets();
     const common: Omit<RuntimeOptions, "store"> = {
       sinks: createSinkFactory({
         adapterOf,
+        platforms: config.channels,
         limiter: redis ? new RedisRateLimiter({ redis, prefix }) : new MemoryRateLimiter(),
         metrics,
         logger,
@@ -222,8 +233,8 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
       // The one resolution of a thread's delivery mode (its channel's): deliveries without a mode
       // and `/status` both come here.
       modeOf: (threadKey) => {
-        const platform = platformOf(threadKey);
-        return platform ? config.channels[platform].deliveryMode : undefined;
+        const platform = platformOf(threadKey, config.channels);
+        return platform ? settingsOf(platform).deliveryMode : undefined;
       },
       leaseTtlMs: cfg.leaseTtlMs,
       concurrency: cfg.concurrency,
@@ -281,7 +292,7 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
       metrics.sampleQueueDepth(depth.sample);
       closers.push(depth.close);
     }
-    if (role !== "worker") mountChannels(http, built, config);
+    if (role !== "worker") mountChannels(http, built, built.byPlatform.values(), config);
 
     let url: string | undefined;
     let webUrl: string | undefined;
@@ -402,23 +413,18 @@ function reachable(address: ListeningAddress): string {
 }
 
 /**
- * Mounts the web chat and the platforms' webhook endpoints that run in http/webhook modes. Webhooks
- * are routes, matched before the web chat whatever its path; the web chat signs its users in itself.
+ * Mounts the web chat and the adapters' webhook routes (`ChannelAdapter.routes`). Webhooks are
+ * routes, matched before the web chat whatever its path, and public: each adapter authenticates its
+ * platform's requests itself; the web chat signs its users in itself.
  */
-function mountChannels(http: GatewayHttpServer, built: BuiltAdapters, config: SwitchboardConfig): void {
+function mountChannels(
+  http: GatewayHttpServer,
+  built: BuiltAdapters,
+  adapters: Iterable<ChannelAdapter>,
+  config: SwitchboardConfig,
+): void {
   if (built.web) http.mount(config.channels.web.path, built.web.app<GatewayEnv>(), { public: true });
-  const { slack, telegram } = built;
-  if (slack && config.channels.slack.mode === "http") {
-    http.mountNode(
-      "POST",
-      config.channels.slack.eventsPath,
-      (req, res) => {
-        if (!slack.handleHttp(req, res)) res.writeHead(404).end();
-      },
-      { public: true },
-    );
-  }
-  if (telegram && config.channels.telegram.mode === "webhook") {
-    http.mountNode("POST", config.channels.telegram.webhook.path, telegram.webhookCallback, { public: true });
-  }
+  for (const adapter of adapters)
+    for (const route of adapter.routes?.() ?? [])
+      http.mountNode(route.method, route.path, route.handle, { public: true });
 }

@@ -13,6 +13,8 @@ import { platformOf } from "./platforms.js";
 
 export interface SinkFactoryOptions {
   adapterOf(platform: Platform): ChannelAdapter | undefined;
+  /** The platforms there are, by name (the config's `channels`); default the built-in ones. */
+  platforms?: Readonly<Record<string, unknown>>;
   limiter: RateLimiter;
   metrics: SwitchboardMetrics;
   logger: Logger;
@@ -24,7 +26,7 @@ export interface SinkFactoryOptions {
 export function createSinkFactory(o: SinkFactoryOptions): RunSinkFactory {
   return (threadKey, runId) => {
     const log = runLogger(threadLogger(o.logger, { threadKey }), runId);
-    const platform = platformOf(threadKey);
+    const platform = platformOf(threadKey, o.platforms);
     const adapter = platform ? o.adapterOf(platform) : undefined;
     if (!platform || !adapter) {
       log.error({ platform }, "no enabled channel for this thread; its output is dropped");

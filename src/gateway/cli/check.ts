@@ -4,6 +4,9 @@
  * config a summary of what would run and the reachability checks the wiring code supplies.
  */
 
+import type { TProperties } from "@sinclair/typebox";
+import type { ChannelSlice } from "../../adapters/channel.js";
+import { BUILT_IN_CHANNELS } from "../../adapters/registry.js";
 import { errorText } from "../../agent/errors.js";
 import type { Env } from "../config/env.js";
 import { type ConfigIssue, formatIssue } from "../config/errors.js";
@@ -53,14 +56,13 @@ export function printConfigIssues(
   return EXIT.usage;
 }
 
-/** The lines of what a valid config runs: channels, model, runtime, HTTP. */
+/** The lines of what a valid config runs: channels (each as its definition names it), model, runtime, HTTP. */
 function summarizeConfig(config: SwitchboardConfig): string[] {
-  const c = config.channels;
   const channels: string[] = [];
-  if (c.slack.enabled) channels.push(`slack (${c.slack.mode} mode)`);
-  if (c.discord.enabled) channels.push("discord");
-  if (c.telegram.enabled) channels.push(`telegram (${c.telegram.mode})`);
-  if (c.web.enabled) channels.push(`web chat (path ${c.web.path})`);
+  for (const [name, slice] of Object.entries(config.channels) as [string, ChannelSlice<TProperties>][]) {
+    if (!slice.enabled) continue;
+    channels.push(BUILT_IN_CHANNELS[name]?.summary?.(slice) ?? name);
+  }
   const h = config.http;
   const url = h.publicUrl ?? `http://${h.host.includes(":") ? `[${h.host}]` : h.host}:${h.port}`;
   return [

@@ -3,9 +3,11 @@
  * secrets, substitute `${ENV}` references, fill env-backed defaults, read `…File` fields, validate
  * against the schema and resolve. Every problem found is reported together, each with its path.
  */
+
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { LineCounter, parseDocument } from "yaml";
+import { BUILT_IN_CHANNELS, type ChannelRegistry } from "../../adapters/registry.js";
 import { type Env, substituteEnv } from "./env.js";
 import { ConfigError, type ConfigIssue } from "./errors.js";
 import { type PathLocator, pathLocator, yamlSyntaxIssue } from "./locate.js";
@@ -76,8 +78,16 @@ export function findConfigFile(options: LoadConfigOptions = {}): string | undefi
  */
 export function parseConfigText(
   text: string,
-  options: { env?: Env; baseDir?: string; fileName?: string; http?: HttpOverrides } = {},
+  options: {
+    env?: Env;
+    baseDir?: string;
+    fileName?: string;
+    http?: HttpOverrides;
+    /** The channels the file may configure (default the built-in ones; a test adds its own). */
+    channels?: ChannelRegistry;
+  } = {},
 ): LoadConfigResult {
+  const registry = options.channels ?? BUILT_IN_CHANNELS;
   const env = options.env ?? process.env;
   const baseDir = options.baseDir ?? process.cwd();
   const file = options.fileName;
@@ -112,19 +122,19 @@ export function parseConfigText(
   for (const key of Object.keys(tree)) if (key.startsWith("x-")) delete tree[key];
   const secretPaths = new Set(issues.map((i) => i.path));
   issues.push(...substituteEnv(tree, env).filter((i) => !secretPaths.has(i.path)));
-  applyEnvDefaults(tree, env);
+  applyEnvDefaults(tree, env, registry);
   splitRedisCluster(tree);
   issues.push(...applyListenOverrides(tree, env, options.http));
   issues.push(...readFileFields(tree, baseDir));
 
-  const validated = validateConfigTree(tree);
+  const validated = validateConfigTree(tree, registry);
   if (!validated.ok) {
     const reported = new Set(issues.map((i) => i.path));
     const more = validated.issues.filter((i) => !reported.has(i.path));
     for (const i of more) reported.add(i.path);
-    return fail([...issues, ...more, ...crossFieldIssuesOfInvalid(tree, baseDir, reported)]);
+    return fail([...issues, ...more, ...crossFieldIssuesOfInvalid(tree, baseDir, reported, registry)]);
   }
-  const resolved = resolveConfig(validated.config, baseDir);
+  const resolved = resolveConfig(validated.config, baseDir, registry);
   issues.push(...resolved.issues);
   if (issues.length > 0) return fail(issues, resolved.warnings);
   return { ok: true, config: resolved.config, file, warnings: resolved.warnings, locate };
@@ -169,9 +179,14 @@ function applyListenOverrides(
  * missing HTTP token next to a misspelled field). AJV has filled the defaults already; a tree too
  * broken for the rules to read yields nothing extra.
  */
-function crossFieldIssuesOfInvalid(tree: unknown, baseDir: string, reported: Set<string>): ConfigIssue[] {
+function crossFieldIssuesOfInvalid(
+  tree: unknown,
+  baseDir: string,
+  reported: Set<string>,
+  registry: ChannelRegistry,
+): ConfigIssue[] {
   try {
-    const fields = resolveConfig(tree as ValidatedConfig, baseDir).issues;
+    const fields = resolveConfig(tree as ValidatedConfig, baseDir, registry).issues;
     return fields.filter((i) => ![...reported].some((p) => i.path === p || i.path.startsWith(`${p}.`)));
   } catch {
     return [];

@@ -4,6 +4,7 @@
  * decision of which channels run, and absolute paths.
  */
 import { isAbsolute, resolve } from "node:path";
+import { BUILT_IN_CHANNELS, type ChannelRegistry } from "../../adapters/registry.js";
 import { type ConfigIssue, joinPath } from "./errors.js";
 import { redisIssues } from "./redis-target.js";
 import type { ValidatedConfig } from "./schema.js";
@@ -86,73 +87,41 @@ function decide(
   return false;
 }
 
-const tokenShapes: { path: string; test: RegExp; expected: string }[] = [
-  { path: "slack.botToken", test: /^xoxb-/, expected: "a bot token (xoxb-…)" },
-  { path: "slack.appToken", test: /^xapp-/, expected: "an app-level token (xapp-…)" },
-  { path: "telegram.botToken", test: /^\d+:[\w-]+$/, expected: "a BotFather token (123456:ABC…)" },
-];
-
+/**
+ * Decides which channels of `registry` run and applies each running channel's own rules (its
+ * `issues` and `warnings`). A `fallback` channel (the web chat) with `enabled` absent runs when no
+ * other channel does.
+ */
 function decideChannels(
-  c: ValidatedConfig["channels"],
+  c: Record<string, Record<string, unknown> & { enabled?: boolean }>,
+  registry: ChannelRegistry,
   issues: ConfigIssue[],
   warnings: string[],
 ): ChannelsConfig {
-  const { slack, discord, telegram, web } = c;
-  const slackOn = decide(
-    "slack",
-    slack.enabled,
-    [
-      { field: "botToken", value: slack.botToken, variable: "SLACK_BOT_TOKEN" },
-      slack.mode === "socket"
-        ? { field: "appToken", value: slack.appToken, variable: "SLACK_APP_TOKEN" }
-        : { field: "signingSecret", value: slack.signingSecret, variable: "SLACK_SIGNING_SECRET" },
-    ],
-    issues,
-    warnings,
-  );
-  const discordOn = decide(
-    "discord",
-    discord.enabled,
-    [{ field: "botToken", value: discord.botToken, variable: "DISCORD_BOT_TOKEN" }],
-    issues,
-    warnings,
-  );
-  const telegramOn = decide(
-    "telegram",
-    telegram.enabled,
-    [{ field: "botToken", value: telegram.botToken, variable: "TELEGRAM_BOT_TOKEN" }],
-    issues,
-    warnings,
-  );
-  if (telegramOn && telegram.mode === "webhook") {
-    if (!telegram.webhook.url) {
-      issues.push({
-        path: "channels.telegram.webhook.url",
-        message:
-          'is required in webhook mode (the public https URL Telegram posts to); or use mode: "polling"',
-      });
-    }
-    if (!telegram.webhook.secretToken) {
-      issues.push({
-        path: "channels.telegram.webhook.secretToken",
-        message: "is required in webhook mode; set TELEGRAM_WEBHOOK_SECRET or secretTokenFile",
-      });
-    }
+  const resolved: Record<string, Record<string, unknown> & { enabled: boolean }> = {};
+  const entries = Object.entries(registry);
+  for (const [name, definition] of entries) {
+    if (definition.fallback) continue;
+    const slice = c[name] ?? {};
+    const requirements = definition.requires?.(slice) ?? [];
+    resolved[name] = { ...slice, enabled: decide(name, slice.enabled, requirements, issues, warnings) };
   }
-  const resolved: ChannelsConfig = {
-    slack: { ...slack, enabled: slackOn },
-    discord: { ...discord, enabled: discordOn },
-    telegram: { ...telegram, enabled: telegramOn },
-    web: { ...web, enabled: web.enabled ?? !(slackOn || discordOn || telegramOn) },
-  };
-  for (const shape of tokenShapes) {
-    const [platform, field] = shape.path.split(".") as [keyof ChannelsConfig, string];
-    const value = (resolved[platform] as unknown as Record<string, unknown>)[field];
-    if (resolved[platform].enabled && typeof value === "string" && !shape.test.test(value)) {
-      warnings.push(`channels.${shape.path}: does not look like ${shape.expected}`);
-    }
+  const anyOn = Object.values(resolved).some((slice) => slice.enabled);
+  for (const [name, definition] of entries) {
+    if (!definition.fallback) continue;
+    const slice = c[name] ?? {};
+    resolved[name] = { ...slice, enabled: slice.enabled ?? !anyOn };
   }
-  return resolved;
+  for (const [name, definition] of entries) {
+    const slice = resolved[name];
+    if (!slice?.enabled) continue;
+    for (const i of definition.issues?.(slice) ?? [])
+      issues.push({ path: `channels.${name}.${i.field}`, message: i.message });
+    for (const w of definition.warnings?.(slice) ?? [])
+      warnings.push(`channels.${name}.${w.field}: ${w.message}`);
+  }
+  // Keys in the registry's order, as the schema lists them.
+  return Object.fromEntries(entries.map(([name]) => [name, resolved[name]])) as unknown as ChannelsConfig;
 }
 
 function absolute(baseDir: string, p: string): string {
@@ -162,11 +131,21 @@ function absolute(baseDir: string, p: string): string {
 /**
  * Applies cross-field rules to a schema-valid config and resolves it. `baseDir` is the config
  * file's directory (the working directory when there is no file); relative paths resolve against it.
+ * `registry`: the channels the config may have (default the built-in ones).
  */
-export function resolveConfig(v: ValidatedConfig, baseDir: string): ResolveResult {
+export function resolveConfig(
+  v: ValidatedConfig,
+  baseDir: string,
+  registry: ChannelRegistry = BUILT_IN_CHANNELS,
+): ResolveResult {
   const issues: ConfigIssue[] = [];
   const warnings: string[] = [];
-  const channels = decideChannels(v.channels, issues, warnings);
+  const channels = decideChannels(
+    v.channels as unknown as Record<string, Record<string, unknown>>,
+    registry,
+    issues,
+    warnings,
+  );
 
   if (!isLoopbackHost(v.http.host) && !v.http.token) {
     issues.push({

@@ -12,32 +12,11 @@
  * Secrets (`botToken`, `signingSecret`, `http.token`, …) never appear literally in the file: they
  * are `${ENV_VAR}` references or `…File` paths, checked by name in `secrets.ts`.
  */
-import { type Static, Type } from "@sinclair/typebox";
+import { type Static, type TObject, type TProperties, Type } from "@sinclair/typebox";
+import type { ChannelDefinition } from "../../adapters/channel.js";
+import { Obj, SecretFile, StringEnum, StringList } from "../../adapters/config-schema.js";
+import { CHANNELS } from "../../adapters/registry.js";
 import { DEFAULT_COLLECT_WINDOW_MS, DEFAULT_INBOX_CAP } from "../../queue/types.js";
-
-/** A string restricted to `values`, emitted as a JSON Schema `enum` (clear errors, editor completion). */
-function StringEnum<const T extends readonly string[]>(
-  values: T,
-  options: { default?: T[number]; description?: string } = {},
-) {
-  return Type.Unsafe<T[number]>({ type: "string", enum: [...values], ...options });
-}
-
-function Obj<T extends Parameters<typeof Type.Object>[0]>(properties: T, description: string) {
-  return Type.Object(properties, { additionalProperties: false, default: {}, description });
-}
-
-const StringList = (description: string) => Type.Array(Type.String(), { default: [], description });
-
-/** A secret: a `${ENV_VAR}` reference in the file, resolved by the loader. */
-const Secret = (description: string) => Type.Optional(Type.String({ description }));
-/** A file holding a secret (e.g. a Docker secret), read by the loader into the field without `File`. */
-const SecretFile = (of: string) =>
-  Type.Optional(
-    Type.String({
-      description: `Path of a file holding ${of} (trailing newline trimmed); relative to the config file.`,
-    }),
-  );
 
 const THINKING_LEVEL_VALUES = ["off", "minimal", "low", "medium", "high", "xhigh"] as const;
 const DELIVERY_MODE_VALUES = ["steer", "followUp", "collect", "interrupt"] as const;
@@ -124,120 +103,23 @@ function channelCommon() {
   };
 }
 
-export const SlackChannelSchema = Obj(
-  {
-    ...channelCommon(),
-    mode: StringEnum(["socket", "http"] as const, {
-      default: "socket",
-      description:
-        "socket: Socket Mode (needs appToken, no public URL); http: Events API (needs signingSecret).",
-    }),
-    botToken: Secret("Bot token (xoxb-…). Default: $SLACK_BOT_TOKEN."),
-    botTokenFile: SecretFile("the bot token"),
-    appToken: Secret("App-level token (xapp-…) for Socket Mode. Default: $SLACK_APP_TOKEN."),
-    appTokenFile: SecretFile("the app-level token"),
-    signingSecret: Secret("Signing secret for http mode. Default: $SLACK_SIGNING_SECRET."),
-    signingSecretFile: SecretFile("the signing secret"),
-    eventsPath: Type.String({
-      default: "/slack/events",
-      description: "http mode: path of the Events API endpoint.",
-    }),
-    apiUrl: Type.Optional(Type.String({ description: "Slack Web API base URL (tests and proxies)." })),
-  },
-  "Slack.",
-);
+/** The TypeBox properties every channel's section has (access, delivery, rendering). */
+export type ChannelCommonProperties = ReturnType<typeof channelCommon>;
 
-export const DiscordChannelSchema = Obj(
-  {
-    ...channelCommon(),
-    mode: StringEnum(["gateway"] as const, { default: "gateway", description: "Discord gateway WebSocket." }),
-    botToken: Secret("Bot token. Default: $DISCORD_BOT_TOKEN."),
-    botTokenFile: SecretFile("the bot token"),
-    applicationId: Type.Optional(Type.String({ description: "Application id (for registering commands)." })),
-    guildId: Type.Optional(
-      Type.String({
-        pattern: "^[0-9]+$",
-        description: "Register slash commands in this guild (instant) instead of globally (up to an hour).",
-      }),
-    ),
-    shardCount: Type.Optional(
-      Type.Integer({
-        minimum: 1,
-        description: "Total gateway shards (default 1; Discord asks for more at 2,500 guilds).",
-      }),
-    ),
-    shardIds: Type.Optional(
-      Type.Array(Type.Integer({ minimum: 0 }), {
-        description:
-          "Shards this deployment connects (default all of 0..shardCount-1); each is held by one gateway process through a Redis lease.",
-      }),
-    ),
-    apiUrl: Type.Optional(Type.String({ description: "Discord REST base URL (tests and proxies)." })),
-  },
-  "Discord.",
-);
+/** The schema of `channels.<name>` for each definition of a registry: shared and own settings. */
+export type ChannelSchemas<R> = {
+  [P in keyof R]: R[P] extends ChannelDefinition<infer F> ? TObject<ChannelCommonProperties & F> : never;
+};
 
-export const TelegramChannelSchema = Obj(
-  {
-    ...channelCommon(),
-    mode: StringEnum(["polling", "webhook"] as const, {
-      default: "polling",
-      description: "polling: long polling (no public URL); webhook: Telegram POSTs updates to webhook.url.",
-    }),
-    botToken: Secret("Bot token from @BotFather (123456:ABC…). Default: $TELEGRAM_BOT_TOKEN."),
-    botTokenFile: SecretFile("the bot token"),
-    apiRoot: Type.Optional(Type.String({ description: "Bot API base URL (tests, local Bot API servers)." })),
-    pollTimeoutSeconds: Type.Integer({
-      default: 25,
-      minimum: 0,
-      maximum: 50,
-      description:
-        "polling mode: how long one getUpdates waits for news (0: answer at once; polls that come back empty at once are spaced out).",
-    }),
-    webhook: Obj(
-      {
-        url: Type.Optional(
-          Type.String({
-            pattern: "^https://",
-            title: "an https:// URL",
-            description: "Public https URL Telegram posts updates to.",
-          }),
-        ),
-        path: Type.String({
-          default: "/telegram/webhook",
-          description: "Path the gateway serves the webhook on.",
-        }),
-        secretToken: Secret("Secret Telegram sends back in a header. Default: $TELEGRAM_WEBHOOK_SECRET."),
-        secretTokenFile: SecretFile("the webhook secret"),
-      },
-      "webhook mode settings.",
-    ),
-  },
-  "Telegram.",
-);
-
-export const WebChannelSchema = Obj(
-  {
-    ...channelCommon(),
-    path: Type.String({
-      default: "/",
-      pattern: "^/",
-      title: "a path starting with /",
-      description: "Path of the web chat page on the HTTP server.",
-    }),
-  },
-  "The web chat served by the gateway's HTTP server.",
-);
-
-const ChannelsSchema = Obj(
-  {
-    slack: SlackChannelSchema,
-    discord: DiscordChannelSchema,
-    telegram: TelegramChannelSchema,
-    web: WebChannelSchema,
-  },
-  "Chat platforms.",
-);
+/** The `channels` section for the channels of `registry`. */
+function channelsSchema<R extends Readonly<Record<string, { fields: TProperties; description: string }>>>(
+  registry: R,
+): TObject<ChannelSchemas<R>> {
+  const sections: TProperties = {};
+  for (const [name, definition] of Object.entries(registry))
+    sections[name] = Obj({ ...channelCommon(), ...definition.fields }, definition.description);
+  return Obj(sections, "Chat platforms.") as unknown as TObject<ChannelSchemas<R>>;
+}
 
 export const CustomModelSchema = Type.Object(
   {
@@ -557,25 +439,33 @@ export const LoggingSchema = Obj(
   "Logs (JSON lines on stdout).",
 );
 
-export const ConfigSchema = Type.Object(
-  {
-    channels: ChannelsSchema,
-    models: ModelsSchema,
-    agent: AgentSchema,
-    runtime: RuntimeSchema,
-    approval: ApprovalSchema,
-    tools: ToolsSchema,
-    extensions: ExtensionsSchema,
-    http: HttpSchema,
-    logging: LoggingSchema,
-  },
-  {
-    additionalProperties: false,
-    // `x-…` keys hold YAML anchors to share settings (`x-team: &team …`, then `<<: *team`); ignored.
-    patternProperties: { "^x-": {} },
-    title: "Switchboard configuration",
-  },
-);
+/** The whole file's schema for the channels of `registry` (a test may add its own platform). */
+export function configSchema<
+  R extends Readonly<Record<string, { fields: TProperties; description: string }>>,
+>(registry: R) {
+  return Type.Object(
+    {
+      channels: channelsSchema(registry),
+      models: ModelsSchema,
+      agent: AgentSchema,
+      runtime: RuntimeSchema,
+      approval: ApprovalSchema,
+      tools: ToolsSchema,
+      extensions: ExtensionsSchema,
+      http: HttpSchema,
+      logging: LoggingSchema,
+    },
+    {
+      additionalProperties: false,
+      // `x-…` keys hold YAML anchors to share settings (`x-team: &team …`, then `<<: *team`); ignored.
+      patternProperties: { "^x-": {} },
+      title: "Switchboard configuration",
+    },
+  );
+}
+
+/** The config file's schema with the built-in channels. */
+export const ConfigSchema = configSchema(CHANNELS);
 
 /** The config as validated, before resolution (tokens and `enabled` not yet decided). */
 export type ValidatedConfig = Static<typeof ConfigSchema>;

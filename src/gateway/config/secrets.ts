@@ -6,6 +6,7 @@
  */
 import { readFileSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
+import { BUILT_IN_CHANNELS, type ChannelRegistry } from "../../adapters/registry.js";
 import type { Env } from "./env.js";
 import { isOnlyReferences } from "./env.js";
 import { type ConfigIssue, joinPath } from "./errors.js";
@@ -79,17 +80,28 @@ export function findLiteralSecrets(tree: unknown): ConfigIssue[] {
   return issues;
 }
 
-/** Where an absent secret (or other env-backed field) is taken from: config path → variable. */
-export const ENV_DEFAULTS: Readonly<Record<string, string>> = {
-  "channels.slack.botToken": "SLACK_BOT_TOKEN",
-  "channels.slack.appToken": "SLACK_APP_TOKEN",
-  "channels.slack.signingSecret": "SLACK_SIGNING_SECRET",
-  "channels.discord.botToken": "DISCORD_BOT_TOKEN",
-  "channels.telegram.botToken": "TELEGRAM_BOT_TOKEN",
-  "channels.telegram.webhook.secretToken": "TELEGRAM_WEBHOOK_SECRET",
+/** The environment defaults the channels of `registry` declare, as config paths. */
+function channelEnvDefaults(registry: ChannelRegistry): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, definition] of Object.entries(registry))
+    for (const [field, variable] of Object.entries(definition.env ?? {}))
+      out[`channels.${name}.${field}`] = variable;
+  return out;
+}
+
+const RUNTIME_ENV_DEFAULTS: Readonly<Record<string, string>> = {
   "runtime.redisUrl": "REDIS_URL",
   "runtime.redisCluster": "REDIS_CLUSTER",
   "http.token": "SWITCHBOARD_HTTP_TOKEN",
+};
+
+/**
+ * Where an absent secret (or other env-backed field) is taken from: config path → variable. The
+ * channels' entries come from their definitions (`env`).
+ */
+export const ENV_DEFAULTS: Readonly<Record<string, string>> = {
+  ...channelEnvDefaults(BUILT_IN_CHANNELS),
+  ...RUNTIME_ENV_DEFAULTS,
 };
 
 function objectAt(tree: Record<string, unknown>, segments: readonly string[]): Record<string, unknown> {
@@ -107,11 +119,19 @@ function objectAt(tree: Record<string, unknown>, segments: readonly string[]): R
 }
 
 /**
- * Fills each `ENV_DEFAULTS` field that the file leaves out (and has no `…File` for) from its
+ * Fills each `ENV_DEFAULTS` field (those of `registry`'s channels) that the file leaves out (and has no `…File` for) from its
  * environment variable, when that is set and not empty.
  */
-export function applyEnvDefaults(tree: Record<string, unknown>, env: Env): void {
-  for (const [path, variable] of Object.entries(ENV_DEFAULTS)) {
+export function applyEnvDefaults(
+  tree: Record<string, unknown>,
+  env: Env,
+  registry: ChannelRegistry = BUILT_IN_CHANNELS,
+): void {
+  const defaults =
+    registry === BUILT_IN_CHANNELS
+      ? ENV_DEFAULTS
+      : { ...channelEnvDefaults(registry), ...RUNTIME_ENV_DEFAULTS };
+  for (const [path, variable] of Object.entries(defaults)) {
     const value = env[variable];
     if (value === undefined || value === "") continue;
     const segments = path.split(".");

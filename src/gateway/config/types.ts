@@ -6,20 +6,18 @@
  * the whole object.
  */
 import type { Static } from "@sinclair/typebox";
+import type { CHANNELS } from "../../adapters/registry.js";
 import type {
   AgentSchema,
   ApprovalSchema,
+  ChannelSchemas,
   CustomModelSchema,
-  DiscordChannelSchema,
   ExtensionsSchema,
   HttpSchema,
   LoggingSchema,
   ModelsSchema,
   RuntimeSchema,
-  SlackChannelSchema,
-  TelegramChannelSchema,
   ToolsSchema,
-  WebChannelSchema,
 } from "./schema.js";
 
 type Decided<T> = Omit<T, "enabled"> & {
@@ -27,18 +25,15 @@ type Decided<T> = Omit<T, "enabled"> & {
   enabled: boolean;
 };
 
+/** Each built-in channel's resolved slice, from its definition in `src/adapters/<platform>/channel.ts`. */
+type BuiltInSlices = { [P in keyof typeof CHANNELS]: Decided<Static<ChannelSchemas<typeof CHANNELS>[P]>> };
+
 /**
  * Slack. `botToken`, `appToken` and `signingSecret` hold the secret values themselves (from the
  * environment or the `…File`). When `enabled`, `botToken` is set, plus `appToken` in socket mode or
  * `signingSecret` in http mode.
  */
-export type SlackChannelConfig = Decided<Static<typeof SlackChannelSchema>>;
-/** Discord. When `enabled`, `botToken` is set. */
-export type DiscordChannelConfig = Decided<Static<typeof DiscordChannelSchema>>;
-/** Telegram. When `enabled`, `botToken` is set; in webhook mode also `webhook.url` and `webhook.secretToken`. */
-export type TelegramChannelConfig = Decided<Static<typeof TelegramChannelSchema>>;
-/** The web chat (served by the HTTP server under `path`). */
-export type WebChannelConfig = Decided<Static<typeof WebChannelSchema>>;
+export type SlackChannelConfig = BuiltInSlices["slack"];
 
 /** Fields every channel has (access rules, delivery while busy, rendering). */
 export type ChannelCommonConfig = Pick<
@@ -60,12 +55,8 @@ export type ChannelCommonConfig = Pick<
   | "editIntervalMs"
 >;
 
-export interface ChannelsConfig {
-  slack: SlackChannelConfig;
-  discord: DiscordChannelConfig;
-  telegram: TelegramChannelConfig;
-  web: WebChannelConfig;
-}
+/** Every channel's slice by platform (a registry with more channels has more slices at run time). */
+export type ChannelsConfig = BuiltInSlices;
 
 /** One custom model entry, shaped close to `Model` in `src/agent/llm/types.ts` plus its `provider`. */
 export type CustomModelConfig = Static<typeof CustomModelSchema>;

@@ -10,9 +10,11 @@
  */
 import { createRequire } from "node:module";
 import type { ErrorObject, ValidateFunction } from "ajv";
+import type { ChannelRegistry } from "../../adapters/registry.js";
+import { BUILT_IN_CHANNELS } from "../../adapters/registry.js";
 import { redactSecrets } from "../log.js";
 import { type ConfigIssue, closest, joinPath } from "./errors.js";
-import { ConfigSchema, type ValidatedConfig } from "./schema.js";
+import { ConfigSchema, configSchema, type ValidatedConfig } from "./schema.js";
 import { isSecretFieldName } from "./secret-names.js";
 
 /**
@@ -40,7 +42,18 @@ function precompiled(): ValidateFunction<ValidatedConfig> | undefined {
   }
 }
 
-function validator(): ValidateFunction<ValidatedConfig> {
+/** Validators of registries other than the built-in one (a test's, with a platform of its own). */
+const others = new WeakMap<ChannelRegistry, ValidateFunction<ValidatedConfig>>();
+
+function validator(registry: ChannelRegistry): ValidateFunction<ValidatedConfig> {
+  if (registry !== BUILT_IN_CHANNELS) {
+    let v = others.get(registry);
+    if (!v) {
+      v = new (require("ajv") as AjvModule).Ajv(AJV_OPTIONS).compile<ValidatedConfig>(configSchema(registry));
+      others.set(registry, v);
+    }
+    return v;
+  }
   compiled ??=
     precompiled() ??
     new (require("ajv") as AjvModule).Ajv(AJV_OPTIONS).compile<ValidatedConfig>(ConfigSchema);
@@ -142,11 +155,14 @@ function describe(e: ErrorObject): ConfigIssue {
 export type ValidationResult = { ok: true; config: ValidatedConfig } | { ok: false; issues: ConfigIssue[] };
 
 /**
- * Validates `tree` against the schema, filling defaults and coercing types in place. On failure,
+ * Validates `tree` against the schema (with `registry`'s channels), filling defaults and coercing types in place. On failure,
  * one issue per problem, in document order of the paths AJV reports.
  */
-export function validateConfigTree(tree: unknown): ValidationResult {
-  const validate = validator();
+export function validateConfigTree(
+  tree: unknown,
+  registry: ChannelRegistry = BUILT_IN_CHANNELS,
+): ValidationResult {
+  const validate = validator(registry);
   if (validate(tree)) return { ok: true, config: tree };
   const seen = new Set<string>();
   const issues: ConfigIssue[] = [];
