@@ -7,7 +7,14 @@
  * only the web chat's page (served by the gateway's own HTTP server) is wired by name.
  */
 import type { Static, TObject, TProperties } from "@sinclair/typebox";
-import type { AdapterLogger, ChannelAdapter, ConnectionLease, EventDeduper, KeyValueStore } from "./types.js";
+import type {
+  AdapterLogger,
+  ChannelAdapter,
+  ConnectionLease,
+  CredentialProbe,
+  EventDeduper,
+  KeyValueStore,
+} from "./types.js";
 import type { WebAuthStore } from "./web/auth-store.js";
 import type { WebChatStore } from "./web/store-types.js";
 
@@ -75,6 +82,12 @@ export interface ChannelDefinition<F extends TProperties = TProperties> {
   warnings?(slice: Static<TObject<F>>): ChannelFieldNote[];
   /** How `check` names the running channel (default: its name). */
   summary?(slice: ChannelSlice<F>): string;
+  /**
+   * The credential checks of `switchboard check`, the same as its adapter's `probe()` but without
+   * building the adapter, so `check` loads no SDK. Absent: `check` builds the adapter (never
+   * started) and runs its `probe()`.
+   */
+  probe?(slice: ChannelSlice<F>): CredentialProbe[];
   /** Whether `switchboard register-commands` can put commands in its menu. */
   commandMenu?: boolean;
   /**
