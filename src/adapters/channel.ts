@@ -8,7 +8,7 @@
  */
 import type { Static, TObject, TProperties } from "@sinclair/typebox";
 import type { StructuredLogger } from "../agent/logger.js";
-import type { ChannelAdapter, ConnectionLease, KeyValueStore } from "./types.js";
+import type { ChannelAdapter, ConnectionLease, CredentialProbe, KeyValueStore } from "./types.js";
 import type { WebAuthStore } from "./web/auth-store.js";
 import type { WebChatStore } from "./web/store-types.js";
 
@@ -76,6 +76,12 @@ export interface ChannelDefinition<F extends TProperties = TProperties> {
   warnings?(slice: Static<TObject<F>>): ChannelFieldNote[];
   /** How `check` names the running channel (default: its name). */
   summary?(slice: ChannelSlice<F>): string;
+  /**
+   * The credential checks of `switchboard check`, the same as its adapter's `probe()` but without
+   * building the adapter, so `check` loads no SDK. Absent: `check` builds the adapter (never
+   * started) and runs its `probe()`.
+   */
+  probe?(slice: ChannelSlice<F>): CredentialProbe[];
   /** Whether `switchboard register-commands` can put commands in its menu. */
   commandMenu?: boolean;
   /**

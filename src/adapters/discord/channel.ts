@@ -3,6 +3,7 @@ import { createHash } from "node:crypto";
 import { Type } from "@sinclair/typebox";
 import { defineChannel, required } from "../channel.js";
 import { Secret, SecretFile, StringEnum } from "../config-schema.js";
+import { discordProbe } from "./probe.js";
 
 export const discordChannel = defineChannel({
   description: "Discord.",
@@ -33,6 +34,7 @@ export const discordChannel = defineChannel({
   },
   env: { botToken: "DISCORD_BOT_TOKEN" },
   requires: (c) => [{ field: "botToken", value: c.botToken, variable: "DISCORD_BOT_TOKEN" }],
+  probe: (c) => (c.botToken ? [discordProbe(c.botToken, c.apiUrl)] : []),
   commandMenu: true,
   async create(c, ctx) {
     const { DiscordAdapter } = await import("./adapter.js");

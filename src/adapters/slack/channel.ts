@@ -2,6 +2,7 @@
 import { Type } from "@sinclair/typebox";
 import { defineChannel, required } from "../channel.js";
 import { Secret, SecretFile, StringEnum } from "../config-schema.js";
+import { slackProbes } from "./probe.js";
 
 export const slackChannel = defineChannel({
   description: "Slack.",
@@ -39,6 +40,8 @@ export const slackChannel = defineChannel({
       : []),
   ],
   summary: (c) => `slack (${c.mode} mode)`,
+  probe: (c) =>
+    c.botToken ? slackProbes(c.botToken, c.mode === "socket" ? c.appToken : undefined, c.apiUrl) : [],
   commandMenu: true,
   async create(c, ctx) {
     const { SlackAdapter } = await import("./adapter.js");

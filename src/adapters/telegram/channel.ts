@@ -2,6 +2,7 @@
 import { Type } from "@sinclair/typebox";
 import { defineChannel, required } from "../channel.js";
 import { Obj, Secret, SecretFile, StringEnum } from "../config-schema.js";
+import { telegramProbe } from "./probe.js";
 
 export const telegramChannel = defineChannel({
   description: "Telegram.",
@@ -68,6 +69,7 @@ export const telegramChannel = defineChannel({
       ? [{ field: "botToken", message: "does not look like a BotFather token (123456:ABC…)" }]
       : [],
   summary: (c) => `telegram (${c.mode})`,
+  probe: (c) => (c.botToken ? [telegramProbe(c.botToken, c.apiRoot)] : []),
   commandMenu: true,
   async create(c, ctx) {
     const { TelegramAdapter } = await import("./adapter.js");

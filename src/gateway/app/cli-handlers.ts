@@ -7,6 +7,8 @@
 import { randomUUID } from "node:crypto";
 import { once } from "node:events";
 import { dirname } from "node:path";
+import type { TProperties } from "@sinclair/typebox";
+import type { ChannelSlice, RegisteredChannel } from "../../adapters/channel.js";
 import { BUILT_IN_CHANNELS, type ChannelRegistry } from "../../adapters/registry.js";
 import type { ChannelAdapter, Platform } from "../../adapters/types.js";
 import { hasCredentials } from "../../agent/llm/models.js";
@@ -155,19 +157,29 @@ export function createCliHandlers(options: { channels?: ChannelRegistry } = {}):
 }
 
 /**
- * Each enabled channel's credential checks (`ChannelAdapter.probe`), from adapters built as `start`
- * builds them but never started (nothing connects until a check runs).
+ * Each enabled channel's credential checks: its definition's `probe` (no SDK loaded), else its
+ * adapter's `probe()`, from an adapter built as `start` builds it but never started.
  */
 async function credentialProbes(ctx: CommandContext, registry: ChannelRegistry): Promise<CheckProbe[]> {
+  const slices = ctx.config.channels as unknown as Record<string, ChannelSlice<TProperties> | undefined>;
+  const probes: CheckProbe[] = [];
+  const unprobed: Record<string, RegisteredChannel> = {};
+  for (const [name, definition] of Object.entries(registry)) {
+    const slice = slices[name];
+    if (!slice?.enabled) continue;
+    if (definition.probe) probes.push(...definition.probe(slice));
+    else unprobed[name] = definition;
+  }
+  if (Object.keys(unprobed).length === 0) return probes;
   const built = await buildAdapters({
     channels: ctx.config.channels,
     http: ctx.config.http,
     inbound: true,
     redis: undefined,
-    registry,
+    registry: unprobed,
     logger: ctx.logger,
   });
-  return [...built.byPlatform.values()].flatMap((adapter) => adapter.probe?.() ?? []);
+  return [...probes, ...[...built.byPlatform.values()].flatMap((adapter) => adapter.probe?.() ?? [])];
 }
 
 /** The extensions as `start` loads them (what they register), without a runtime to act on. */

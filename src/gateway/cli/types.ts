@@ -4,6 +4,9 @@
  * handler the wiring code (`src/main.ts`) passes in. So this folder depends on no runtime layer, and
  * a command whose handler is missing says so instead of pretending.
  */
+
+import { BUILT_IN_CHANNELS } from "../../adapters/registry.js";
+import type { Platform } from "../../adapters/types.js";
 import { SwitchboardError } from "../../agent/errors.js";
 import type { Env } from "../config/env.js";
 import type { ConfigIssue } from "../config/errors.js";
@@ -15,9 +18,11 @@ import type { Logger } from "../log.js";
 export type Role = "all" | "gateway" | "worker";
 export const ROLES: readonly Role[] = ["all", "gateway", "worker"];
 
-/** Platforms that have native commands to register. */
-export type CommandPlatform = "slack" | "discord" | "telegram";
-export const COMMAND_PLATFORMS: readonly CommandPlatform[] = ["slack", "discord", "telegram"];
+/** A platform that has a command menu to fill (`commandMenu` in its channel definition). */
+export type CommandPlatform = Platform;
+export const COMMAND_PLATFORMS: readonly CommandPlatform[] = (
+  Object.keys(BUILT_IN_CHANNELS) as Platform[]
+).filter((p) => BUILT_IN_CHANNELS[p]?.commandMenu);
 
 /** Where the CLI writes; each call is whole text (include the newline). */
 export interface CliIO {
