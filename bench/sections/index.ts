@@ -4,6 +4,7 @@
  */
 import type { Figure } from "../lib/stats.js";
 import { summarize } from "../lib/stats.js";
+import { runCommandCount } from "./commands.js";
 import { type E2EConfig, type E2ESample, runE2E } from "./e2e.js";
 import { MICRO_SECTIONS } from "./micro.js";
 import { runRouting } from "./routing.js";
@@ -168,7 +169,27 @@ const e2eSection = (mode: "redis" | "embedded"): Section => ({
   },
 });
 
+const commandsSection: Section = {
+  id: "commands",
+  title: "Redis commands per message (INFO commandstats around each phase)",
+  async run(ctx) {
+    const threads = ctx.quick ? 20 : 50;
+    const samples = await repeat(ctx, ctx.quick ? 1 : 3, () => runCommandCount(ctx.redisUrl, threads, 1500));
+    addFigure(ctx, "commands", samples, (x) => x.idleWake, {
+      name: "Redis commands for a message that wakes an idle thread",
+      unit: "commands",
+      target: { op: "<=", value: 30 },
+    });
+    addFigure(ctx, "commands", samples, (x) => x.intoRunning, {
+      name: "Redis commands for a message delivered into a running thread",
+      unit: "commands",
+      target: { op: "<=", value: 8 },
+    });
+  },
+};
+
 export const SECTIONS: Section[] = [
+  commandsSection,
   e2eSection("redis"),
   e2eSection("embedded"),
   {
