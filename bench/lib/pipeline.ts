@@ -9,12 +9,12 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Redis } from "ioredis";
 import { createRendererFactory, MemoryRateLimiter } from "../../src/adapters/render/index.js";
 import { TelegramAdapter } from "../../src/adapters/telegram/adapter.js";
 import { Agent } from "../../src/agent/agent.js";
 import { convertToLlm } from "../../src/agent/session/index.js";
 import { EmbeddedRuntime } from "../../src/queue/embedded/embedded-runtime.js";
+import { createRedisClient, type RedisClient } from "../../src/queue/redis/client.js";
 import { RedisRuntime } from "../../src/queue/redis/redis-runtime.js";
 import { RedisSessionStore } from "../../src/queue/store/redis-store.js";
 import type { AgentFactory, Runtime } from "../../src/queue/types.js";
@@ -96,12 +96,12 @@ export async function startPipeline(o: PipelineOptions): Promise<Pipeline> {
   const onError =
     o.onError ?? ((e: unknown, c: string) => errors.push(`${c}: ${e instanceof Error ? e.message : e}`));
   const errors: string[] = [];
-  let redis: Redis | undefined;
+  let redis: RedisClient | undefined;
   let dataDir: string | undefined;
   let runtime: Runtime;
   if (o.mode === "redis") {
     if (!o.redisUrl) throw new Error("startPipeline: redis mode needs redisUrl.");
-    redis = new Redis(o.redisUrl, { maxRetriesPerRequest: null });
+    redis = createRedisClient({ url: o.redisUrl }, { maxRetriesPerRequest: null });
     runtime = new RedisRuntime({
       redis,
       prefix,

@@ -108,6 +108,9 @@ export interface RedisRuntimeOptions extends RuntimeOptions {
   waitReplicasTimeoutMs?: number;
 }
 
+/** Length (approximate) of BullMQ's events stream, which nothing reads. */
+const EVENTS_MAX_LEN = 100;
+
 function defaultOnError(error: unknown, context: string): void {
   const text = error instanceof Error ? error.message : String(error);
   console.error(`runtime: ${context}: ${text}`);
@@ -118,6 +121,7 @@ export class RedisRuntime implements Runtime {
   private readonly ownsRedis: boolean;
   private readonly keys: RuntimeKeys;
   private readonly queue: Queue<WakeJobData>;
+  private readonly queueConnection: RedisClient;
   private readonly bus: RedisControlBus;
   private readonly state: ThreadState;
   private readonly waker: RedisWaker;
@@ -147,9 +151,14 @@ export class RedisRuntime implements Runtime {
     this.keys = new RuntimeKeys(o.prefix, { queuePrefix: o.queuePrefix, cluster });
     this.onError = o.onError ?? defaultOnError;
     this.clock = o.clock ?? systemClock;
+    // BullMQ on a connection of its own, without auto-pipelining (its worker duplicates it for the
+    // blocking BZPOPMIN). The events stream is written by every job step and read by no one here
+    // (no QueueEvents): kept short.
+    this.queueConnection = duplicateClient(this.redis, { maxRetriesPerRequest: null, autoPipelining: false });
     this.queue = new Queue<WakeJobData>(o.queueName ?? "runs", {
-      connection: this.redis,
+      connection: this.queueConnection,
       prefix: this.keys.bullPrefix,
+      streams: { events: { maxLen: EVENTS_MAX_LEN } },
     });
     this.queue.on("error", (e) => this.onError(e, "the wake queue"));
     this.bus = new RedisControlBus(this.redis, this.keys.controlChannel);
@@ -223,7 +232,7 @@ export class RedisRuntime implements Runtime {
     this.core = core;
     await this.bus.whenSubscribed();
     const lockDuration = o.lockDurationMs ?? leaseTtlMs;
-    this.workerConnection = duplicateClient(this.redis, { maxRetriesPerRequest: null });
+    this.workerConnection = duplicateClient(this.redis, { maxRetriesPerRequest: null, autoPipelining: false });
     const worker = new Worker<WakeJobData>(
       o.queueName ?? "runs",
       async (job: Job<WakeJobData>) => {
@@ -291,6 +300,7 @@ export class RedisRuntime implements Runtime {
     await Promise.all(closing);
     await this.workerConnection?.quit().catch(() => this.workerConnection?.disconnect());
     await this.queue.close();
+    await this.queueConnection.quit().catch(() => this.queueConnection.disconnect());
     await this.bus.close();
     if (this.ownsRedis) await this.redis.quit().catch(() => this.redis.disconnect());
   }
