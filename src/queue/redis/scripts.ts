@@ -37,7 +37,10 @@ export const APPEND: LuaScript = {
   ARGV[5] now (ms, the caller's clock): the item's "at" and the wake marker's time
   Returns {0, depth, active}                          refused: the inbox is full (policy "new")
           {1, seq, depth, woke, active, marker, dropped...}   queued
-    woke   1 when the wake flag was newly set (value marker): the caller must add a wake job
+    woke   1 when the wake flag was newly set (value marker): the caller must add a wake job.
+           Never while a lease is held: the holder takes the item at a checkpoint, or finds it
+           when it tries to release (RELEASE checks the inbox), or re-wakes the thread when it
+           hands over or loses the lease; a dead holder's job is rerun by BullMQ's stalled check
     active 1 when a lease is held (a run is in progress)
     dropped the JSON of each item removed to make room or discarded by the interrupt
 ]]` +
@@ -72,7 +75,7 @@ if ARGV[4] == 'interrupt' then
 end
 local marker = 'pending:' .. now .. ':' .. seq
 local woke = 0
-if redis.call('SET', KEYS[2], marker, 'NX') then woke = 1 end
+if active == 0 and redis.call('SET', KEYS[2], marker, 'NX') then woke = 1 end
 local out = {1, seq, depth, woke, active, marker}
 for _, d in ipairs(dropped) do table.insert(out, d) end
 return out
