@@ -11,15 +11,27 @@
  *   (B − A) / chats is what one more message costs when a holder is already running: the delivery
  *   and the holder picking it up at its next checkpoint, with its own reply.
  *
+ * MONITOR during each phase splits the count: the commands on BullMQ's keys (its job lifecycle:
+ * add, move to active, move to finished, the worker's polls), and the commands the processes sent
+ * (a script counts once, its inner commands not; auto-pipelining sends several in one write).
+ *
  * Needs a Redis no one else uses during the phase (the bench's throwaway server), since the
  * counts are server-wide.
  */
+import type { Redis } from "ioredis";
 import { createRedisClient, type RedisClient } from "../../src/queue/redis/client.js";
 import { type Pipeline, startPipeline, until } from "../lib/pipeline.js";
 
 export interface CommandSample {
+  /** Commands Redis executed (`INFO commandstats`: inside scripts included), per message. */
   idleWake: number;
   intoRunning: number;
+  /** Of those, BullMQ's (its scripts' commands and its worker's polls): the job lifecycle's floor. */
+  idleWakeBull: number;
+  intoRunningBull: number;
+  /** Commands the processes sent (round trips before pipelining; a script counts once), per message. */
+  idleWakeSent: number;
+  intoRunningSent: number;
   /** The commands of the idle-wake phase per message, by name, largest first. */
   idleTop: string;
   intoRunningTop: string;
@@ -68,19 +80,37 @@ async function allReleased(redis: RedisClient, p: Pipeline): Promise<void> {
   }
 }
 
-async function measure(
-  redis: RedisClient,
-  p: Pipeline,
-  run: () => Promise<void>,
-): Promise<{ counts: Counts; commands: number }> {
+interface Measured {
+  counts: Counts;
+  commands: number;
+  /** From MONITOR: commands executed on BullMQ's keys, and commands sent (not from a script). */
+  bull: number;
+  sent: number;
+}
+
+const OWN = new Set(["scan", "info", "monitor"]);
+
+async function measure(redis: RedisClient, p: Pipeline, run: () => Promise<void>): Promise<Measured> {
   await allReleased(redis, p);
+  const monitor = await (redis as Redis).monitor();
+  let bull = 0;
+  let sent = 0;
+  // BullMQ's keys are `<prefix>runs:…` (the queue prefix is the key prefix without its colon).
+  const bullKey = `${p.prefix}runs:`;
+  monitor.on("monitor", (_time: string, args: string[], source: string) => {
+    const name = String(args[0] ?? "").toLowerCase();
+    if (OWN.has(name)) return;
+    if (!source.includes("lua")) sent++;
+    if (args.some((a) => typeof a === "string" && a.startsWith(bullKey))) bull++;
+  });
   const before = await commandStats(redis);
   await run();
   await allReleased(redis, p);
   const counts = diff(await commandStats(redis), before);
+  monitor.disconnect();
   // The scans of allReleased are the bench's own.
   counts.delete("scan");
-  return { counts, commands: total(counts) };
+  return { counts, commands: total(counts), bull, sent };
 }
 
 /** One sample: `threads` chats for the idle-wake figure, `threads` for the running-thread one. */
@@ -146,6 +176,10 @@ export async function runCommandCount(
     return {
       idleWake: idle.commands / threads,
       intoRunning: (withSecond.commands - alone.commands) / threads,
+      idleWakeBull: idle.bull / threads,
+      intoRunningBull: (withSecond.bull - alone.bull) / threads,
+      idleWakeSent: idle.sent / threads,
+      intoRunningSent: (withSecond.sent - alone.sent) / threads,
       idleTop: top(idle.counts, threads),
       intoRunningTop: top(marginal, threads),
     };

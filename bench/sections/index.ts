@@ -180,10 +180,26 @@ const commandsSection: Section = {
       unit: "commands",
       target: { op: "<=", value: 30 },
     });
+    addFigure(ctx, "commands", samples, (x) => x.idleWakeBull, {
+      name: "  of which BullMQ's job lifecycle (its floor: add, active, finished, polls)",
+      unit: "commands",
+    });
+    addFigure(ctx, "commands", samples, (x) => x.idleWakeSent, {
+      name: "  commands sent for it (a script once, inner commands not)",
+      unit: "commands",
+    });
     addFigure(ctx, "commands", samples, (x) => x.intoRunning, {
       name: "Redis commands for a message delivered into a running thread",
       unit: "commands",
       target: { op: "<=", value: 8 },
+    });
+    addFigure(ctx, "commands", samples, (x) => x.intoRunningBull, {
+      name: "  of which BullMQ's",
+      unit: "commands",
+    });
+    addFigure(ctx, "commands", samples, (x) => x.intoRunningSent, {
+      name: "  commands sent for it",
+      unit: "commands",
     });
   },
 };
