@@ -27,7 +27,7 @@ import type {
 import type { CompactionConfig } from "../worker/compaction-step.js";
 import { plainInboundFormatter } from "../worker/item-messages.js";
 import type { LeaseEvent } from "../worker/tenure.js";
-import { WorkerCore } from "../worker/worker-core.js";
+import { DEFAULT_CONCURRENCY, WorkerCore } from "../worker/worker-core.js";
 import { createRedisClient, duplicateClient, isCluster, type RedisClient } from "./client.js";
 import { RedisThreadState } from "./redis-thread-state.js";
 import { RedisWaker, type WakeJobData } from "./redis-waker.js";
@@ -62,7 +62,7 @@ export interface RuntimeOptions {
   compaction?: CompactionConfig;
   /** Drop a thread's cached agent after this long idle. Default 10 min. */
   agentIdleMs?: number;
-  /** Parallel threads per process. Default 10. */
+  /** Parallel threads per process. Default `DEFAULT_CONCURRENCY` (64): runs mostly wait on the model. */
   concurrency?: number;
   /** Interval of the safety-net sweep for lost wakes. Default 5 s. */
   sweepIntervalMs?: number;
@@ -243,7 +243,7 @@ export class RedisRuntime implements Runtime {
       {
         connection: this.workerConnection,
         prefix: this.keys.bullPrefix,
-        concurrency: o.concurrency ?? 10,
+        concurrency: o.concurrency ?? DEFAULT_CONCURRENCY,
         lockDuration,
         stalledInterval: o.stalledIntervalMs ?? Math.max(100, Math.floor(lockDuration / 2)),
         maxStalledCount: o.maxStalledCount ?? 3,
