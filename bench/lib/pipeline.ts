@@ -33,6 +33,7 @@ export interface PipelineOptions {
   redisUrl?: string;
   /** Telegram flood control in the fake (default on, Telegram's private-chat rule). */
   flood?: boolean;
+  /** Threads the worker runs at once; default: the runtime's default (what a config without it gets). */
   concurrency?: number;
   /** Wraps the fake's API root (e.g. a failure-injecting proxy). */
   apiRoot?: (fakeRoot: string) => Promise<string> | string;
@@ -108,7 +109,7 @@ export async function startPipeline(o: PipelineOptions): Promise<Pipeline> {
       store: new RedisSessionStore({ redis, prefix }),
       sinks,
       agentFactory,
-      concurrency: o.concurrency ?? 100,
+      ...(o.concurrency !== undefined ? { concurrency: o.concurrency } : {}),
       onError,
     });
   } else {
@@ -117,7 +118,7 @@ export async function startPipeline(o: PipelineOptions): Promise<Pipeline> {
       dataDir,
       sinks,
       agentFactory,
-      concurrency: o.concurrency ?? 100,
+      ...(o.concurrency !== undefined ? { concurrency: o.concurrency } : {}),
       onError,
     });
   }

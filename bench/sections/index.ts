@@ -8,6 +8,7 @@ import { runCommandCount } from "./commands.js";
 import { type E2EConfig, type E2ESample, runE2E } from "./e2e.js";
 import { MICRO_SECTIONS } from "./micro.js";
 import { runRouting } from "./routing.js";
+import { memoryPerRunningThread } from "./running-memory.js";
 import { sandboxSection } from "./sandbox.js";
 import { runScaleOut } from "./scaleout.js";
 
@@ -227,19 +228,47 @@ export const SECTIONS: Section[] = [
   },
   {
     id: "scaleout",
-    title: "agent runs/s with 1 and 2 worker processes (immediate model)",
+    title: "agent runs/s with 1 and 2 worker processes (I/O-bound model: replies streamed over 2 s; then immediate)",
     async run(ctx) {
-      const count = ctx.quick ? 300 : 1000;
-      const samples = await repeat(ctx, ctx.quick ? 1 : 3, () => runScaleOut(ctx.redisUrl, count));
-      addFigure(ctx, "scaleout", samples, (x) => x.one, { name: "runs/s, 1 worker process", unit: "runs/s" });
-      addFigure(ctx, "scaleout", samples, (x) => x.two, {
-        name: "runs/s, 2 worker processes",
+      const io = { count: ctx.quick ? 96 : 160, streamMs: 2000, concurrency: 16 };
+      const ioSamples = await repeat(ctx, ctx.quick ? 1 : 3, () => runScaleOut(ctx.redisUrl, io));
+      const s = "scaleout";
+      addFigure(ctx, s, ioSamples, (x) => x.one, {
+        name: `runs/s, 1 worker process (replies over 2 s, concurrency ${io.concurrency})`,
         unit: "runs/s",
       });
-      addFigure(ctx, "scaleout", samples, (x) => x.ratio, {
-        name: "2 workers / 1 worker",
+      addFigure(ctx, s, ioSamples, (x) => x.two, { name: "runs/s, 2 worker processes", unit: "runs/s" });
+      addFigure(ctx, s, ioSamples, (x) => x.ratio, {
+        name: "2 workers / 1 worker (I/O-bound)",
         unit: "×",
         target: { op: ">=", value: 1.8 },
+      });
+      const cpu = { count: ctx.quick ? 300 : 1000, streamMs: 0, concurrency: 20 };
+      const cpuSamples = await repeat(ctx, ctx.quick ? 1 : 3, () => runScaleOut(ctx.redisUrl, cpu));
+      addFigure(ctx, s, cpuSamples, (x) => x.one, {
+        name: "runs/s, 1 worker process (immediate model: CPU-bound)",
+        unit: "runs/s",
+      });
+      addFigure(ctx, s, cpuSamples, (x) => x.two, { name: "runs/s, 2 worker processes", unit: "runs/s" });
+      addFigure(ctx, s, cpuSamples, (x) => x.ratio, {
+        name: "2 workers / 1 worker (CPU-bound: needs free cores)",
+        unit: "×",
+      });
+    },
+  },
+  {
+    id: "running",
+    title: "memory per running thread (200 runs at once, each streaming its reply; embedded runtime)",
+    async run(ctx) {
+      const threads = ctx.quick ? 100 : 200;
+      const samples = await repeat(ctx, ctx.quick ? 1 : 3, () => memoryPerRunningThread(threads));
+      addFigure(ctx, "running", samples, (x) => x.heapKbPerThread, {
+        name: `heap per running thread (${threads} at once, after GC)`,
+        unit: "KB",
+      });
+      addFigure(ctx, "running", samples, (x) => x.rssKbPerThread, {
+        name: `RSS per running thread (${threads} at once)`,
+        unit: "KB",
       });
     },
   },
