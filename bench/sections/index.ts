@@ -7,6 +7,7 @@ import { summarize } from "../lib/stats.js";
 import { runCommandCount } from "./commands.js";
 import { type E2EConfig, type E2ESample, runE2E } from "./e2e.js";
 import { MICRO_SECTIONS } from "./micro.js";
+import { runProcesses } from "./processes.js";
 import { runRouting } from "./routing.js";
 import { memoryPerRunningThread } from "./running-memory.js";
 import { sandboxSection } from "./sandbox.js";
@@ -205,8 +206,51 @@ const commandsSection: Section = {
   },
 };
 
+const processesSection: Section = {
+  id: "processes",
+  title: "compiled gateway + worker processes on Redis (fake Telegram, fake LLM)",
+  async run(ctx) {
+    const cfg = ctx.quick
+      ? { lightRate: 10, lightSeconds: 3, loadRate: 50, loadSeconds: 2 }
+      : { lightRate: 10, lightSeconds: 5, loadRate: 50, loadSeconds: 4 };
+    ctx.log(
+      `${cfg.lightRate} msg/s for ${cfg.lightSeconds} s (latency), then ${cfg.loadRate} msg/s for ${cfg.loadSeconds} s (CPU), each message to a chat of its own`,
+    );
+    const samples = await repeat(ctx, ctx.quick ? 1 : 3, () => runProcesses(ctx.redisUrl, cfg));
+    const s = "processes";
+    addFigure(ctx, s, samples, (x) => x.firstOutboundP50, {
+      name: `inbound → first outbound call (gateway's typing) p50 @ ${cfg.lightRate} msg/s`,
+      unit: "ms",
+      target: { op: "<=", value: 5 },
+    });
+    addFigure(ctx, s, samples, (x) => x.llmRequestP50, {
+      name: `inbound → LLM request p50 @ ${cfg.lightRate} msg/s`,
+      unit: "ms",
+      target: { op: "<=", value: 10 },
+    });
+    addFigure(ctx, s, samples, (x) => x.replyP50, {
+      name: `inbound → reply text at the platform p50 @ ${cfg.lightRate} msg/s`,
+      unit: "ms",
+    });
+    addFigure(ctx, s, samples, (x) => x.cpuPerMessage, {
+      name: `CPU per message, gateway + worker processes @ ${cfg.loadRate} msg/s`,
+      unit: "CPU-s",
+      target: { op: "<=", value: 0.006 },
+    });
+    addFigure(ctx, s, samples, (x) => x.gatewayCpuPerMessage, {
+      name: "  of which the gateway",
+      unit: "CPU-s",
+    });
+    addFigure(ctx, s, samples, (x) => x.workerCpuPerMessage, {
+      name: "  of which the worker",
+      unit: "CPU-s",
+    });
+  },
+};
+
 export const SECTIONS: Section[] = [
   commandsSection,
+  processesSection,
   e2eSection("redis"),
   e2eSection("embedded"),
   {
@@ -228,7 +272,8 @@ export const SECTIONS: Section[] = [
   },
   {
     id: "scaleout",
-    title: "agent runs/s with 1 and 2 worker processes (I/O-bound model: replies streamed over 2 s; then immediate)",
+    title:
+      "agent runs/s with 1 and 2 worker processes (I/O-bound model: replies streamed over 2 s; then immediate)",
     async run(ctx) {
       const io = { count: ctx.quick ? 96 : 160, streamMs: 2000, concurrency: 16 };
       const ioSamples = await repeat(ctx, ctx.quick ? 1 : 3, () => runScaleOut(ctx.redisUrl, io));

@@ -62,7 +62,8 @@ export async function memoryPerRunningThread(threads: number): Promise<RunningMe
   };
   try {
     // Warm-up: code paths, module state, one streamed reply.
-    for (let i = 0; i < 10; i++) await deliver(1_000_000 + i, `warm [m${8_000_000 + r * 100 + i}] tokens=20 ms=200`);
+    for (let i = 0; i < 10; i++)
+      await deliver(1_000_000 + i, `warm [m${8_000_000 + r * 100 + i}] tokens=20 ms=200`);
     await waitFor(() => model.endedAt.size >= 10, "warm-up replies");
     gc();
     gc();
