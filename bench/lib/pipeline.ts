@@ -52,6 +52,8 @@ export interface Pipeline {
   receivedAt: Map<string, number>;
   /** Tag → when `deliver` resolved (durable in the inbox, wake job added). */
   queuedAt: Map<string, number>;
+  /** Tag → whether `deliver` found the thread idle (no lease held). */
+  idleAt: Map<string, boolean>;
   /** Deliver results that were refused or duplicates, and deliver rejections. */
   errors: string[];
   inject(chatId: number, text: string): number;
@@ -125,12 +127,14 @@ export async function startPipeline(o: PipelineOptions): Promise<Pipeline> {
   await runtime.start();
   const receivedAt = new Map<string, number>();
   const queuedAt = new Map<string, number>();
+  const idleAt = new Map<string, boolean>();
   await adapter.start({
     onMessage: async (m) => {
       const tag = TAG.exec(m.text)?.[1];
       if (tag) receivedAt.set(tag, nowMs());
       const r = await runtime.deliver(m);
       if (tag) queuedAt.set(tag, nowMs());
+      if (tag && r.status === "queued") idleAt.set(tag, r.idle);
       if (r.status !== "queued") errors.push(`deliver ${m.eventId}: ${r.status}`);
     },
     onReaction: () => {},
@@ -151,6 +155,7 @@ export async function startPipeline(o: PipelineOptions): Promise<Pipeline> {
     prefix,
     receivedAt,
     queuedAt,
+    idleAt,
     errors,
     inject(chatId, text) {
       const at = nowMs();

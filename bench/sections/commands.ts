@@ -155,16 +155,29 @@ export async function runCommandCount(
         chats.push(chat);
         p.inject(chat++, `stream [${t}] tokens=20 ms=${streamMs}`);
       }
-      await until(() => tags.every((t) => p.model.requestedAt.has(t)), 30_000, "every run to start");
-      if (second) {
-        for (const c of chats) {
+      // Each chat's second message goes in as soon as its run has asked the model (the reply then
+      // streams for streamMs), so it finds the thread running.
+      const pending = new Set(tags.map((_t, i) => i));
+      const deadline = Date.now() + 30_000;
+      while (pending.size > 0) {
+        for (const i of pending) {
+          if (!p.model.requestedAt.has(tags[i] as string)) continue;
+          pending.delete(i);
+          if (!second) continue;
           const t = newTag();
           seconds.push(t);
-          p.inject(c, `and one more [${t}]`);
+          p.inject(chats[i] as number, `and one more [${t}]`);
         }
+        if (Date.now() > deadline) throw new Error("commands bench: runs did not start within 30 s");
+        await new Promise((r) => setTimeout(r, 2));
       }
       await until(() => [...tags, ...seconds].every((t) => p.model.endedAt.has(t)), 60_000, "every reply");
       await until(replied([...tags, ...seconds]), 60_000, "every reply visible");
+      const foundIdle = seconds.filter((t) => p.idleAt.get(t) !== false).length;
+      if (foundIdle > 0)
+        throw new Error(
+          `commands bench: ${foundIdle} of ${seconds.length} second messages found their thread idle (the machine is too slow for streamMs ${streamMs})`,
+        );
     };
     const alone = await measure(redis, p, streaming(false));
     const withSecond = await measure(redis, p, streaming(true));

@@ -176,7 +176,7 @@ const commandsSection: Section = {
   title: "Redis commands per message (INFO commandstats around each phase)",
   async run(ctx) {
     const threads = ctx.quick ? 20 : 50;
-    const samples = await repeat(ctx, ctx.quick ? 1 : 3, () => runCommandCount(ctx.redisUrl, threads, 1500));
+    const samples = await repeat(ctx, ctx.quick ? 1 : 3, () => runCommandCount(ctx.redisUrl, threads, 4000));
     addFigure(ctx, "commands", samples, (x) => x.idleWake, {
       name: "Redis commands for a message that wakes an idle thread",
       unit: "commands",

@@ -156,7 +156,8 @@ export async function runProcesses(redisUrl: string, cfg: ProcessesConfig): Prom
   try {
     await until(
       () => fake.calls.some((c) => c.method === "getUpdates"),
-      15_000,
+      // Launch takes 0.35 s on an idle machine; a shared one can take many times that.
+      30_000,
       `the gateway to poll (${gateway.stderr.join("").slice(-300)})`,
     );
     let chat = 2_000_000 + Math.floor(Math.random() * 1000) * 1000;
