@@ -275,7 +275,8 @@ export const SECTIONS: Section[] = [
     title:
       "agent runs/s with 1 and 2 worker processes (I/O-bound model: replies streamed over 2 s; then immediate)",
     async run(ctx) {
-      const io = { count: ctx.quick ? 96 : 160, streamMs: 2000, concurrency: 16 };
+      // 16 waves of 2 s for one worker, 8 for two: the ramp at both ends weighs little.
+      const io = { count: ctx.quick ? 96 : 256, streamMs: 2000, concurrency: 16 };
       const ioSamples = await repeat(ctx, ctx.quick ? 1 : 3, () => runScaleOut(ctx.redisUrl, io));
       const s = "scaleout";
       addFigure(ctx, s, ioSamples, (x) => x.one, {
@@ -288,7 +289,7 @@ export const SECTIONS: Section[] = [
         unit: "×",
         target: { op: ">=", value: 1.8 },
       });
-      const cpu = { count: ctx.quick ? 300 : 1000, streamMs: 0, concurrency: 20 };
+      const cpu = { count: ctx.quick ? 300 : 500, streamMs: 0, concurrency: 20 };
       const cpuSamples = await repeat(ctx, ctx.quick ? 1 : 3, () => runScaleOut(ctx.redisUrl, cpu));
       addFigure(ctx, s, cpuSamples, (x) => x.one, {
         name: "runs/s, 1 worker process (immediate model: CPU-bound)",
