@@ -232,7 +232,10 @@ export class RedisRuntime implements Runtime {
     this.core = core;
     await this.bus.whenSubscribed();
     const lockDuration = o.lockDurationMs ?? leaseTtlMs;
-    this.workerConnection = duplicateClient(this.redis, { maxRetriesPerRequest: null, autoPipelining: false });
+    this.workerConnection = duplicateClient(this.redis, {
+      maxRetriesPerRequest: null,
+      autoPipelining: false,
+    });
     const worker = new Worker<WakeJobData>(
       o.queueName ?? "runs",
       async (job: Job<WakeJobData>) => {
