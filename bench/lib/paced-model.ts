@@ -36,6 +36,28 @@ export interface PacedModel {
   calls: number;
 }
 
+/**
+ * The tags of the user messages after the last assistant message: the messages this request
+ * answers (a thread that was busy, or waited for a worker, gets several in one run).
+ */
+function trailingUserTags(messages: readonly { role: string; content: unknown }[]): string[] {
+  const tags: string[] = [];
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i];
+    if (m?.role === "assistant") break;
+    if (m?.role !== "user") continue;
+    const text =
+      typeof m.content === "string"
+        ? m.content
+        : Array.isArray(m.content)
+          ? (m.content as { type: string; text?: string }[]).map((c) => c.text ?? "").join("")
+          : "";
+    const tag = TAG.exec(text)?.[1];
+    if (tag) tags.push(tag);
+  }
+  return tags;
+}
+
 function lastUserText(messages: readonly { role: string; content: unknown }[]): string {
   for (let i = messages.length - 1; i >= 0; i--) {
     const m = messages[i];
@@ -64,12 +86,14 @@ export function createPacedModel(): PacedModel {
       pm.calls++;
       const text = lastUserText(context.messages as never);
       const tag = TAG.exec(text)?.[1] ?? `untagged${pm.calls}`;
-      if (!pm.requestedAt.has(tag)) pm.requestedAt.set(tag, nowMs());
+      // Every message this request answers counts as requested (and ended) with it.
+      const answered = [...new Set([tag, ...trailingUserTags(context.messages as never)])];
+      for (const t of answered) if (!pm.requestedAt.has(t)) pm.requestedAt.set(t, nowMs());
       const pace = /tokens=(\d+) ms=(\d+)/.exec(text);
       const tokens = pace ? Number(pace[1]) : 1;
       const totalMs = pace ? Number(pace[2]) : 0;
       const words = Array.from({ length: tokens }, (_, i) => (i === 0 ? `ok [${tag}]` : ` w${i}`));
-      pm.finalText.set(tag, words.join(""));
+      for (const t of answered) pm.finalText.set(t, words.join(""));
       const out = new AssistantMessageEventStream();
       const message: AssistantMessage = createAssistantMessage(model);
       const content: TextContent = { type: "text", text: "" };
@@ -98,7 +122,7 @@ export function createPacedModel(): PacedModel {
         }
         out.push({ type: "text_end", contentIndex: 0, content, partial: message });
         message.stopReason = "stop";
-        pm.endedAt.set(tag, nowMs());
+        for (const t of answered) pm.endedAt.set(t, nowMs());
         out.push({ type: "done", reason: "stop", message });
       })();
       return out;

@@ -9,12 +9,12 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Redis } from "ioredis";
 import { createRendererFactory, MemoryRateLimiter } from "../../src/adapters/render/index.js";
 import { TelegramAdapter } from "../../src/adapters/telegram/adapter.js";
 import { Agent } from "../../src/agent/agent.js";
 import { convertToLlm } from "../../src/agent/session/index.js";
 import { EmbeddedRuntime } from "../../src/queue/embedded/embedded-runtime.js";
+import { createRedisClient, type RedisClient } from "../../src/queue/redis/client.js";
 import { RedisRuntime } from "../../src/queue/redis/redis-runtime.js";
 import { RedisSessionStore } from "../../src/queue/store/redis-store.js";
 import type { AgentFactory, Runtime } from "../../src/queue/types.js";
@@ -33,6 +33,7 @@ export interface PipelineOptions {
   redisUrl?: string;
   /** Telegram flood control in the fake (default on, Telegram's private-chat rule). */
   flood?: boolean;
+  /** Threads the worker runs at once; default: the runtime's default (what a config without it gets). */
   concurrency?: number;
   /** Wraps the fake's API root (e.g. a failure-injecting proxy). */
   apiRoot?: (fakeRoot: string) => Promise<string> | string;
@@ -51,6 +52,8 @@ export interface Pipeline {
   receivedAt: Map<string, number>;
   /** Tag → when `deliver` resolved (durable in the inbox, wake job added). */
   queuedAt: Map<string, number>;
+  /** Tag → whether `deliver` found the thread idle (no lease held). */
+  idleAt: Map<string, boolean>;
   /** Deliver results that were refused or duplicates, and deliver rejections. */
   errors: string[];
   inject(chatId: number, text: string): number;
@@ -96,19 +99,19 @@ export async function startPipeline(o: PipelineOptions): Promise<Pipeline> {
   const onError =
     o.onError ?? ((e: unknown, c: string) => errors.push(`${c}: ${e instanceof Error ? e.message : e}`));
   const errors: string[] = [];
-  let redis: Redis | undefined;
+  let redis: RedisClient | undefined;
   let dataDir: string | undefined;
   let runtime: Runtime;
   if (o.mode === "redis") {
     if (!o.redisUrl) throw new Error("startPipeline: redis mode needs redisUrl.");
-    redis = new Redis(o.redisUrl, { maxRetriesPerRequest: null });
+    redis = createRedisClient({ url: o.redisUrl }, { maxRetriesPerRequest: null });
     runtime = new RedisRuntime({
       redis,
       prefix,
       store: new RedisSessionStore({ redis, prefix }),
       sinks,
       agentFactory,
-      concurrency: o.concurrency ?? 100,
+      ...(o.concurrency !== undefined ? { concurrency: o.concurrency } : {}),
       onError,
     });
   } else {
@@ -117,19 +120,21 @@ export async function startPipeline(o: PipelineOptions): Promise<Pipeline> {
       dataDir,
       sinks,
       agentFactory,
-      concurrency: o.concurrency ?? 100,
+      ...(o.concurrency !== undefined ? { concurrency: o.concurrency } : {}),
       onError,
     });
   }
   await runtime.start();
   const receivedAt = new Map<string, number>();
   const queuedAt = new Map<string, number>();
+  const idleAt = new Map<string, boolean>();
   await adapter.start({
     onMessage: async (m) => {
       const tag = TAG.exec(m.text)?.[1];
       if (tag) receivedAt.set(tag, nowMs());
       const r = await runtime.deliver(m);
       if (tag) queuedAt.set(tag, nowMs());
+      if (tag && r.status === "queued") idleAt.set(tag, r.idle);
       if (r.status !== "queued") errors.push(`deliver ${m.eventId}: ${r.status}`);
     },
     onReaction: () => {},
@@ -150,6 +155,7 @@ export async function startPipeline(o: PipelineOptions): Promise<Pipeline> {
     prefix,
     receivedAt,
     queuedAt,
+    idleAt,
     errors,
     inject(chatId, text) {
       const at = nowMs();

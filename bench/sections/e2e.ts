@@ -98,7 +98,8 @@ async function latencyPhase(
   await until(() => sent.every((s) => p.model.endedAt.has(s.tag)), 60_000, "every latency-phase reply");
   const visible = () => {
     const texts = new Set(p.outbound().map((c) => c.visibleText ?? ""));
-    return sent.every((s) => texts.has(`ok [${s.tag}]`));
+    // A message batched with a later one of its chat is answered by that one's reply.
+    return sent.every((s) => texts.has(p.model.finalText.get(s.tag) ?? `ok [${s.tag}]`));
   };
   await until(visible, 60_000, "every latency-phase reply visible");
   const cpu = process.cpuUsage(cpu0);

@@ -1,7 +1,13 @@
 /**
  * Agent runs per second with 1 and 2 worker processes: a gateway (this process) delivers one
- * message to each of `count` new threads; worker child processes run them with the immediate
- * model and count finished runs in Redis. The ratio of the two is computed within one run.
+ * message to each of `count` new threads; worker child processes run them and count finished runs
+ * in Redis. The ratio of the two is computed within one run. Two models:
+ *
+ * - I/O-bound (`streamMs` > 0): each reply streams over `streamMs`, as a real model's does, so a
+ *   worker's concurrency bounds its runs/s (concurrency / streamMs), not the CPU: what scale-out
+ *   is for. A worker runs `concurrency` threads at once.
+ * - immediate (`streamMs` 0): runs are pure CPU, so on a machine without free cores a second
+ *   worker process only competes with the first.
  */
 import { Redis } from "ioredis";
 import type { InboundMessage } from "../../src/adapters/types.js";
@@ -26,7 +32,16 @@ export function benchMessage(threadKey: string, eventId: string, text: string): 
   };
 }
 
-async function runsPerSec(redisUrl: string, workers: number, count: number): Promise<number> {
+export interface ScaleOutLoad {
+  count: number;
+  /** 0: immediate replies; else each reply streams 20 tokens over this many ms. */
+  streamMs: number;
+  concurrency: number;
+}
+
+async function runsPerSec(redisUrl: string, workers: number, load: ScaleOutLoad): Promise<number> {
+  const { count, streamMs } = load;
+  const pace = streamMs > 0 ? ` tokens=20 ms=${streamMs}` : "";
   const prefix = `sbs:${Math.random().toString(36).slice(2, 8)}:`;
   const redis = new Redis(redisUrl, { maxRetriesPerRequest: null });
   const gateway = new RedisRuntime({
@@ -36,7 +51,7 @@ async function runsPerSec(redisUrl: string, workers: number, count: number): Pro
     sinks: () => ({ onEvent() {}, onNotice() {}, close() {} }),
   });
   const procs = Array.from({ length: workers }, () =>
-    spawnWorker({ REDIS_URL: redisUrl, SB_PREFIX: prefix, SB_CONCURRENCY: "20" }),
+    spawnWorker({ REDIS_URL: redisUrl, SB_PREFIX: prefix, SB_CONCURRENCY: String(load.concurrency) }),
   );
   try {
     await Promise.all(procs.map((p) => p.ready));
@@ -53,7 +68,7 @@ async function runsPerSec(redisUrl: string, workers: number, count: number): Pro
     const t0 = nowMs();
     const delivering = (async () => {
       for (let i = 0; i < count; i++) {
-        await gateway.deliver(benchMessage(`telegram:s:${i}`, `s${i}`, `run [m${i}]`));
+        await gateway.deliver(benchMessage(`telegram:s:${i}`, `s${i}`, `run [m${i}]${pace}`));
       }
     })();
     const deadline = Date.now() + 120_000;
@@ -82,8 +97,8 @@ export interface ScaleOutSample {
   ratio: number;
 }
 
-export async function runScaleOut(redisUrl: string, count: number): Promise<ScaleOutSample> {
-  const one = await runsPerSec(redisUrl, 1, count);
-  const two = await runsPerSec(redisUrl, 2, count);
+export async function runScaleOut(redisUrl: string, load: ScaleOutLoad): Promise<ScaleOutSample> {
+  const one = await runsPerSec(redisUrl, 1, load);
+  const two = await runsPerSec(redisUrl, 2, load);
   return { one, two, ratio: two / one };
 }

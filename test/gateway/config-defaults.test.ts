@@ -33,7 +33,7 @@ describe("running without a config file", () => {
       keyPrefix: "sb:",
       waitReplicas: 0,
       waitReplicasTimeoutMs: 500,
-      concurrency: 8,
+      concurrency: 64,
       leaseTtlMs: 30000,
       shutdownGraceMs: 10000,
       idleEvictMs: 600000,

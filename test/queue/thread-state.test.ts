@@ -42,13 +42,20 @@ async function put(s: ThreadState, text: string, mode: DeliveryMode = "steer") {
 }
 
 describe.each(implementations)("%s thread state", (_name, make) => {
-  it("numbers items, sets the wake flag once until a job clears it, and reports a held lease", async () => {
+  it("numbers items, sets the wake flag once until a job clears it, and never while a lease is held", async () => {
     const s = make();
     expect(await put(s, "a")).toMatchObject({ accepted: true, seq: 1, depth: 1, woke: true, active: false });
     expect(await put(s, "b")).toMatchObject({ seq: 2, depth: 2, woke: false });
     await s.clearWake(T);
     expect(await s.acquire(T, "tok", 5000)).toEqual({ acquired: true });
-    expect(await put(s, "c")).toMatchObject({ seq: 3, woke: true, active: true });
+    // The holder takes it itself: no wake job while the lease is held.
+    expect(await put(s, "c")).toMatchObject({ seq: 3, woke: false, active: true });
+    expect((await s.probe(T)).inboxDepth).toBe(3);
+    expect(await s.release(T, "tok")).toBe("busy");
+    await s.take(T, "tok", "next", 0);
+    await s.settle(T, "tok", [1, 2, 3], true);
+    expect(await s.release(T, "tok")).toBe("released");
+    expect(await put(s, "d")).toMatchObject({ seq: 4, woke: true, active: false });
   });
 
   it("takes by rule from the head only, and never out of order", async () => {

@@ -3,7 +3,8 @@
  *
  * message → access gate (one notice per thread) → a command? (`/model x` or a bare `stop` after the
  * mention: run it through the extensions) → else thread context for a new thread → `deliver` with
- * the channel's delivery mode → once durable, the acknowledgement reaction (👀, not in DMs).
+ * the channel's delivery mode → once durable, the acknowledgement: the reaction (👀) in channels,
+ * the typing indicator in DMs (an idle thread only: a running one shows it already).
  *
  * command (native) → access gate → the extensions' command, answered through the platform's
  * acknowledgement where it has one; an unknown name goes to the agent as a message.
@@ -50,6 +51,14 @@ export interface InboundPipelineOptions {
 
 function threadUser(user: { id: string; name?: string }): ThreadUser {
   return user.name ? { id: user.id, name: user.name } : { id: user.id };
+}
+
+/**
+ * A typing indicator that ends by itself (Telegram, Discord): one the gateway may show without
+ * owning the run. An indicator that must be stopped (the web chat's) is left to the run's renderer.
+ */
+function showsTypingBriefly(adapter: ChannelAdapter): boolean {
+  return adapter.capabilities.typingDurationMs > 0 && adapter.stopTyping === undefined;
 }
 
 export class InboundPipeline {
@@ -188,6 +197,13 @@ export class InboundPipeline {
           await adapter
             .react(m.messageId, channel.ackReaction)
             .catch((err: unknown) => log.warn({ err }, "could not add the acknowledgement reaction"));
+        } else if (result.idle && (m.isDirect || m.mentioned) && showsTypingBriefly(adapter)) {
+          // The acknowledgement where there is no reaction (DMs): the user sees at once that the
+          // message arrived, before a worker has picked it up; its run keeps the indicator up. Not
+          // awaited: the delivery is settled, and a failed indicator is only logged.
+          void adapter
+            .typing(m.threadKey)
+            .catch((err: unknown) => log.debug({ err }, "could not show the typing indicator"));
         }
         return;
       case "duplicate":

@@ -282,9 +282,11 @@ export const RuntimeSchema = Obj(
       description: "How long an inbox append waits for waitReplicas.",
     }),
     concurrency: Type.Integer({
-      default: 8,
+      // DEFAULT_CONCURRENCY of the runtime (src/queue/worker/worker-core.ts).
+      default: 64,
       minimum: 1,
-      description: "Threads one worker process runs at once.",
+      description:
+        "Threads one worker process runs at once. Runs mostly wait on the model, so this is bounded by memory (about 60 KB per running thread, measured), not CPU.",
     }),
     leaseTtlMs: Type.Integer({
       default: 30000,

@@ -29,7 +29,7 @@ import type {
 } from "../types.js";
 import { DEFAULT_COLLECT_WINDOW_MS } from "../types.js";
 import { plainInboundFormatter } from "../worker/item-messages.js";
-import { WorkerCore } from "../worker/worker-core.js";
+import { DEFAULT_CONCURRENCY, WorkerCore } from "../worker/worker-core.js";
 import { LocalScheduler } from "./local-scheduler.js";
 import { MemoryThreadState } from "./memory-thread-state.js";
 
@@ -144,7 +144,7 @@ export class EmbeddedRuntime implements Runtime {
     });
     this.core = core;
     this.scheduler = new LocalScheduler(
-      o.concurrency ?? 10,
+      o.concurrency ?? DEFAULT_CONCURRENCY,
       (threadKey) => core.process(threadKey, { rerun: false }),
       this.onError,
     );

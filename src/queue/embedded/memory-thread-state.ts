@@ -174,7 +174,8 @@ export class MemoryThreadState implements ThreadState {
       t.control.stops++;
     }
     const marker = `pending:${now}:${seq}`;
-    const woke = t.wake === undefined;
+    // A holder finds the item itself (at a checkpoint, or when its release sees the inbox).
+    const woke = !active && t.wake === undefined;
     if (woke) t.wake = marker;
     return { accepted: true, seq, depth: t.inbox.length, woke, wakeMarker: marker, active, dropped };
   }

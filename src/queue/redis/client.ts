@@ -26,6 +26,13 @@ export interface RedisClientOptions {
   lazyConnect?: boolean;
   /** `false`: give up after the first failed connection (probes); default: reconnect forever. */
   reconnect?: boolean;
+  /**
+   * ioredis auto-pipelining (default on): the commands issued within one event-loop tick leave in
+   * one socket write and are answered in one read, instead of one write and one read each. Off for
+   * a connection that blocks (a BullMQ worker's `BZPOPMIN`) or subscribes, where a command queued
+   * behind a blocking one would wait for it.
+   */
+  autoPipelining?: boolean;
 }
 
 /**
@@ -50,6 +57,7 @@ function nodeOptions(o: RedisClientOptions): RedisOptions {
   if (o.connectionName !== undefined) r.connectionName = o.connectionName;
   if (o.connectTimeout !== undefined) r.connectTimeout = o.connectTimeout;
   if (o.disconnectTimeout !== undefined) r.disconnectTimeout = o.disconnectTimeout;
+  if (o.autoPipelining !== undefined) r.enableAutoPipelining = o.autoPipelining;
   return r;
 }
 
@@ -58,8 +66,9 @@ function nodeOptions(o: RedisClientOptions): RedisOptions {
  * moves and failovers by itself, and waits for a failover as described at `RETRY_DELAY_MS`.
  */
 export function createRedisClient(target: RedisTarget, o: RedisClientOptions = {}): RedisClient {
+  const autoPipelining = o.autoPipelining ?? true;
   if ("url" in target) {
-    const options: RedisOptions = { ...nodeOptions(o) };
+    const options: RedisOptions = { ...nodeOptions(o), enableAutoPipelining: autoPipelining };
     if (o.lazyConnect) options.lazyConnect = true;
     if (o.reconnect === false) options.retryStrategy = () => null;
     return new Redis(target.url, options);
@@ -75,6 +84,8 @@ export function createRedisClient(target: RedisTarget, o: RedisClientOptions = {
     retryDelayOnClusterDown: RETRY_DELAY_MS,
     retryDelayOnTryAgain: RETRY_DELAY_MS,
     maxRedirections: MAX_REDIRECTIONS,
+    // The cluster client pipelines per node (commands of one tick for the same node together).
+    enableAutoPipelining: autoPipelining,
   };
   if (o.lazyConnect) options.lazyConnect = true;
   if (o.reconnect === false) options.clusterRetryStrategy = () => null;
@@ -83,15 +94,17 @@ export function createRedisClient(target: RedisTarget, o: RedisClientOptions = {
 
 /**
  * A second connection to the same server or cluster, with the same settings except the given ones
- * (a subscriber, a BullMQ worker's blocking connection).
+ * (a subscriber, BullMQ's connections).
  */
 export function duplicateClient(
   client: RedisClient,
-  o: Pick<RedisClientOptions, "connectionName" | "maxRetriesPerRequest"> = {},
+  o: Pick<RedisClientOptions, "connectionName" | "maxRetriesPerRequest" | "autoPipelining"> = {},
 ): RedisClient {
   if (isCluster(client)) {
     const redisOptions = { ...client.options.redisOptions, ...nodeOptions(o) };
-    return client.duplicate(undefined, { ...client.options, redisOptions });
+    const options = { ...client.options, redisOptions };
+    if (o.autoPipelining !== undefined) options.enableAutoPipelining = o.autoPipelining;
+    return client.duplicate(undefined, options);
   }
   return client.duplicate(nodeOptions(o));
 }

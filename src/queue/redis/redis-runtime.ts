@@ -30,7 +30,7 @@ import { DEFAULT_COLLECT_WINDOW_MS } from "../types.js";
 import type { CompactionConfig } from "../worker/holder-env.js";
 import { plainInboundFormatter } from "../worker/item-messages.js";
 import type { LeaseEvent } from "../worker/tenure.js";
-import { WorkerCore } from "../worker/worker-core.js";
+import { DEFAULT_CONCURRENCY, WorkerCore } from "../worker/worker-core.js";
 import { createRedisClient, duplicateClient, isCluster, type RedisClient } from "./client.js";
 import { RedisThreadState } from "./redis-thread-state.js";
 import { RedisWaker, type WakeJobData } from "./redis-waker.js";
@@ -65,7 +65,7 @@ export interface RuntimeOptions {
   compaction?: CompactionConfig;
   /** Drop a thread's cached agent after this long idle. Default 10 min. */
   agentIdleMs?: number;
-  /** Parallel threads per process. Default 10. */
+  /** Parallel threads per process. Default `DEFAULT_CONCURRENCY` (64): runs mostly wait on the model. */
   concurrency?: number;
   /** Interval of the safety-net sweep for lost wakes. Default 5 s. */
   sweepIntervalMs?: number;
@@ -118,11 +118,15 @@ export interface RedisRuntimeOptions extends RuntimeOptions {
   waitReplicasTimeoutMs?: number;
 }
 
+/** Length (approximate) of BullMQ's events stream, which nothing reads. */
+const EVENTS_MAX_LEN = 100;
+
 export class RedisRuntime implements Runtime {
   private readonly redis: RedisClient;
   private readonly ownsRedis: boolean;
   private readonly keys: RuntimeKeys;
   private readonly queue: Queue<WakeJobData>;
+  private readonly queueConnection: RedisClient;
   private readonly bus: RedisControlBus;
   private readonly state: ThreadState;
   private readonly waker: RedisWaker;
@@ -153,9 +157,14 @@ export class RedisRuntime implements Runtime {
     this.keys = new RuntimeKeys(o.prefix, { queuePrefix: o.queuePrefix, cluster });
     this.onError = o.onError ?? defaultOnError;
     this.clock = o.clock ?? systemClock;
+    // BullMQ on a connection of its own, without auto-pipelining (its worker duplicates it for the
+    // blocking BZPOPMIN). The events stream is written by every job step and read by no one here
+    // (no QueueEvents): kept short.
+    this.queueConnection = duplicateClient(this.redis, { maxRetriesPerRequest: null, autoPipelining: false });
     this.queue = new Queue<WakeJobData>(o.queueName ?? "runs", {
-      connection: this.redis,
+      connection: this.queueConnection,
       prefix: this.keys.bullPrefix,
+      streams: { events: { maxLen: EVENTS_MAX_LEN } },
     });
     this.queue.on("error", (e) => this.onError(e, "the wake queue"));
     this.bus = new RedisControlBus(this.redis, this.keys.controlChannel);
@@ -241,7 +250,10 @@ export class RedisRuntime implements Runtime {
     this.core = core;
     await this.bus.whenSubscribed();
     const lockDuration = o.lockDurationMs ?? leaseTtlMs;
-    this.workerConnection = duplicateClient(this.redis, { maxRetriesPerRequest: null });
+    this.workerConnection = duplicateClient(this.redis, {
+      maxRetriesPerRequest: null,
+      autoPipelining: false,
+    });
     const worker = new Worker<WakeJobData>(
       o.queueName ?? "runs",
       async (job: Job<WakeJobData>) => {
@@ -252,7 +264,7 @@ export class RedisRuntime implements Runtime {
       {
         connection: this.workerConnection,
         prefix: this.keys.bullPrefix,
-        concurrency: o.concurrency ?? 10,
+        concurrency: o.concurrency ?? DEFAULT_CONCURRENCY,
         lockDuration,
         stalledInterval: o.stalledIntervalMs ?? Math.max(100, Math.floor(lockDuration / 2)),
         maxStalledCount: o.maxStalledCount ?? 3,
@@ -309,6 +321,7 @@ export class RedisRuntime implements Runtime {
     await Promise.all(closing);
     await this.workerConnection?.quit().catch(() => this.workerConnection?.disconnect());
     await this.queue.close();
+    await this.queueConnection.quit().catch(() => this.queueConnection.disconnect());
     await this.bus.close();
     if (this.ownsRedis) await this.redis.quit().catch(() => this.redis.disconnect());
   }

@@ -43,7 +43,9 @@ export class RedisWaker implements Waker {
     const job = await this.queue.add(
       "wake",
       { thread: threadKey },
-      { attempts: 1, removeOnComplete: true, removeOnFail: { count: 1000 } },
+      // Nothing reads a finished job (a failure is reported by the worker's "failed" handler, and
+      // the sweeper treats a job it cannot find as gone): removed at once.
+      { attempts: 1, removeOnComplete: true, removeOnFail: true },
     );
     await runScript(this.redis, SET_WAKE_JOB, [wakeKey], [flag, `job:${job.id}`]);
   }

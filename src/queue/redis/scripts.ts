@@ -41,7 +41,10 @@ export const APPEND: LuaScript = {
           {1, seq, depth, woke, active, marker, dropped...}   queued
           {2, seq, depth, active}                     this event id was appended before as seq
                                                       (a platform retry after a refused WAIT)
-    woke   1 when the wake flag was newly set (value marker): the caller must add a wake job
+    woke   1 when the wake flag was newly set (value marker): the caller must add a wake job.
+           Never while a lease is held: the holder takes the item at a checkpoint, or finds it
+           when it tries to release (RELEASE checks the inbox), or re-wakes the thread when it
+           hands over or loses the lease; a dead holder's job is rerun by BullMQ's stalled check
     active 1 when a lease is held (a run is in progress)
     dropped the JSON of each item removed to make room or discarded by the interrupt
 ]]` +
@@ -82,7 +85,7 @@ if ARGV[4] == 'interrupt' then
 end
 local marker = 'pending:' .. now .. ':' .. seq
 local woke = 0
-if redis.call('SET', KEYS[2], marker, 'NX') then woke = 1 end
+if active == 0 and redis.call('SET', KEYS[2], marker, 'NX') then woke = 1 end
 local out = {1, seq, depth, woke, active, marker}
 for _, d in ipairs(dropped) do table.insert(out, d) end
 return out

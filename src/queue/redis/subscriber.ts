@@ -60,7 +60,8 @@ export class RedisSubscriber {
 
   /** One server: ioredis reconnects and resubscribes; a second SUBSCRIBE after it marks "live". */
   private async connectToServer(): Promise<void> {
-    const options: Partial<RedisOptions> = {};
+    // A subscribed connection takes no other command; nothing to pipeline.
+    const options: Partial<RedisOptions> = { enableAutoPipelining: false };
     if (this.connectionName) options.connectionName = this.connectionName;
     const c = (this.client as Redis).duplicate(options);
     this.connection = c;
@@ -118,6 +119,7 @@ export class RedisSubscriber {
           retryStrategy: () => null,
           maxRetriesPerRequest: 0,
           lazyConnect: true,
+          enableAutoPipelining: false,
         });
         this.attach(c);
         try {

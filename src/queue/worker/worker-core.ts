@@ -12,6 +12,14 @@ import type { HolderEnv } from "./holder-env.js";
 import { Tenure } from "./tenure.js";
 import { ThreadHolder } from "./thread-holder.js";
 
+/**
+ * Threads one worker process runs at once, by default. A run mostly waits on its model, so the bound
+ * is memory, not CPU: about 40 KB of heap (57 KB of RSS) per running thread in the bench (`npm run
+ * bench -- --only running`, docs/performance.md), so 64 running threads hold a few MB. 64 serves 50
+ * simultaneous chats without queueing one behind another.
+ */
+export const DEFAULT_CONCURRENCY = 64;
+
 /** Re-wakes a thread: sets its wake flag (overwriting) and makes sure a job exists. */
 export type Rewake = (threadKey: string) => Promise<void>;
 

@@ -41,13 +41,17 @@ if redis.call("EXISTS", KEYS[2]) == 0 then return {-2} end
 local W = 5
 local n = tonumber(ARGV[11])
 local batch = {}
+-- Index values of stored parents, read once here and used again for their carriers below.
+local stored = {}
 for k = 0, n - 1 do
   local base = 12 + k * W
   local id = ARGV[base + 1]
   local parent = ARGV[base + 2]
   if batch[id] or redis.call("HEXISTS", KEYS[3], id) == 1 then return {-3, id} end
-  if parent ~= "" and not batch[parent] and redis.call("HEXISTS", KEYS[3], parent) == 0 then
-    return {-4, id, parent}
+  if parent ~= "" and not batch[parent] and not stored[parent] then
+    local v = redis.call("HGET", KEYS[3], parent)
+    if not v then return {-4, id, parent} end
+    stored[parent] = v
   end
   batch[id] = true
 end
@@ -69,7 +73,7 @@ local function parentCarriers(parent)
   if parent == "" then return "", "" end
   local c = carriers[parent]
   if c then return c[1], c[2] end
-  local v = redis.call("HGET", KEYS[3], parent)
+  local v = stored[parent]
   local t, m = string.match(v, "^[^\t]*\t[^\t]*\t[^\t]*\t([^\t]*)\t([^\t]*)$")
   if not t then return "?", "?" end
   return t, m
@@ -90,10 +94,19 @@ for j = 0, n - 1 do
 end
 redis.call("HSET", KEYS[4], sid, leaf)
 
+-- The meta fields in one HSET.
+local meta = {"updatedAt", ARGV[10]}
 if redis.call("HGET", KEYS[1], "currentSessionId") == sid then
-  redis.call("HSET", KEYS[1], "leafId", leaf)
-  if ARGV[8] ~= "" then redis.call("HSET", KEYS[1], "model", ARGV[8]) end
-  if ARGV[9] ~= "" then redis.call("HSET", KEYS[1], "thinkingLevel", ARGV[9]) end
+  table.insert(meta, "leafId")
+  table.insert(meta, leaf)
+  if ARGV[8] ~= "" then
+    table.insert(meta, "model")
+    table.insert(meta, ARGV[8])
+  end
+  if ARGV[9] ~= "" then
+    table.insert(meta, "thinkingLevel")
+    table.insert(meta, ARGV[9])
+  end
 end
 local fields = {"input", "output", "cacheRead", "cacheWrite"}
 for i = 1, 4 do
@@ -101,5 +114,5 @@ for i = 1, 4 do
   if v ~= 0 then redis.call("HINCRBY", KEYS[1], fields[i], v) end
 end
 if tonumber(ARGV[7]) ~= 0 then redis.call("HINCRBYFLOAT", KEYS[1], "cost", ARGV[7]) end
-redis.call("HSET", KEYS[1], "updatedAt", ARGV[10])
+redis.call("HSET", KEYS[1], unpack(meta))
 return {1, leaf}
