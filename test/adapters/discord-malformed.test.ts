@@ -26,7 +26,7 @@ describe("Discord: malformed gateway dispatches", () => {
     };
     h = await createDiscordHarness({ adapter: { logger } });
     const first = await h.groupMessage({ text: "first", mention: true });
-    await until(() => h?.received.messages.length === 1, 5000, "the first mention");
+    await until(() => h?.received.messages.length === 1, 30_000, "the first mention");
     const { messageId } = h.locate(first);
     // `mentions` not an array: discord.js's Message#_patch throws "… is not iterable".
     h.fake.gateway.dispatch(
@@ -40,7 +40,7 @@ describe("Discord: malformed gateway dispatches", () => {
       GUILD_ID,
     );
     await h.groupMessage({ text: "after the broken ones", mention: true });
-    await until(() => h?.received.messages.length === 2, 5000, "the next mention");
+    await until(() => h?.received.messages.length === 2, 30_000, "the next mention");
     expect(h.received.messages.map((m) => m.text)).toEqual(["first", "after the broken ones"]);
     const dropped = warnings.filter((w) => w.msg === "discord: malformed gateway dispatch ignored");
     expect(dropped.map((w) => w.fields.dispatch)).toContain("MESSAGE_UPDATE");
@@ -51,7 +51,7 @@ describe("Discord: inbound size cap", () => {
   it("cuts text over maxInboundChars with a visible notice", async () => {
     h = await createDiscordHarness({ adapter: { maxInboundChars: 40 } });
     await h.groupMessage({ text: "b".repeat(100), mention: true });
-    await until(() => h?.received.messages.length === 1, 5000, "the long mention");
+    await until(() => h?.received.messages.length === 1, 30_000, "the long mention");
     const text = h.received.messages[0]?.text ?? "";
     expect(text.startsWith("b".repeat(40))).toBe(true);
     expect(text).toMatch(/\n\n\[… message truncated: \d+ characters over the limit\]$/);

@@ -49,23 +49,23 @@ describe("Discord shard 0 across two gateway processes", () => {
     const a = gateway(fake, prefix);
     const b = gateway(fake, prefix);
     await a.adapter.start(claimed(a.received, a.redis, prefix));
-    await until(() => a.state() === "connected", 5000, "A connected");
+    await until(() => a.state() === "connected", 30_000, "A connected");
     await b.adapter.start(claimed(b.received, b.redis, prefix));
-    await until(() => b.state() === "standby", 5000, "B standing by");
+    await until(() => b.state() === "standby", 30_000, "B standing by");
     expect(fake.gateway.live(0)).toHaveLength(1);
 
     const alice = fake.user("alice");
     for (let i = 0; i < 3; i++)
       fake.userMessage({ channelId: GENERAL_ID, author: alice, content: `before ${i}`, mention: true });
-    await until(() => a.received.messages.length === 3, 5000, "A receiving");
+    await until(() => a.received.messages.length === 3, 30_000, "A receiving");
 
     // A "dies": its Redis connection is gone, so it cannot renew and disconnects; B takes the shard.
     a.redis.disconnect();
-    await until(() => b.state() === "connected", 10_000, "B taking over");
-    await until(() => fake.gateway.live(0).length === 1, 5000, "A's session closed");
+    await until(() => b.state() === "connected", 30_000, "B taking over");
+    await until(() => fake.gateway.live(0).length === 1, 30_000, "A's session closed");
     for (let i = 0; i < 3; i++)
       fake.userMessage({ channelId: GENERAL_ID, author: alice, content: `after ${i}`, mention: true });
-    await until(() => b.received.messages.length === 3, 5000, "B receiving");
+    await until(() => b.received.messages.length === 3, 30_000, "B receiving");
 
     expect(a.received.messages.map((m) => m.text)).toEqual(["before 0", "before 1", "before 2"]);
     expect(b.received.messages.map((m) => m.text)).toEqual(["after 0", "after 1", "after 2"]);

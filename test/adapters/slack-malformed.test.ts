@@ -48,7 +48,7 @@ describe("Slack over HTTP: malformed signed bodies", () => {
     expect(await send("payload=null", secret, "application/x-www-form-urlencoded")).toBe(400);
     expect(await send("null", "not-the-secret")).toBe(401);
     await h.directMessage("still here");
-    await until(() => h?.received.messages.length === 1, 5000, "the next direct message");
+    await until(() => h?.received.messages.length === 1, 30_000, "the next direct message");
     expect(h.received.messages[0]?.text).toBe("still here");
   });
 
@@ -68,7 +68,7 @@ describe("Slack over HTTP: malformed signed bodies", () => {
     expect(statuses.every((s) => s === 200 || s === 400)).toBe(true);
     expect(h.received.messages).toEqual([]);
     await h.directMessage("after the bad ones");
-    await until(() => h?.received.messages.length === 1, 5000, "the next direct message");
+    await until(() => h?.received.messages.length === 1, 30_000, "the next direct message");
   });
 });
 
@@ -76,7 +76,7 @@ describe("Slack: inbound size cap", () => {
   it("cuts text over maxInboundChars with a visible notice", async () => {
     h = await createSlackHarness({ mode: "http", adapter: { maxInboundChars: 50 } });
     await h.directMessage(`${"a".repeat(80)}`);
-    await until(() => h?.received.messages.length === 1, 5000, "the long message");
+    await until(() => h?.received.messages.length === 1, 30_000, "the long message");
     expect(h.received.messages[0]?.text).toBe(
       `${"a".repeat(50)}\n\n[… message truncated: 30 characters over the limit]`,
     );

@@ -41,7 +41,7 @@ describe("Slack over HTTP", () => {
     expect(forged.status).toBe(401);
     expect(stale.status).toBe(401);
     await h.groupMessage({ text: "a real one", mention: true });
-    await until(() => h?.received.messages.length === 1, 5000, "the genuine mention");
+    await until(() => h?.received.messages.length === 1, 30_000, "the genuine mention");
     expect(h.received.messages.map((m) => m.text)).toEqual(["a real one"]);
   });
 
@@ -66,12 +66,12 @@ describe("Slack over HTTP", () => {
       text: " sonnet ",
     });
     expect(ack.status).toBe(200);
-    await until(() => commands.length === 1, 5000, "the command");
+    await until(() => commands.length === 1, 30_000, "the command");
     expect(commands[0]).toMatchObject({ name: "model", args: "sonnet", isDirect: false, channelId: CHANNEL });
     expect(commands[0]?.threadKey).toBe(`slack:${TEAM_ID}:${CHANNEL}:0`);
     expect(h.fake.responses).toEqual([]);
     release();
-    await until(() => h?.fake.responses.length === 1, 5000, "the response");
+    await until(() => h?.fake.responses.length === 1, 30_000, "the response");
     expect(h.fake.responses[0]?.body).toMatchObject({
       text: "Model set to *sonnet*.",
       response_type: "ephemeral",
@@ -98,10 +98,10 @@ describe("Slack over Socket Mode", () => {
       mention: true,
     });
     expect(deliveries.every((d) => d.via === "socket" && d.ack !== undefined)).toBe(true);
-    await until(() => h?.received.messages.length === 1, 5000, "the mention");
+    await until(() => h?.received.messages.length === 1, 30_000, "the mention");
     const cmd = await h.fake.slashCommand({ channel: DM, user: alice, command: "/status" });
     expect(cmd.ack).toBeDefined();
-    await until(() => h?.received.commands.length === 1, 5000, "the command");
+    await until(() => h?.received.commands.length === 1, 30_000, "the command");
     expect(h.received.commands[0]).toMatchObject({ name: "status", args: "", isDirect: true });
     await h.adapter.stop();
     expect(h.adapter.connections()).toMatchObject([{ state: "stopped" }]);
@@ -127,10 +127,10 @@ describe("Slack over Socket Mode", () => {
     const { deliveries } = await h.fake.userMessage({ channel: DM, user: alice, text: "are you there?" });
     const eventId = deliveries[0]?.eventId as string;
     await h.fake.redeliver(eventId, 1);
-    await until(() => texts.length === 1, 5000, "the retried delivery");
+    await until(() => texts.length === 1, 30_000, "the retried delivery");
     await h.fake.redeliver(eventId, 2);
     await h.fake.userMessage({ channel: DM, user: alice, text: "next" });
-    await until(() => texts.length === 2, 5000, "the next message");
+    await until(() => texts.length === 2, 30_000, "the next message");
     expect(texts).toEqual(["are you there?", "next"]);
   });
 });
@@ -164,7 +164,7 @@ describe("Slack conversations", () => {
       message: {},
     });
     const root = await h.groupMessage({ text: "help with the deploy", mention: true });
-    await until(() => received.messages.length === 1, 5000, "the mention");
+    await until(() => received.messages.length === 1, 30_000, "the mention");
     const key = received.messages[0]?.threadKey as string;
     await h.adapter.post(key, "On it.");
     // A follow-up in the bot's thread arrives without a mention; a reply in someone else's thread does not.
@@ -172,7 +172,7 @@ describe("Slack conversations", () => {
     const other = await h.groupMessage({ text: "lunch?", user: "carol" });
     await h.groupMessage({ text: "sure", replyTo: other, user: "alice" });
     await h.groupMessage({ text: "marker", mention: true });
-    await until(() => received.messages.length === 3, 5000, "the thread reply and the marker");
+    await until(() => received.messages.length === 3, 30_000, "the thread reply and the marker");
     expect(received.messages.map((m) => [m.text, m.mentioned, m.threadKey === key])).toEqual([
       ["help with the deploy", true, true],
       ["it fails at step 3", false, true],
@@ -184,12 +184,12 @@ describe("Slack conversations", () => {
   it("keeps a DM as one conversation at the top level and reads its history", async () => {
     h = await createSlackHarness({ mode: "socket" });
     await h.directMessage("first question");
-    await until(() => h?.received.messages.length === 1, 5000, "the DM");
+    await until(() => h?.received.messages.length === 1, 30_000, "the DM");
     const m = h.received.messages[0];
     expect(m?.threadKey).toBe(`slack:${TEAM_ID}:${DM}:0`);
     await h.adapter.post(m?.threadKey as string, "first answer");
     await h.directMessage("second question");
-    await until(() => h?.received.messages.length === 2, 5000, "the second DM");
+    await until(() => h?.received.messages.length === 2, 30_000, "the second DM");
     const second = h.received.messages[1];
     expect(second?.threadKey).toBe(m?.threadKey);
     const history = await h.adapter.fetchHistory(second?.threadKey as string, 10, second?.messageId);
@@ -208,7 +208,7 @@ describe("Slack conversations", () => {
       mention: true,
       text: "see <https://example.com/a?b=1&amp;c=2|the doc> &amp; ping <@U0BOB|bob> &lt;now&gt;",
     });
-    await until(() => h?.received.messages.length === 1, 5000, "the mention");
+    await until(() => h?.received.messages.length === 1, 30_000, "the mention");
     expect(h.received.messages[0]?.text).toBe(
       "see [the doc](https://example.com/a?b=1&c=2) & ping @bob <now>",
     );
@@ -235,7 +235,7 @@ describe("Slack conversations", () => {
       name: "infinity",
       added: false,
     });
-    await until(() => h?.received.reactions.length === 4, 5000, "the reactions");
+    await until(() => h?.received.reactions.length === 4, 30_000, "the reactions");
     expect(h.received.reactions.map((r) => [r.emoji, r.added, r.messageId === ref])).toEqual([
       ["♾️", true, true],
       ["👍", true, true],

@@ -36,7 +36,6 @@ function launch(role: "gateway" | "worker", name: string): CliProcess {
   const p = new CliProcess(["start", "--role", role, "--config", path], {
     cwd: world.dir,
     env: { ...world.env(), ...backendEnv(backend) },
-    direct: true,
   });
   running.push(p);
   return p;

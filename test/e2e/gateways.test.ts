@@ -41,7 +41,6 @@ function launch(role: "gateway" | "worker", name: string): CliProcess {
   const p = new CliProcess(["start", "--role", role, "--config", config(name)], {
     cwd: world.dir,
     env: { ...world.env(), ...backendEnv(backend) },
-    direct: true,
   });
   running.push(p);
   return p;

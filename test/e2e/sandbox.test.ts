@@ -85,7 +85,6 @@ function launch(configPath: string): CliProcess {
   const p = new CliProcess(["start", "--config", configPath], {
     cwd: world.dir,
     env: { ...world.env(), SB_E2E_CANARY_TOKEN: CANARY },
-    direct: true,
   });
   running.push(p);
   return p;

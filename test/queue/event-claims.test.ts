@@ -75,11 +75,11 @@ describe.each(states)("event claims on %s", (_name, make) => {
     expect(await state.claimEvent("e", "gw-a#1", 3000)).toEqual({ status: "claimed" });
     let ran = 0;
     const redelivery = b.once("e", async () => ++ran);
-    await until(() => clock.pending > 0, 5000, "the redelivery waiting");
+    await until(() => clock.pending > 0, 30_000, "the redelivery waiting");
     expect(ran).toBe(0);
     for (let t = 0; t < 3000 && ran === 0; t += 250) {
       await clock.advance(250);
-      await until(() => clock.pending > 0 || ran > 0, 5000, "the next look at the claim");
+      await until(() => clock.pending > 0 || ran > 0, 30_000, "the next look at the claim");
     }
     expect(await redelivery).toEqual({ status: "handled", value: 1 });
     expect(await b.once("e", async () => ++ran)).toEqual({ status: "duplicate" });
@@ -89,20 +89,20 @@ describe.each(states)("event claims on %s", (_name, make) => {
     const { clock, a, b } = setup(make);
     const first = pending("stored");
     const handling = a.once("e", first.handle);
-    await until(first.started, 5000, "A handling");
+    await until(first.started, 30_000, "A handling");
     let ran = false;
     const retry = b.once("e", async () => {
       ran = true;
     });
     // Longer than a claim's ttl: A renews it while it works, so B keeps waiting.
     for (let i = 0; i < 16; i++) {
-      await until(() => clock.pending >= 2, 5000, "A renewing and B waiting");
+      await until(() => clock.pending >= 2, 30_000, "A renewing and B waiting");
       await clock.advance(250);
     }
     expect(ran).toBe(false);
     first.finish();
     expect(await handling).toEqual({ status: "handled", value: "stored" });
-    await until(() => clock.pending > 0, 5000, "B waiting");
+    await until(() => clock.pending > 0, 30_000, "B waiting");
     await clock.advance(250);
     expect(await retry).toEqual({ status: "duplicate" });
     expect(ran).toBe(false);
@@ -112,9 +112,9 @@ describe.each(states)("event claims on %s", (_name, make) => {
     const { clock, a, b } = setup(make);
     const first = pending("never");
     const handling = a.once("e", first.handle);
-    await until(first.started, 5000, "A handling");
+    await until(first.started, 30_000, "A handling");
     const retry = b.once("e", async () => "handled by B");
-    await until(() => clock.pending >= 2, 5000, "B waiting");
+    await until(() => clock.pending >= 2, 30_000, "B waiting");
     first.fail(new Error("Redis refused the append"));
     await expect(handling).rejects.toThrow("Redis refused the append");
     await clock.advance(250);
@@ -125,7 +125,7 @@ describe.each(states)("event claims on %s", (_name, make) => {
     const { clock, a, b } = setup(make);
     const first = pending("slow");
     const handling = a.once("e", first.handle);
-    await until(first.started, 5000, "A handling");
+    await until(first.started, 30_000, "A handling");
     const retry = b.once("e", async () => "never");
     const outcome = retry.then(
       () => "resolved",
@@ -136,7 +136,7 @@ describe.each(states)("event claims on %s", (_name, make) => {
       settled = v;
     });
     for (let i = 0; i < 40 && settled === undefined; i++) {
-      await until(() => clock.pending >= 2 || settled !== undefined, 5000, "B waiting");
+      await until(() => clock.pending >= 2 || settled !== undefined, 30_000, "B waiting");
       await clock.advance(250);
     }
     expect(await outcome).toBeInstanceOf(EventBusyError);
@@ -148,18 +148,18 @@ describe.each(states)("event claims on %s", (_name, make) => {
     const { clock, a } = setup(make);
     const first = pending("stored");
     const handling = a.once("e", first.handle);
-    await until(first.started, 5000, "A handling");
+    await until(first.started, 30_000, "A handling");
     const quick = a.once("e", async () => "never");
-    await until(() => clock.pending >= 2, 5000, "the retry waiting");
+    await until(() => clock.pending >= 2, 30_000, "the retry waiting");
     first.finish();
     expect(await handling).toEqual({ status: "handled", value: "stored" });
     expect(await quick).toEqual({ status: "duplicate" });
 
     const slow = pending("slow");
     const slowHandling = a.once("f", slow.handle);
-    await until(slow.started, 5000, "A handling f");
+    await until(slow.started, 30_000, "A handling f");
     const late = a.once("f", async () => "never").catch((e: unknown) => e);
-    await until(() => clock.pending >= 2, 5000, "the retry of f waiting");
+    await until(() => clock.pending >= 2, 30_000, "the retry of f waiting");
     await clock.advance(6000);
     expect(await late).toBeInstanceOf(EventBusyError);
     slow.finish();
@@ -170,7 +170,7 @@ describe.each(states)("event claims on %s", (_name, make) => {
     const { state, a, b } = setup(make);
     const first = pending("durable");
     const handling = a.once("e", first.handle);
-    await until(first.started, 5000, "A handling");
+    await until(first.started, 30_000, "A handling");
     // While the message is not yet durable, the claim is a live claim, not "done".
     expect((await state.claimEvent("e", "probe#1", 3000)).status).toBe("held");
     first.finish();

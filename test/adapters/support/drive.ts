@@ -34,7 +34,7 @@ export async function driveUntil<T>(
 /** Wait (bounded, polling) until `cond()` holds. For conditions that depend on real I/O. */
 export async function until(
   cond: () => boolean | Promise<boolean>,
-  timeoutMs = 5000,
+  timeoutMs = 30_000,
   what = "condition",
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;

@@ -124,7 +124,7 @@ describe("Telegram polling against a Bot API that answers at once", () => {
     await adapter.start(received);
     const polls = () => fake.calls.filter((c) => c.method === "getUpdates").length;
     // A few immediate polls, then the loop waits on its clock instead of asking again.
-    await until(() => clock.pending > 0, 5000, "the poll loop to wait");
+    await until(() => clock.pending > 0, 30_000, "the poll loop to wait");
     const early = polls();
     expect(early).toBeGreaterThanOrEqual(4);
     expect(early).toBeLessThanOrEqual(5);
@@ -147,14 +147,14 @@ describe("Telegram polling against a Bot API that answers at once", () => {
       await clock.advance(100);
       await settle(() => false, 50);
     }
-    await until(() => received.messages.length === 1, 5000, "the message");
+    await until(() => received.messages.length === 1, 30_000, "the message");
     expect(received.messages[0]?.text).toBe("still there?");
   });
 
   it("counts as connected once the poll runs, before the first long poll returns", async () => {
     const { fake, adapter } = await setup({}, { pollTimeoutSeconds: 25 });
     await adapter.start(new Received());
-    await until(() => fake.calls.some((c) => c.method === "getUpdates"), 5000, "the first poll");
+    await until(() => fake.calls.some((c) => c.method === "getUpdates"), 30_000, "the first poll");
     expect(adapter.connections()).toEqual([
       expect.objectContaining({ name: "telegram:polling", state: "connected" }),
     ]);

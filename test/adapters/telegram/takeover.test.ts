@@ -49,13 +49,13 @@ describe("Telegram polling across two gateway processes", () => {
     const a = gateway(fake, "gw-a", prefix);
     const b = gateway(fake, "gw-b", prefix);
     await a.adapter.start(claimed(a.received, a.redis, prefix));
-    await until(() => a.state() === "connected", 5000, "A polling");
+    await until(() => a.state() === "connected", 30_000, "A polling");
     await b.adapter.start(claimed(b.received, b.redis, prefix));
-    await until(() => b.state() === "standby", 5000, "B standing by");
+    await until(() => b.state() === "standby", 30_000, "B standing by");
 
     for (let i = 0; i < 5; i++)
       fake.userMessage({ chat: GROUP, from: alice, text: `before ${i}`, mention: true });
-    await until(() => a.received.messages.length === 5, 5000, "A receiving");
+    await until(() => a.received.messages.length === 5, 30_000, "A receiving");
     expect(b.received.messages).toEqual([]);
 
     // A dies: its HTTP requests hang forever and its Redis connection is gone, so its lease expires.
@@ -63,8 +63,8 @@ describe("Telegram polling across two gateway processes", () => {
     a.redis.disconnect();
     for (let i = 0; i < 5; i++)
       fake.userMessage({ chat: GROUP, from: alice, text: `after ${i}`, mention: true });
-    await until(() => b.received.messages.length >= 5, 10_000, "B taking over");
-    await until(() => b.state() === "connected", 5000, "B connected");
+    await until(() => b.received.messages.length >= 5, 30_000, "B taking over");
+    await until(() => b.state() === "connected", 30_000, "B connected");
 
     const all = [...a.received.messages, ...b.received.messages];
     expect(all.map((m) => m.text).sort()).toEqual(
@@ -89,7 +89,7 @@ describe("Telegram polling across two gateway processes", () => {
       await ad.start(new Received());
       cleanups.push(() => ad.stop());
     }
-    await until(() => fake.conflicts > 0, 5000, "a 409 conflict");
+    await until(() => fake.conflicts > 0, 30_000, "a 409 conflict");
     expect(adapters.some((ad) => ad.connections()[0]?.detail?.includes("409"))).toBe(true);
   });
 });

@@ -73,7 +73,7 @@ describe.skipIf(!haveChromium)(
       const input = page.getByRole("textbox", { name: "Message" });
       await input.fill("What is in the project folder?");
       await input.press("Enter");
-      await until(() => received.messages.length === 1, 5000, "the message to be delivered");
+      await until(() => received.messages.length === 1, 30_000, "the message to be delivered");
       const inbound = received.messages[0];
       expect(inbound).toMatchObject({
         platform: "web",
@@ -125,7 +125,7 @@ describe.skipIf(!haveChromium)(
       await expect.poll(() => page.getByRole("button", { name: "Always allow" }).isEnabled()).toBe(true);
       await page.screenshot({ path: "/tmp/webchat.png" });
       await approve.click();
-      await until(() => received.reactions.length === 1, 5000, "the approval reaction");
+      await until(() => received.reactions.length === 1, 30_000, "the approval reaction");
       expect(received.reactions[0]).toMatchObject({
         platform: "web",
         threadKey,
@@ -144,7 +144,7 @@ describe.skipIf(!haveChromium)(
       expect(await input.inputValue()).toBe("/model ");
       await input.pressSequentially("gpt-5");
       await input.press("Enter");
-      await until(() => received.commands.length === 1, 5000, "the command");
+      await until(() => received.commands.length === 1, 30_000, "the command");
       expect(received.commands[0]).toMatchObject({ name: "model", args: "gpt-5", threadKey });
 
       expect(problems).toEqual([]);

@@ -261,7 +261,7 @@ describe("web chat event stream", () => {
     const ref = await adapter.post(`web:${id}`, "Working on it");
     await first.waitFor((e) => e.event === "message" && e.data.change === "posted");
     first.close();
-    await until(() => adapter.connections()[0]?.detail === "0 page(s) open", 5000, "the stream to close");
+    await until(() => adapter.connections()[0]?.detail === "0 page(s) open", 30_000, "the stream to close");
     await adapter.edit(ref, "Done: 3 files changed.");
     await adapter.typing(`web:${id}`);
     const second = await openEventStream(`${server.url}/api/events?conversation=${id}`, {
@@ -286,7 +286,7 @@ describe("web chat event stream", () => {
     await stream.waitFor((e) => e.event === "snapshot");
     expect(adapter.connections()[0]?.detail).toBe("1 page(s) open");
     await adapter.stop();
-    await until(() => stream.ended, 5000, "the stream to end");
+    await until(() => stream.ended, 30_000, "the stream to end");
     expect(adapter.connections()[0]).toMatchObject({ state: "stopped", detail: "0 page(s) open" });
   });
 });

@@ -203,7 +203,7 @@ export function runWebStoreContract(name: string, makeWorld: () => Promise<Store
         "typing",
         "message_deleted",
       ];
-      await until(() => events.length >= wanted.length, 5000, "every change in the feed");
+      await until(() => events.length >= wanted.length, 30_000, "every change in the feed");
       expect(events.map(describeEvent)).toEqual(wanted);
       const last = events.find(
         (e): e is Extract<WebChatEvent, { type: "message" }> =>

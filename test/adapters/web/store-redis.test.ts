@@ -70,9 +70,9 @@ describe("web chat Redis store", () => {
       .filter((x): x is string => Boolean(x));
     expect(ids).toHaveLength(1);
     for (const id of ids) await redis.client("KILL", "ID", id);
-    await until(() => events.includes("resync"), 10_000, "the resync after the reconnect");
+    await until(() => events.includes("resync"), 30_000, "the resync after the reconnect");
     const c = await writer.create();
-    await until(() => events.includes("conversation"), 5000, "changes flowing again");
+    await until(() => events.includes("conversation"), 30_000, "changes flowing again");
     expect(c.id).toMatch(/^c/);
     await reader.close();
     await writer.close();

@@ -1,5 +1,5 @@
 /**
- * `switchboard` as a child process (`tsx src/main.ts …`), the way `npm start` runs it: output
+ * `switchboard` as a child process (`node --import tsx src/main.ts …`), the way `npm start` runs it: output
  * collected line by line (JSON logs and the lines meant for people), waits for a line, and a
  * graceful stop with SIGTERM.
  */
@@ -9,7 +9,6 @@ import { pathToFileURL } from "node:url";
 import { until } from "./world.js";
 
 const repo = join(import.meta.dirname, "..", "..", "..");
-const tsx = join(repo, "node_modules", ".bin", "tsx");
 // tsx's loader by absolute URL: a bare `--import tsx` resolves from the child's cwd (a temp dir).
 const tsxLoader = pathToFileURL(join(repo, "node_modules", "tsx", "dist", "loader.mjs")).href;
 export const MAIN = join(repo, "src", "main.ts");
@@ -26,14 +25,11 @@ export class CliProcess {
   readonly exited: Promise<number | null>;
 
   /**
-   * `direct`: run `node --import tsx` instead of the `tsx` wrapper, whose signal relay SIGKILLs the
-   * child when it does not confirm a SIGTERM within 30 ms (which a loaded machine can miss).
+   * Runs `node --import tsx` (never the `tsx` wrapper: its signal relay kills the child when it does
+   * not confirm a SIGTERM within 30 ms, which a loaded machine misses, so a graceful stop ended 143).
    */
-  constructor(args: string[], o: { cwd: string; env: Record<string, string>; direct?: boolean }) {
-    const [file, argv] = o.direct
-      ? [process.execPath, ["--import", tsxLoader, MAIN, ...args]]
-      : [tsx, [MAIN, ...args]];
-    this.child = spawn(file, argv, {
+  constructor(args: string[], o: { cwd: string; env: Record<string, string> }) {
+    this.child = spawn(process.execPath, ["--import", tsxLoader, MAIN, ...args], {
       cwd: o.cwd,
       // A clean environment: nothing (REDIS_URL, tokens) leaks in from the test runner.
       env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? o.cwd, ...o.env },
@@ -91,7 +87,7 @@ export class CliProcess {
     );
   }
 
-  /** Sends `signal` (a crash: SIGKILL; start it `direct` so the signal reaches Switchboard itself) and waits for the exit. */
+  /** Sends `signal` (a crash: SIGKILL reaches Switchboard itself) and waits for the exit. */
   async kill(signal: NodeJS.Signals = "SIGKILL"): Promise<void> {
     if (this.child.exitCode !== null || this.child.signalCode !== null) return;
     this.child.kill(signal);
