@@ -71,6 +71,11 @@ export class RuntimeKeys {
     return `${this.prefix}{${threadKey}}:lease`;
   }
 
+  /** Hash of a thread's render journal: run id → what the run still owes the chat (JSON). */
+  renderJournal(threadKey: string): string {
+    return `${this.prefix}{${threadKey}}:render`;
+  }
+
   /** `SET NX EX` marker of one platform event id. */
   dedupe(eventId: string): string {
     return `${this.prefix}dedupe:${eventId}`;

@@ -20,6 +20,7 @@ import type {
   DeliveryMode,
   InboundFormatter,
   ModelResolver,
+  OwedRenderFinisher,
   RunSinkFactory,
   Runtime,
   ThreadStatus,
@@ -30,6 +31,7 @@ import type { LeaseEvent } from "../worker/tenure.js";
 import { WorkerCore } from "../worker/worker-core.js";
 import { createRedisClient, duplicateClient, isCluster, type RedisClient } from "./client.js";
 import { RedisThreadState } from "./redis-thread-state.js";
+import { RedisRenderJournal } from "./render-journal.js";
 import { RedisWaker, type WakeJobData } from "./redis-waker.js";
 
 /** Options shared by both runtimes. */
@@ -67,6 +69,12 @@ export interface RuntimeOptions {
   /** Interval of the safety-net sweep for lost wakes. Default 5 s. */
   sweepIntervalMs?: number;
   onError?: (error: unknown, context: string) => void;
+  /**
+   * Finishes what a dead run owed the chat (the render journal, docs/runtime.md): given, every run's
+   * sink gets a `RenderLog` and the next holder of a thread finishes what its predecessor's runs
+   * still owed. Omitted: nothing is recorded (what the chat shows is not part of the durable state).
+   */
+  finishOwed?: OwedRenderFinisher;
   /** Every lease event of this process's tenures (acquired, renewed, releasing, …), in order. */
   onLease?: (event: LeaseEvent) => void;
   /**
@@ -219,6 +227,9 @@ export class RedisRuntime implements Runtime {
       bus: this.bus,
       rewake: (t) => this.waker.wake(t),
       agentIdleMs: o.agentIdleMs,
+      ...(o.finishOwed
+        ? { journal: new RedisRenderJournal(this.redis, this.keys), finishOwed: o.finishOwed }
+        : {}),
     });
     this.core = core;
     await this.bus.whenSubscribed();

@@ -14,13 +14,14 @@ import type { CompactionConfig } from "./compaction-step.js";
 import { ThreadCompactor } from "./compaction-step.js";
 import { ControlWatch } from "./control-watch.js";
 import { LeaseRenewer } from "./lease-renewer.js";
+import type { RenderJournalEnv } from "./render-log.js";
 import { RunDriver } from "./run-driver.js";
 import { SessionCommands } from "./session-commands.js";
 import type { Tenure, TenureEnv, TenureState } from "./tenure.js";
 import { ThreadSession } from "./thread-session.js";
 
 /** Everything a holder needs; shared by all holders of one worker process. */
-export interface HolderEnv extends TenureEnv {
+export interface HolderEnv extends TenureEnv, RenderJournalEnv {
   store: SessionStore;
   cache: AgentCache;
   factory: AgentFactory;
