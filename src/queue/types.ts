@@ -110,20 +110,10 @@ export interface RunSink {
   close(): void | Promise<void>;
 }
 
-/**
- * Where a sink records what its run (or notice) has shown and still owes the chat, so that the next
- * holder of the thread can finish it if this worker dies (the render journal, docs/runtime.md).
- * Writes are fenced by the holder's lease and ordered with its session writes; each resolves once
- * stored, or once it could not be (the lease is gone: the next holder finishes from the last one
- * stored). Never rejects.
- * - `owe(snapshot)`: the run's render state as plain JSON (platform message ids, the final text
- *   each must end with); replaces the previous snapshot of the run.
- * - `done()`: the chat shows the final state: nothing is owed any more.
- */
-export interface RenderLog {
-  owe(snapshot: unknown): Promise<void>;
-  done(): Promise<void>;
-}
+// The render journal's log: an adapter contract (src/adapters/types.ts), since renderers record into it.
+export type { RenderLog } from "../adapters/types.js";
+
+import type { RenderLog } from "../adapters/types.js";
 
 /**
  * Creates the sink of one run (`runId` is unique) or of one notice outside a run (`notice:<uuid>`).
@@ -134,11 +124,12 @@ export type RunSinkFactory = (threadKey: string, runId: string, log?: RenderLog)
 
 /**
  * Finishes what a dead run owed the chat, from the last snapshot its sink recorded (`RenderLog.owe`):
- * edits the messages it showed to their final text, sends what was never sent, removes what must
- * not stay. Resolves true once the chat shows it, false when the platform refused for now (the
- * snapshot stays owed and the next tenure tries again). Must not throw.
+ * edits the messages it showed to their final text, sends what was never sent (recording each new
+ * message id in `log` before the next request), removes what must not stay. Resolves true once the
+ * chat shows it, false when the platform refused for now (it stays owed; the thread's next tenure
+ * tries again). Must not throw.
  */
-export type OwedRenderFinisher = (threadKey: string, snapshot: unknown) => Promise<boolean>;
+export type OwedRenderFinisher = (threadKey: string, snapshot: unknown, log: RenderLog) => Promise<boolean>;
 
 /**
  * What an `AgentFactory` receives. `messages` is the session's context; `model` and `thinkingLevel`

@@ -6,6 +6,7 @@
  */
 import type { MessageRef } from "../types.js";
 import type { LiveMessage, LiveMessageOutcome } from "./live-message.js";
+import { type OwedMessage, owedMessage } from "./owed.js";
 import { formatToolStatus, type ToolLine } from "./tool-status.js";
 
 /**
@@ -120,6 +121,25 @@ export class Answer {
       ...(statusRef ? { statusRef } : {}),
       finished: this.done !== undefined,
     };
+  }
+
+  /**
+   * What this answer owes the chat if its run dies now: the status message with every tool still
+   * running marked failed, and the reply with the text of the assistant messages that ended (the
+   * session holds them; one still streaming does not count), or the final text once `finish`ed.
+   * Messages with nothing to show and nothing sent are left out.
+   */
+  owed(at: number): OwedMessage[] {
+    const out: OwedMessage[] = [];
+    if (this.status) {
+      const lines = this.tools.map((t) =>
+        t.endedAt === undefined ? { ...t, endedAt: at, isError: true } : t,
+      );
+      out.push(owedMessage(this.status.refs, formatToolStatus(lines), this.replyTo));
+    }
+    const text = this.done ? this.text() : this.texts.filter((t) => t.trim() !== "").join("\n\n");
+    out.push(owedMessage(this.reply.refs, text, this.replyTo));
+    return out.filter((m) => m.refs.length > 0 || m.text.trim() !== "");
   }
 
   private text(): string {

@@ -41,6 +41,12 @@ export interface LiveMessageOptions {
    * answers in order and to end the typing indicator before text appears. Must not reject.
    */
   beforePost?: () => Promise<void>;
+  /**
+   * Awaited after a new platform message was posted (its ref is in `refs`) or a superseded part was
+   * deleted, before the next request: the renderer records its message ids in the render journal
+   * here, one round trip after the platform answered. Must not reject.
+   */
+  afterChange?: () => Promise<void>;
 }
 
 /** What happened to the final text. */
@@ -210,6 +216,7 @@ export class LiveMessage {
           format: this.o.format ?? "markdown",
           ...(replyTo ? { replyTo } : {}),
         });
+        await this.o.afterChange?.();
       } else {
         await adapter.edit(ref, text, { format: this.o.format ?? "markdown" });
       }
@@ -262,5 +269,6 @@ export class LiveMessage {
           "could not delete a superseded part",
         );
     }
+    await this.o.afterChange?.();
   }
 }

@@ -15,8 +15,8 @@ import { findModel } from "../../agent/llm/models.js";
 import { LocalControlBus } from "../control-bus.js";
 import { Dispatcher } from "../dispatcher.js";
 import type { RuntimeOptions } from "../redis/redis-runtime.js";
-import type { Waker } from "../state/types.js";
 import { MemoryRenderJournal } from "../state/render-journal.js";
+import type { Waker } from "../state/types.js";
 import { FileSessionStore } from "../store/file-store.js";
 import type { SessionStore } from "../store/types.js";
 import type {

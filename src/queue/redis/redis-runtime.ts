@@ -31,8 +31,8 @@ import type { LeaseEvent } from "../worker/tenure.js";
 import { WorkerCore } from "../worker/worker-core.js";
 import { createRedisClient, duplicateClient, isCluster, type RedisClient } from "./client.js";
 import { RedisThreadState } from "./redis-thread-state.js";
-import { RedisRenderJournal } from "./render-journal.js";
 import { RedisWaker, type WakeJobData } from "./redis-waker.js";
+import { RedisRenderJournal } from "./render-journal.js";
 
 /** Options shared by both runtimes. */
 export interface RuntimeOptions {

@@ -37,7 +37,8 @@ export function renderLog(
       }
     });
   return {
-    owe: (snapshot) => step("recording what a run owes the chat", () => journal.put(threadKey, token, runId, snapshot)),
+    owe: (snapshot) =>
+      step("recording what a run owes the chat", () => journal.put(threadKey, token, runId, snapshot)),
     done: () => step("clearing what a run owed the chat", () => journal.drop(threadKey, token, runId)),
   };
 }
@@ -50,6 +51,7 @@ export function renderLog(
 export async function finishOwedRenders(
   env: RenderJournalEnv & { onError: (error: unknown, context: string) => void },
   tenure: Tenure,
+  session: ThreadSession,
   skip: ReadonlySet<string> = new Set(),
 ): Promise<void> {
   const { journal, finishOwed } = env;
@@ -58,8 +60,11 @@ export async function finishOwedRenders(
   try {
     for (const owed of await journal.owed(threadKey)) {
       if (skip.has(owed.runId) || !tenure.active) continue;
-      const shown = owed.snapshot === undefined || (await finishOwed(threadKey, owed.snapshot));
+      const log = renderLog(env, tenure, session, owed.runId) as RenderLog;
+      const shown = owed.snapshot === undefined || (await finishOwed(threadKey, owed.snapshot, log));
+      await session.flush();
       if (!shown) continue;
+      if (tenure.state === "lost") return;
       if (!(await journal.drop(threadKey, token, owed.runId))) return tenure.lose();
     }
   } catch (e) {

@@ -231,7 +231,7 @@ export class RunDriver implements AgentBinding {
     const entry = await this.session.ensureAgent();
     // What earlier runs showed comes first: a cut-off reply is finished (or a reply that never
     // completed is removed) before anything new is shown.
-    await finishOwedRenders(this.env, this.tenure);
+    await finishOwedRenders(this.env, this.tenure, this.session);
     const inflight = await state.inflight(this.threadKey);
     let held: number[] = [];
     if (inflight.length > 0) {
