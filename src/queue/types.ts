@@ -127,9 +127,15 @@ export type RunSinkFactory = (threadKey: string, runId: string, log?: RenderLog)
  * edits the messages it showed to their final text, sends what was never sent (recording each new
  * message id in `log` before the next request), removes what must not stay. Resolves true once the
  * chat shows it, false when the platform refused for now (it stays owed; the thread's next tenure
- * tries again). Must not throw.
+ * tries again). `saved` tells whether the session holds the assistant message of that time stamp
+ * (a reply recorded as shown but never saved is answered again, so it must not stay). Must not throw.
  */
-export type OwedRenderFinisher = (threadKey: string, snapshot: unknown, log: RenderLog) => Promise<boolean>;
+export type OwedRenderFinisher = (
+  threadKey: string,
+  snapshot: unknown,
+  log: RenderLog,
+  saved: (assistantTimestamp: number) => boolean,
+) => Promise<boolean>;
 
 /**
  * What an `AgentFactory` receives. `messages` is the session's context; `model` and `thinkingLevel`

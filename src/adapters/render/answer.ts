@@ -34,6 +34,8 @@ export class Answer {
   posted = false;
   private readonly tools: ToolLine[] = [];
   private readonly texts: string[] = [];
+  /** The assistant message whose text ended last: its time stamp (how the session knows it) and index in `texts`. */
+  private lastEnded: { timestamp: number; index: number } | undefined;
   private current = "";
   private readonly reply: LiveMessage;
   private status: LiveMessage | undefined;
@@ -68,8 +70,11 @@ export class Answer {
   }
 
   /** An assistant message of this answer ended with `text`. */
-  messageEnded(text: string): void {
-    if (text) this.texts.push(text);
+  messageEnded(text: string, timestamp?: number): void {
+    if (text) {
+      this.texts.push(text);
+      if (timestamp !== undefined) this.lastEnded = { timestamp, index: this.texts.length - 1 };
+    }
     this.current = "";
     this.reply.set(this.text());
   }
@@ -137,8 +142,17 @@ export class Answer {
       );
       out.push(owedMessage(this.status.refs, formatToolStatus(lines), this.replyTo));
     }
-    const text = this.done ? this.text() : this.texts.filter((t) => t.trim() !== "").join("\n\n");
-    out.push(owedMessage(this.reply.refs, text, this.replyTo));
+    const join = (texts: string[]) => texts.filter((t) => t.trim() !== "").join("\n\n");
+    const reply = owedMessage(this.reply.refs, this.done ? this.text() : join(this.texts), this.replyTo);
+    const last = this.lastEnded;
+    if (last)
+      // The session saves a reply just after this is recorded: a worker that dies in between leaves
+      // a session without it, and the reply is answered again; then its text must not stay.
+      reply.ifUnsaved = {
+        timestamp: last.timestamp,
+        text: join(this.texts.filter((_, i) => i !== last.index)),
+      };
+    out.push(reply);
     return out.filter((m) => m.refs.length > 0 || m.text.trim() !== "");
   }
 

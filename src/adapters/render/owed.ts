@@ -19,6 +19,11 @@ export interface OwedMessage {
   text: string;
   /** The user message its first part replies to. */
   replyTo?: MessageRef;
+  /**
+   * The text it must end with instead when the session lacks the assistant message of time stamp
+   * `timestamp` (its worker died between recording it and saving it: it is answered again).
+   */
+  ifUnsaved?: { timestamp: number; text: string };
 }
 
 /** A run's render state as recorded in the journal. */
@@ -39,10 +44,14 @@ export function parseSnapshot(v: unknown): RenderSnapshot | undefined {
   const messages: OwedMessage[] = [];
   for (const m of raw.messages as unknown[]) {
     if (typeof m !== "object" || m === null) return undefined;
-    const { refs, text, replyTo } = m as Record<string, unknown>;
+    const { refs, text, replyTo, ifUnsaved } = m as Record<string, unknown>;
     if (!Array.isArray(refs) || !refs.every((r) => typeof r === "string") || typeof text !== "string")
       return undefined;
-    messages.push(owedMessage(refs as string[], text, typeof replyTo === "string" ? replyTo : undefined));
+    const message = owedMessage(refs as string[], text, typeof replyTo === "string" ? replyTo : undefined);
+    const alt = ifUnsaved as { timestamp?: unknown; text?: unknown } | undefined;
+    if (typeof alt?.timestamp === "number" && typeof alt.text === "string")
+      message.ifUnsaved = { timestamp: alt.timestamp, text: alt.text };
+    messages.push(message);
   }
   return { v: 1, messages };
 }
@@ -61,11 +70,13 @@ export interface FinishOwedOptions {
  * Finishes `snapshot` in the chat, recording each newly posted id in `log` before the next request
  * (so a worker that dies while finishing leaves a snapshot the next one continues from). True once
  * the chat shows every message's final text; false when the platform refused (it stays owed).
+ * `saved` tells whether the session holds an assistant message (by time stamp), see `ifUnsaved`.
  */
 export async function finishOwedRender(
   o: FinishOwedOptions,
   snapshot: unknown,
   log: RenderLog,
+  saved: (timestamp: number) => boolean = () => true,
 ): Promise<boolean> {
   const parsed = parseSnapshot(snapshot);
   if (!parsed) {
@@ -76,7 +87,11 @@ export async function finishOwedRender(
   const record = () => log.owe({ v: 1, messages } satisfies RenderSnapshot);
   try {
     for (const m of messages) {
-      const text = redactSecrets(m.text);
+      const final = m.ifUnsaved && !saved(m.ifUnsaved.timestamp) ? m.ifUnsaved.text : m.text;
+      // Settled now: what is recorded from here on is this text.
+      m.text = final;
+      delete m.ifUnsaved;
+      const text = redactSecrets(final);
       const parts = text.trim() === "" ? [] : splitMessage(text, o.adapter.capabilities.maxMessageLength);
       for (let i = 0; i < parts.length; i++) {
         const part = parts[i] as string;

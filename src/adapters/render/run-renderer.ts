@@ -221,7 +221,7 @@ export class RunRenderer {
       case "message_end": {
         const m = event.message;
         if (!isAssistant(m)) return;
-        answer.messageEnded(textOf(m));
+        answer.messageEnded(textOf(m), m.timestamp);
         // Queued before the runtime saves this reply in the session, so a session that holds it
         // implies a journal that owes it.
         void this.record();

@@ -51,7 +51,7 @@ export function createSinkFactory(o: SinkFactoryOptions): RunSinkFactory {
  * owes nothing that could be shown (true: the record is dropped).
  */
 export function createOwedFinisher(o: SinkFactoryOptions): OwedRenderFinisher {
-  return async (threadKey, snapshot, journal) => {
+  return async (threadKey, snapshot, journal, saved) => {
     const log = threadLogger(o.logger, { threadKey });
     const platform = platformOf(threadKey);
     const adapter = platform ? o.adapterOf(platform) : undefined;
@@ -63,6 +63,7 @@ export function createOwedFinisher(o: SinkFactoryOptions): OwedRenderFinisher {
       { adapter, threadKey, clock: systemClock, limiter: o.limiter, logger: log },
       snapshot,
       journal,
+      saved,
     );
     if (done) log.info("finished what an earlier run owed the chat");
     return done;

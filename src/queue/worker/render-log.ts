@@ -15,9 +15,11 @@ export interface RenderJournalEnv {
 }
 
 /**
- * The log of run (or notice) `runId`. Each step waits for the session writes queued before it, so a
- * snapshot recorded when a reply ended is stored before the session entry of that reply: a session
- * that holds an answer implies a journal that owes it until the chat shows it.
+ * The log of run (or notice) `runId`. Its writes go one after another (each snapshot replaces the
+ * last, so they must land in order) without waiting for the session's writes, so a new message id
+ * is stored one round trip after the platform answered; session writes queued after a journal write
+ * wait for it, so a snapshot recorded when a reply ended is stored before the session entry of that
+ * reply: a session that holds an answer implies a journal that owes it until the chat shows it.
  */
 export function renderLog(
   env: RenderJournalEnv & { onError: (error: unknown, context: string) => void },
@@ -28,18 +30,28 @@ export function renderLog(
   const journal = env.journal;
   if (!journal) return undefined;
   const { threadKey, token } = tenure;
-  const step = (what: string, write: () => Promise<boolean>): Promise<void> =>
-    session.sideWrite(async () => {
+  let tail: Promise<void> = Promise.resolve();
+  const step = (what: string, write: () => Promise<boolean>, afterSession = false): Promise<void> => {
+    const saved = afterSession ? session.flush() : undefined;
+    tail = tail.then(async () => {
+      await saved;
+      // Lost: the fence would refuse it. Failed: the holder stopped writing.
+      if (tenure.state === "lost" || tenure.state === "failed") return;
       try {
         if (!(await write())) tenure.lose();
       } catch (e) {
         env.onError(e, `${what} in the render journal of ${threadKey}`);
       }
     });
+    session.barrier(tail);
+    return tail;
+  };
   return {
     owe: (snapshot) =>
       step("recording what a run owes the chat", () => journal.put(threadKey, token, runId, snapshot)),
-    done: () => step("clearing what a run owed the chat", () => journal.drop(threadKey, token, runId)),
+    // Only once the session holds what the chat shows: a worker that dies before that leaves the
+    // record, and the next holder, which answers again what the session lacks, finishes it too.
+    done: () => step("clearing what a run owed the chat", () => journal.drop(threadKey, token, runId), true),
   };
 }
 
@@ -61,7 +73,9 @@ export async function finishOwedRenders(
     for (const owed of await journal.owed(threadKey)) {
       if (skip.has(owed.runId) || !tenure.active) continue;
       const log = renderLog(env, tenure, session, owed.runId) as RenderLog;
-      const shown = owed.snapshot === undefined || (await finishOwed(threadKey, owed.snapshot, log));
+      const messages = session.entry?.agent.state.messages ?? [];
+      const saved = (at: number) => messages.some((m) => m.role === "assistant" && m.timestamp === at);
+      const shown = owed.snapshot === undefined || (await finishOwed(threadKey, owed.snapshot, log, saved));
       await session.flush();
       if (!shown) continue;
       if (tenure.state === "lost") return;

@@ -255,18 +255,12 @@ export class ThreadSession implements AgentDriver {
   }
 
   /**
-   * Runs `write` (a fenced write beside the session, e.g. the render journal's) after every session
-   * write queued so far and before any queued later. Unlike session entries it still runs once the
-   * work must stop (a hand-over's last render state is worth keeping), but not once the lease is
-   * lost or a write failed. Resolves when it ran or was skipped; `write` must not reject.
+   * Session writes queued from now on wait for `write` (a fenced write beside the session, e.g. the
+   * render journal's, already under way): what it records is stored before anything the session
+   * is asked to save later. `write` must not reject.
    */
-  sideWrite(write: () => Promise<void>): Promise<void> {
-    const step = this.chain.then(async () => {
-      if (this.tenure.state === "lost" || this.tenure.state === "failed") return;
-      await write();
-    });
-    this.chain = step;
-    return step;
+  barrier(write: Promise<void>): void {
+    this.chain = this.chain.then(() => write);
   }
 
   /** `AgentDriver`: a `custom` entry for the factory's `appendEntry`. */
