@@ -45,7 +45,7 @@ describe("fault: processes SIGKILLed while answers render (CLI, fake Telegram)",
     });
     let text = w.yaml({
       channels: ["telegram"],
-      logLevel: "warn",
+      logLevel: "info",
       telegramPollTimeoutSeconds: 1,
       concurrency: 40,
     });
