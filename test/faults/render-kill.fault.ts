@@ -64,6 +64,7 @@ describe("fault: processes SIGKILLed while answers render (CLI, fake Telegram)",
     let gateway = launch("gateway");
     const workers = [launch("worker"), launch("worker")];
     await Promise.all([gateway, ...workers].map((p) => p.waitForLog("switchboard started", {}, 60_000)));
+    process.stdout.write("[fault] render-kill: gateway and workers started\n");
 
     const chats: FakeChat[] = Array.from({ length: CHATS }, (_, i) => ({ id: 880_000 + i, type: "private" }));
     const questions = (c: number) => Array.from({ length: PER_CHAT }, (_, k) => `q${c}-${k}`);
@@ -108,18 +109,25 @@ describe("fault: processes SIGKILLed while answers render (CLI, fake Telegram)",
 
     const t0 = Date.now();
     const sentAt = new Map<string, number>();
+    const progress = setInterval(() => {
+      const shown = chats.reduce((n, c) => n + w.telegram.botMessages(c.id).length, 0);
+      process.stdout.write(
+        `[fault] render-kill +${Math.round((Date.now() - t0) / 1000)} s: ${sentAt.size} sent, ${shown} bot messages, ${workerKills} worker kills\n`,
+      );
+    }, 5000);
     await Promise.all(
       chats.map(async (chat, c) => {
         for (const q of questions(c)) {
           sentAt.set(q, Date.now());
           w.telegram.userMessage({ chat, from: TG_USERS.alice, text: q });
-          const deadline = Date.now() + 25_000;
+          const deadline = Date.now() + 15_000;
           while (!shows(chat, q) && Date.now() < deadline) await sleep(50);
         }
       }),
     );
     stop = true;
     await killer;
+    clearInterval(progress);
     // Let owed renders finish and stray edits land: the chats must stay as they are for a while.
     let last = "";
     for (let stable = 0, i = 0; stable < 30 && i < 400; i++) {
@@ -180,5 +188,6 @@ describe("fault: processes SIGKILLed while answers render (CLI, fake Telegram)",
     // gateway had claimed but not made durable must be handled when Telegram delivers it again.
     expect(nearGatewayKill, "answers lost to the gateway SIGKILL (stranded inbound claims)").toEqual([]);
     expect(counts.lost).toBe(0);
-  });
+    // About 40 s on an idle 2-core machine; the limit leaves room for a loaded one.
+  }, 240_000);
 });
