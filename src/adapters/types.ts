@@ -401,4 +401,9 @@ export function capInboundText(text: string, max: number = DEFAULT_MAX_INBOUND_C
 export interface RenderLog {
   owe(snapshot: unknown): Promise<void>;
   done(): Promise<void>;
+  /**
+   * False once the lease is lost: the renderer then sends nothing more (another worker holds the
+   * thread and finishes the chat from the journal; a lost worker's late posts would show twice).
+   */
+  held(): boolean;
 }

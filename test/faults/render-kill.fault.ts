@@ -120,7 +120,7 @@ describe("fault: processes SIGKILLed while answers render (CLI, fake Telegram)",
         for (const q of questions(c)) {
           sentAt.set(q, Date.now());
           w.telegram.userMessage({ chat, from: TG_USERS.alice, text: q });
-          const deadline = Date.now() + 15_000;
+          const deadline = Date.now() + 30_000;
           while (!shows(chat, q) && Date.now() < deadline) await sleep(50);
         }
       }),
@@ -140,6 +140,7 @@ describe("fault: processes SIGKILLed while answers render (CLI, fake Telegram)",
     // The audit: what each chat finally shows.
     const counts = { sent: 0, answered: 0, lost: 0, duplicated: 0, outOfOrder: 0, halfWritten: 0 };
     const lostQuestions: string[] = [];
+    const troubled: string[] = [];
     for (const [c, chat] of chats.entries()) {
       const qs = questions(c);
       const shown = w.telegram.botMessages(chat.id).map((m) => m.text);
@@ -160,6 +161,8 @@ describe("fault: processes SIGKILLed while answers render (CLI, fake Telegram)",
       }
       for (let i = 1; i < order.length; i++)
         if ((order[i] as number) < (order[i - 1] as number)) counts.outOfOrder++;
+      if (order.length !== qs.length || order.some((k, i) => k !== i))
+        troubled.push(`chat ${c}: ${JSON.stringify(w.telegram.chat(chat.id).map((m) => m.text))}`);
     }
     // Messages sent while the gateway was down or dying: a claim the killed gateway held strands
     // them until the inbound-claims fix (issue 13 item 2) is in; counted apart so it shows.
@@ -176,6 +179,16 @@ describe("fault: processes SIGKILLed while answers render (CLI, fake Telegram)",
       seconds: Math.round((Date.now() - t0) / 1000),
     });
     if (lostQuestions.length > 0) process.stdout.write(`[fault] lost: ${lostQuestions.join(" ")}\n`);
+    for (const line of troubled.slice(0, 12)) process.stdout.write(`[fault] ${line}\n`);
+    // What the processes warned about, by message (lost leases, refused platform calls, …).
+    const warnings = new Map<string, number>();
+    for (const p of running)
+      for (const l of p.logs())
+        if (typeof l.level === "number" && l.level >= 40) {
+          const key = `${String(l.msg)}${l.context ? ` (${String(l.context)})` : ""}`;
+          warnings.set(key, (warnings.get(key) ?? 0) + 1);
+        }
+    process.stdout.write(`[fault] process warnings: ${JSON.stringify(Object.fromEntries(warnings))}\n`);
 
     expect(workerKills).toBeGreaterThanOrEqual(6);
     expect(gatewayKilledAt).toBeGreaterThan(0);

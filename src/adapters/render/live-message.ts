@@ -47,6 +47,8 @@ export interface LiveMessageOptions {
    * here, one round trip after the platform answered. Must not reject.
    */
   afterChange?: () => Promise<void>;
+  /** Checked before every request: false stops the message for good ("cancelled"), e.g. the lease is lost. */
+  mayContinue?: () => boolean;
 }
 
 /** What happened to the final text. */
@@ -140,7 +142,7 @@ export class LiveMessage {
     const signal = this.abort.signal;
     try {
       for (;;) {
-        if (signal.aborted) return "cancelled";
+        if (signal.aborted || this.o.mayContinue?.() === false) return "cancelled";
         const parts = this.target();
         const now = clock.now();
         let next: { index: number; text: string } | undefined;
@@ -207,7 +209,7 @@ export class LiveMessage {
           this.working = false;
           await this.o.beforePost();
           this.working = true;
-          if (this.abort.signal.aborted) return "ok";
+          if (this.abort.signal.aborted || this.o.mayContinue?.() === false) return "ok";
           text = this.target()[index] ?? text;
           this.lastStart[index] = clock.now();
         }

@@ -177,6 +177,7 @@ export class RunRenderer {
       limiter: this.limiter,
       logger: this.log,
       afterChange: () => this.record(),
+      ...(this.o.log ? { mayContinue: this.o.log.held } : {}),
       ...(this.o.editIntervalMs !== undefined ? { editIntervalMs: this.o.editIntervalMs } : {}),
       ...(replyTo ? { replyTo } : {}),
       ...(owner

@@ -52,6 +52,7 @@ export function renderLog(
     // Only once the session holds what the chat shows: a worker that dies before that leaves the
     // record, and the next holder, which answers again what the session lacks, finishes it too.
     done: () => step("clearing what a run owed the chat", () => journal.drop(threadKey, token, runId), true),
+    held: () => tenure.state !== "lost" && tenure.state !== "failed",
   };
 }
 
