@@ -402,3 +402,23 @@ export function capInboundText(text: string, max: number = DEFAULT_MAX_INBOUND_C
   if (last >= 0xd800 && last <= 0xdbff) cut--;
   return `${text.slice(0, cut)}\n\n[… message truncated: ${over} characters over the limit]`;
 }
+
+/**
+ * Where a renderer records what its run (or notice) has shown and still owes the chat, so that the
+ * next holder of the thread can finish it if this worker dies (the render journal, docs/runtime.md).
+ * The runtime gives one to each sink its lease holder creates. Writes are fenced by the holder's
+ * lease and ordered with its session writes; each resolves once stored, or once it could not be
+ * (the lease is gone: the next holder finishes from the last one stored). Never rejects.
+ * - `owe(snapshot)`: the run's render state as plain JSON (platform message ids, the final text
+ *   each must end with); replaces the previous snapshot of the run.
+ * - `done()`: the chat shows the final state: nothing is owed any more.
+ */
+export interface RenderLog {
+  owe(snapshot: unknown): Promise<void>;
+  done(): Promise<void>;
+  /**
+   * False once the lease is lost: the renderer then sends nothing more (another worker holds the
+   * thread and finishes the chat from the journal; a lost worker's late posts would show twice).
+   */
+  held(): boolean;
+}

@@ -71,6 +71,11 @@ export class RuntimeKeys {
     return `${this.prefix}{${threadKey}}:lease`;
   }
 
+  /** Hash of a thread's render journal: run id → what the run still owes the chat (JSON). */
+  renderJournal(threadKey: string): string {
+    return `${this.prefix}{${threadKey}}:render`;
+  }
+
   /** The claim (owner and expiry, then `done`) of one platform event id; see event-claim-scripts.ts. */
   dedupe(eventId: string): string {
     return `${this.prefix}dedupe:${eventId}`;

@@ -116,8 +116,32 @@ export interface RunSink {
   close(): void | Promise<void>;
 }
 
-/** Creates the sink of one run (`runId` is unique) or of one notice outside a run (`notice:<uuid>`). */
-export type RunSinkFactory = (threadKey: string, runId: string) => RunSink;
+// The render journal's log: an adapter contract (src/adapters/types.ts), since renderers record into it.
+export type { RenderLog } from "../adapters/types.js";
+
+import type { RenderLog } from "../adapters/types.js";
+
+/**
+ * Creates the sink of one run (`runId` is unique) or of one notice outside a run (`notice:<uuid>`).
+ * `log` is given when a lease holder creates it: the sink must record there what it owes the chat
+ * (see `RenderLog`); sinks created without one (the gateway's notices) record nothing.
+ */
+export type RunSinkFactory = (threadKey: string, runId: string, log?: RenderLog) => RunSink;
+
+/**
+ * Finishes what a dead run owed the chat, from the last snapshot its sink recorded (`RenderLog.owe`):
+ * edits the messages it showed to their final text, sends what was never sent (recording each new
+ * message id in `log` before the next request), removes what must not stay. Resolves true once the
+ * chat shows it, false when the platform refused for now (it stays owed; the thread's next tenure
+ * tries again). `saved` tells whether the session holds the assistant message of that time stamp
+ * (a reply recorded as shown but never saved is answered again, so it must not stay). Must not throw.
+ */
+export type OwedRenderFinisher = (
+  threadKey: string,
+  snapshot: unknown,
+  log: RenderLog,
+  saved: (assistantTimestamp: number) => boolean,
+) => Promise<boolean>;
 
 /**
  * What an `AgentFactory` receives. `messages` is the session's context; `model` and `thinkingLevel`

@@ -394,6 +394,40 @@ describe("approval by reaction", () => {
   });
 });
 
+describe("approval requests a dead worker left", () => {
+  it("the next worker to build the thread's agent cancels the request once and its message says so", async () => {
+    const s = await setup();
+    const running = s.worker.run("clean up");
+    const { id, message } = await s.request();
+    // Another worker process takes the thread (the first one died waiting): its agent is built.
+    const next = new ExtensionRunner({ logger: silentLogger });
+    await next.load([
+      { name: "approval", factory: createApprovalExtension({ store: s.store, isAdmin, clock: s.clock }) },
+    ]);
+    const thread = next.bind(s.worker.host);
+    await thread.emitSession({ type: "session_start", sessionId: "s2" });
+    expect((await s.store.get(id))?.status).toBe("cancelled");
+    expect(message.versions.at(-1)).toContain("⏹️ Cancelled at");
+    const edits = message.versions.length;
+    // Building it again (another start) finds nothing pending: no second edit.
+    await thread.emitSession({ type: "session_start", sessionId: "s3" });
+    expect(message.versions).toHaveLength(edits);
+    // The first worker's wait (a zombie here) ends with the decision; the call was not run.
+    await running;
+    expect(s.tool.ran).toEqual([]);
+  });
+
+  it("a request the process's own run waits on is left alone", async () => {
+    const s = await setup();
+    const running = s.worker.run("clean up");
+    const { id } = await s.request();
+    await s.worker.thread.emitSession({ type: "session_start", sessionId: "again" });
+    expect((await s.store.get(id))?.status).toBe("pending");
+    s.clock.advance(TEN_MIN);
+    await running;
+  });
+});
+
 describe("approval across processes (Redis)", () => {
   it("a reaction received by another gateway process, on its own connection, reaches the waiting worker", async () => {
     const prefix = uniquePrefix();

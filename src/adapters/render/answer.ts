@@ -6,6 +6,7 @@
  */
 import type { MessageRef } from "../types.js";
 import type { LiveMessage, LiveMessageOutcome } from "./live-message.js";
+import { type OwedMessage, owedMessage } from "./owed.js";
 import { formatToolStatus, type ToolLine } from "./tool-status.js";
 
 /**
@@ -33,6 +34,8 @@ export class Answer {
   posted = false;
   private readonly tools: ToolLine[] = [];
   private readonly texts: string[] = [];
+  /** The assistant message whose text ended last: its time stamp (how the session knows it) and index in `texts`. */
+  private lastEnded: { timestamp: number; index: number } | undefined;
   private current = "";
   private readonly reply: LiveMessage;
   private status: LiveMessage | undefined;
@@ -67,8 +70,11 @@ export class Answer {
   }
 
   /** An assistant message of this answer ended with `text`. */
-  messageEnded(text: string): void {
-    if (text) this.texts.push(text);
+  messageEnded(text: string, timestamp?: number): void {
+    if (text) {
+      this.texts.push(text);
+      if (timestamp !== undefined) this.lastEnded = { timestamp, index: this.texts.length - 1 };
+    }
     this.current = "";
     this.reply.set(this.text());
   }
@@ -120,6 +126,34 @@ export class Answer {
       ...(statusRef ? { statusRef } : {}),
       finished: this.done !== undefined,
     };
+  }
+
+  /**
+   * What this answer owes the chat if its run dies now: the status message with every tool still
+   * running marked failed, and the reply with the text of the assistant messages that ended (the
+   * session holds them; one still streaming does not count), or the final text once `finish`ed.
+   * Messages with nothing to show and nothing sent are left out.
+   */
+  owed(at: number): OwedMessage[] {
+    const out: OwedMessage[] = [];
+    if (this.status) {
+      const lines = this.tools.map((t) =>
+        t.endedAt === undefined ? { ...t, endedAt: at, isError: true } : t,
+      );
+      out.push(owedMessage(this.status.refs, formatToolStatus(lines), this.replyTo));
+    }
+    const join = (texts: string[]) => texts.filter((t) => t.trim() !== "").join("\n\n");
+    const reply = owedMessage(this.reply.refs, this.done ? this.text() : join(this.texts), this.replyTo);
+    const last = this.lastEnded;
+    if (last)
+      // The session saves a reply just after this is recorded: a worker that dies in between leaves
+      // a session without it, and the reply is answered again; then its text must not stay.
+      reply.ifUnsaved = {
+        timestamp: last.timestamp,
+        text: join(this.texts.filter((_, i) => i !== last.index)),
+      };
+    out.push(reply);
+    return out.filter((m) => m.refs.length > 0 || m.text.trim() !== "");
   }
 
   private text(): string {

@@ -41,6 +41,14 @@ export interface LiveMessageOptions {
    * answers in order and to end the typing indicator before text appears. Must not reject.
    */
   beforePost?: () => Promise<void>;
+  /**
+   * Awaited after a new platform message was posted (its ref is in `refs`) or a superseded part was
+   * deleted, before the next request: the renderer records its message ids in the render journal
+   * here, one round trip after the platform answered. Must not reject.
+   */
+  afterChange?: () => Promise<void>;
+  /** Checked before every request: false stops the message for good ("cancelled"), e.g. the lease is lost. */
+  mayContinue?: () => boolean;
 }
 
 /** What happened to the final text. */
@@ -132,7 +140,7 @@ export class LiveMessage {
     const signal = this.abort.signal;
     try {
       for (;;) {
-        if (signal.aborted) return "cancelled";
+        if (signal.aborted || this.o.mayContinue?.() === false) return "cancelled";
         const parts = this.target();
         const now = clock.now();
         let next: { index: number; text: string } | undefined;
@@ -199,7 +207,7 @@ export class LiveMessage {
           this.working = false;
           await this.o.beforePost();
           this.working = true;
-          if (this.abort.signal.aborted) return "ok";
+          if (this.abort.signal.aborted || this.o.mayContinue?.() === false) return "ok";
           text = this.target()[index] ?? text;
           this.lastStart[index] = clock.now();
         }
@@ -208,6 +216,7 @@ export class LiveMessage {
           format: this.o.format ?? "markdown",
           ...(replyTo ? { replyTo } : {}),
         });
+        await this.o.afterChange?.();
       } else {
         await adapter.edit(ref, text, { format: this.o.format ?? "markdown" });
       }
@@ -253,5 +262,6 @@ export class LiveMessage {
     } catch (err) {
       if (!isChannelError(err, "not_found")) this.log.warn({ err }, "could not delete a superseded part");
     }
+    await this.o.afterChange?.();
   }
 }

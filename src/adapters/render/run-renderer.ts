@@ -13,10 +13,11 @@
 import { redactSecrets } from "../../agent/llm/redact.js";
 import { type StructuredLogger, silentLogger } from "../../agent/logger.js";
 import type { AgentEvent, AgentMessage } from "../../agent/types.js";
-import type { ChannelAdapter, MessageRef, RateLimiter } from "../types.js";
+import type { ChannelAdapter, MessageRef, RateLimiter, RenderLog } from "../types.js";
 import { Answer, type AnswerState } from "./answer.js";
 import { type Clock, systemClock } from "./clock.js";
 import { LiveMessage } from "./live-message.js";
+import { owedMessage, type RenderSnapshot } from "./owed.js";
 import { unlimited } from "./rate-limiter.js";
 import { TypingIndicator } from "./typing.js";
 
@@ -37,6 +38,12 @@ export interface RunRendererOptions {
    * formatter answers this.
    */
   replyTargetOf?: (message: AgentMessage) => MessageRef | undefined;
+  /**
+   * The run's render-journal log (given by the lease holder): what the run has shown and still owes
+   * the chat is recorded there as it goes (each new message id, each reply that ended, each tool
+   * line, the final texts), and cleared once the chat shows the final state.
+   */
+  log?: RenderLog;
 }
 
 /** How a run ended, as far as the caller knows (the events usually say it already). */
@@ -59,6 +66,8 @@ export class RunRenderer {
   private aborted = false;
   private finishing: Promise<void> | undefined;
   private notices = 0;
+  /** Notices and the error note: messages of the run outside its answers, in posting order. */
+  private readonly extras: { message: LiveMessage; text: string }[] = [];
 
   constructor(private readonly o: RunRendererOptions) {
     this.clock = o.clock ?? systemClock;
@@ -80,8 +89,8 @@ export class RunRenderer {
   /** Post a short separate message into the thread (e.g. "inbox full"). Resolves when it is sent or failed. */
   async onNotice(text: string): Promise<void> {
     this.notices++;
-    const note = this.live(undefined);
-    note.set(text);
+    const note = this.extra(text);
+    await this.record();
     await note.finish(text);
     this.notices--;
   }
@@ -117,6 +126,33 @@ export class RunRenderer {
     return this.answers.map((a) => a.state().statusRef).find((r) => r !== undefined);
   }
 
+  /**
+   * What the run owes the chat if it dies now (see `Answer.owed`), in posting order. Plain data, for
+   * the render journal.
+   */
+  snapshot(): RenderSnapshot {
+    const now = this.clock.now();
+    return {
+      v: 1,
+      messages: [
+        ...this.answers.flatMap((a) => a.owed(now)),
+        ...this.extras.map((e) => owedMessage(e.message.refs, e.text, undefined)),
+      ],
+    };
+  }
+
+  /** Records the snapshot in the render journal (no-op without one). Never rejects. */
+  private record(): Promise<void> {
+    return this.o.log?.owe(this.snapshot()) ?? Promise.resolve();
+  }
+
+  /** A message of the run outside its answers (a notice, the error note). */
+  private extra(text: string): LiveMessage {
+    const message = this.live(undefined);
+    this.extras.push({ message, text });
+    return message;
+  }
+
   private get current(): Answer {
     return this.answers[this.answers.length - 1] as Answer;
   }
@@ -136,6 +172,8 @@ export class RunRenderer {
       clock: this.clock,
       limiter: this.limiter,
       logger: this.log,
+      afterChange: () => this.record(),
+      ...(this.o.log ? { mayContinue: this.o.log.held } : {}),
       ...(this.o.editIntervalMs !== undefined ? { editIntervalMs: this.o.editIntervalMs } : {}),
       ...(replyTo ? { replyTo } : {}),
       ...(owner
@@ -180,7 +218,10 @@ export class RunRenderer {
       case "message_end": {
         const m = event.message;
         if (!isAssistant(m)) return;
-        answer.messageEnded(textOf(m));
+        answer.messageEnded(textOf(m), m.timestamp);
+        // Queued before the runtime saves this reply in the session, so a session that holds it
+        // implies a journal that owes it.
+        void this.record();
         if (m.stopReason === "error" && m.errorMessage) this.error ??= m.errorMessage;
         if (m.stopReason === "error" && !m.errorMessage) this.error ??= "The model request failed.";
         if (m.stopReason === "aborted") this.aborted = true;
@@ -193,9 +234,11 @@ export class RunRenderer {
           args: event.args,
           startedAt: this.clock.now(),
         });
+        void this.record();
         return;
       case "tool_execution_end":
         answer.toolEnded(event.toolCallId, this.clock.now(), event.isError);
+        void this.record();
         return;
       case "agent_end":
         void this.finish();
@@ -210,16 +253,25 @@ export class RunRenderer {
     return this.finishing;
   }
 
+  /**
+   * The final state: every answer's final text goes out, the final snapshot is recorded as owed
+   * (before the platform confirms it), the error note follows, and once the platform confirmed all
+   * of it nothing is owed any more. What failed stays owed for the thread's next holder.
+   */
   private async doFinish(): Promise<void> {
     await this.typing.close();
     const now = this.clock.now();
-    const results = await Promise.all(this.answers.map((a) => a.finish(now, this.aborted)));
-    if (results.flat().includes("failed"))
+    const finishing = Promise.all(this.answers.map((a) => a.finish(now, this.aborted)));
+    const errorText = this.error ? `⚠️ ${briefError(this.error)}` : undefined;
+    const note = errorText ? this.extra(errorText) : undefined;
+    await this.record();
+    const results = (await finishing).flat();
+    if (note && errorText) results.push(await note.finish(errorText));
+    if (results.includes("failed")) {
       this.log.warn({ threadKey: this.o.threadKey }, "final reply not fully delivered");
-    if (this.error) {
-      const note = this.live(undefined);
-      await note.finish(`⚠️ ${briefError(this.error)}`);
+      return;
     }
+    await this.o.log?.done();
   }
 }
 

@@ -78,8 +78,26 @@ export function createApprovalExtension(options: ApprovalExtensionOptions): Exte
   const { store } = options;
   const clock = options.clock ?? systemClock;
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  /** Ids of the requests a run of this process waits on (the others of a thread have no waiter here). */
+  const waiting = new Set<string>();
 
   return (api: ExtensionAPI) => {
+    // A thread's agent is built by the worker that just took the thread: a request of the thread
+    // that no run of this process waits on was asked by a worker that died (its tool call is closed
+    // as interrupted). It is settled as cancelled and its message says so, once.
+    api.on("session_start", async (_event, ctx) => {
+      try {
+        for (const record of await store.pendingIn(ctx.thread.threadKey)) {
+          if (waiting.has(record.id)) continue;
+          const settled = await settleAs(record, "cancelled");
+          if (settled.messageRef)
+            await ctx.host.edit(settled.messageRef, decidedText(settled), { format: "markdown" });
+        }
+      } catch (e) {
+        ctx.logger.warn({ err: errorText(e) }, "could not close approval requests a stopped worker left");
+      }
+    });
+
     api.on("tool_call", async (event, ctx) => {
       const rule = options.rules?.[event.toolName] ?? event.tool.approval;
       if (!policyAsks(event.toolName, ctx.thread) && !needsApproval(rule, event.input)) return undefined;
@@ -254,7 +272,13 @@ export function createApprovalExtension(options: ApprovalExtensionOptions): Exte
         .react(ref, emoji)
         .catch((e: unknown) => ctx.logger.warn({ err: e }, "could not add reaction"));
     }
-    const settled = await awaitDecision(record, ctx.signal);
+    waiting.add(record.id);
+    let settled: ApprovalRecord;
+    try {
+      settled = await awaitDecision(record, ctx.signal);
+    } finally {
+      waiting.delete(record.id);
+    }
     await ctx.host
       .edit(ref, decidedText(settled), { format: "markdown" })
       .catch((e: unknown) =>

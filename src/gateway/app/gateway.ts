@@ -70,7 +70,7 @@ import { chooseDefaultModel, modelIssues, modelRefOf, registerConfiguredModels }
 import { channelSlices, platformOf } from "./platforms.js";
 import { adapterProbe } from "./probes.js";
 import { reportSandbox, setUpSandbox, TOOLS_RUN_BY_WORKERS } from "./sandbox.js";
-import { createSinkFactory } from "./sinks.js";
+import { createOwedFinisher, createSinkFactory } from "./sinks.js";
 import { DEFAULT_SYSTEM_PROMPT } from "./system-prompt.js";
 import type { ThreadHostDeps } from "./thread-host.js";
 
@@ -210,15 +210,17 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
     const enabled = [...adapters.keys()].map(settingsOf);
     // Which chat message each user message came from, so an answer after a steer replies to it.
     const replyTargets = new ReplyTargets();
+    const rendering = {
+      adapterOf,
+      platforms: config.channels,
+      limiter: redis ? new RedisRateLimiter({ redis, prefix }) : new MemoryRateLimiter(),
+      metrics,
+      logger,
+      replyTargetOf: replyTargets.replyTargetOf,
+    };
     const common: Omit<RuntimeOptions, "store"> = {
-      sinks: createSinkFactory({
-        adapterOf,
-        platforms: config.channels,
-        limiter: redis ? new RedisRateLimiter({ redis, prefix }) : new MemoryRateLimiter(),
-        metrics,
-        logger,
-        replyTargetOf: replyTargets.replyTargetOf,
-      }),
+      sinks: createSinkFactory(rendering),
+      finishOwed: createOwedFinisher(rendering),
       agentFactory: createAgentFactory({
         runner,
         hostDeps,

@@ -3,10 +3,12 @@
  * platform, all sharing one rate limiter (Redis-backed when several processes post), with the run's
  * logger and the run, LLM usage and outcome metrics taken from the agent events on the way.
  */
+import { systemClock } from "../../adapters/render/clock.js";
+import { finishOwedRender } from "../../adapters/render/owed.js";
 import { RunRenderer } from "../../adapters/render/run-renderer.js";
 import type { ChannelAdapter, MessageRef, Platform, RateLimiter } from "../../adapters/types.js";
 import type { AgentEvent, AgentMessage } from "../../agent/types.js";
-import type { RunSink, RunSinkFactory } from "../../queue/types.js";
+import type { OwedRenderFinisher, RunSink, RunSinkFactory } from "../../queue/types.js";
 import type { RunOutcomeLabel, SwitchboardMetrics } from "../http/metrics.js";
 import { type Logger, runLogger, threadLogger } from "../log.js";
 import { platformOf } from "./platforms.js";
@@ -24,7 +26,7 @@ export interface SinkFactoryOptions {
 
 /** The runtime's `sinks`: renders each run into its thread and counts it. */
 export function createSinkFactory(o: SinkFactoryOptions): RunSinkFactory {
-  return (threadKey, runId) => {
+  return (threadKey, runId, journal) => {
     const log = runLogger(threadLogger(o.logger, { threadKey }), runId);
     const platform = platformOf(threadKey, o.platforms);
     const adapter = platform ? o.adapterOf(platform) : undefined;
@@ -38,9 +40,35 @@ export function createSinkFactory(o: SinkFactoryOptions): RunSinkFactory {
       limiter: o.limiter,
       logger: log,
       ...(o.replyTargetOf ? { replyTargetOf: o.replyTargetOf } : {}),
+      ...(journal ? { log: journal } : {}),
     });
     if (runId.startsWith("notice:")) return renderer;
     return meteredSink(renderer, platform, o.metrics, log);
+  };
+}
+
+/**
+ * The runtime's `finishOwed`: finishes what a dead worker's run owed the thread's chat on the
+ * adapter of its platform, within the same shared rate limits. A thread without an enabled channel
+ * owes nothing that could be shown (true: the record is dropped).
+ */
+export function createOwedFinisher(o: SinkFactoryOptions): OwedRenderFinisher {
+  return async (threadKey, snapshot, journal, saved) => {
+    const log = threadLogger(o.logger, { threadKey });
+    const platform = platformOf(threadKey, o.platforms);
+    const adapter = platform ? o.adapterOf(platform) : undefined;
+    if (!adapter) {
+      log.warn({ platform }, "no enabled channel for this thread; what an earlier run owed it is dropped");
+      return true;
+    }
+    const done = await finishOwedRender(
+      { adapter, threadKey, clock: systemClock, limiter: o.limiter, logger: log },
+      snapshot,
+      journal,
+      saved,
+    );
+    if (done) log.info("finished what an earlier run owed the chat");
+    return done;
   };
 }
 

@@ -8,6 +8,7 @@
  * (sessions on disk survive).
  */
 
+import { join } from "node:path";
 import type { InboundMessage } from "../../adapters/types.js";
 import { type Clock, systemClock } from "../../agent/clock.js";
 import { findModel } from "../../agent/llm/models.js";
@@ -15,6 +16,7 @@ import { LocalControlBus } from "../control-bus.js";
 import { Dispatcher, defaultOnError } from "../dispatcher.js";
 import { EventClaims } from "../event-claims.js";
 import type { RuntimeOptions } from "../redis/redis-runtime.js";
+import { MemoryRenderJournal } from "../state/render-journal.js";
 import type { Waker } from "../state/types.js";
 import { FileSessionStore } from "../store/file-store.js";
 import type { SessionStore } from "../store/types.js";
@@ -57,6 +59,7 @@ export class EmbeddedRuntime implements Runtime {
   private readonly stopSweeping = new AbortController();
   private sweeping: Promise<void> | undefined;
   private stopped: Promise<void> | undefined;
+  private readonly journal: MemoryRenderJournal | undefined;
 
   constructor(private readonly o: EmbeddedRuntimeOptions) {
     this.onError = o.onError ?? defaultOnError;
@@ -69,6 +72,14 @@ export class EmbeddedRuntime implements Runtime {
         dataDir: o.dataDir ?? "./data",
         fenceCheck: (threadKey, fence) => this.fenceCheck(threadKey, fence.token),
       });
+    if (o.finishOwed) {
+      const dataDir = o.store ? o.dataDir : (o.dataDir ?? "./data");
+      this.journal = new MemoryRenderJournal({
+        holds: (threadKey, token) => this.state.holds(threadKey, token),
+        // A dot-name is never a thread directory of the file store.
+        ...(dataDir !== undefined ? { dir: join(dataDir, ".render-journal") } : {}),
+      });
+    }
     const waker: Waker = { wake: async (threadKey) => this.scheduler?.add(threadKey) };
     this.claims = new EventClaims({
       state: this.state,
@@ -141,6 +152,7 @@ export class EmbeddedRuntime implements Runtime {
       bus: this.bus,
       rewake,
       agentIdleMs: o.agentIdleMs,
+      ...(this.journal && o.finishOwed ? { journal: this.journal, finishOwed: o.finishOwed } : {}),
     });
     this.core = core;
     this.scheduler = new LocalScheduler(
@@ -148,8 +160,10 @@ export class EmbeddedRuntime implements Runtime {
       (threadKey) => core.process(threadKey, { rerun: false }),
       this.onError,
     );
-    // Messages delivered before start, and threads a failed tenure left behind, get (re)woken.
+    // Messages delivered before start, and threads a failed tenure left behind, get (re)woken; so
+    // do threads whose runs owed the chat when a previous process stopped (their holder finishes it).
     for (const t of this.state.strandedThreads()) this.scheduler.add(t);
+    if (this.journal && o.finishOwed) for (const t of await this.journal.load()) this.scheduler.add(t);
     this.sweeping = this.sweepLoop(o.sweepIntervalMs ?? 5000, rewake);
   }
 

@@ -22,6 +22,7 @@ import type {
   EventOutcome,
   InboundFormatter,
   ModelResolver,
+  OwedRenderFinisher,
   RunSinkFactory,
   Runtime,
   ThreadStatus,
@@ -34,6 +35,7 @@ import { DEFAULT_CONCURRENCY, WorkerCore } from "../worker/worker-core.js";
 import { createRedisClient, duplicateClient, isCluster, type RedisClient } from "./client.js";
 import { RedisThreadState } from "./redis-thread-state.js";
 import { RedisWaker, type WakeJobData } from "./redis-waker.js";
+import { RedisRenderJournal } from "./render-journal.js";
 
 /** Options shared by both runtimes. */
 export interface RuntimeOptions {
@@ -70,6 +72,12 @@ export interface RuntimeOptions {
   /** Interval of the safety-net sweep for lost wakes. Default 5 s. */
   sweepIntervalMs?: number;
   onError?: (error: unknown, context: string) => void;
+  /**
+   * Finishes what a dead run owed the chat (the render journal, docs/runtime.md): given, every run's
+   * sink gets a `RenderLog` and the next holder of a thread finishes what its predecessor's runs
+   * still owed. Omitted: nothing is recorded (what the chat shows is not part of the durable state).
+   */
+  finishOwed?: OwedRenderFinisher;
   /** Every lease event of this process's tenures (acquired, renewed, releasing, …), in order. */
   onLease?: (event: LeaseEvent) => void;
   /**
@@ -246,6 +254,9 @@ export class RedisRuntime implements Runtime {
       bus: this.bus,
       rewake: (t) => this.waker.wake(t),
       agentIdleMs: o.agentIdleMs,
+      ...(o.finishOwed
+        ? { journal: new RedisRenderJournal(this.redis, this.keys), finishOwed: o.finishOwed }
+        : {}),
     });
     this.core = core;
     await this.bus.whenSubscribed();

@@ -7,8 +7,15 @@
 
 import type { Model } from "../../agent/llm/types.js";
 import type { CompactionSettings, CompactOptions, CompleteFn } from "../../agent/session/compaction/index.js";
+import type { RenderJournal } from "../state/render-journal.js";
 import type { SessionStore } from "../store/types.js";
-import type { AgentFactory, InboundFormatter, ModelResolver, RunSinkFactory } from "../types.js";
+import type {
+  AgentFactory,
+  InboundFormatter,
+  ModelResolver,
+  OwedRenderFinisher,
+  RunSinkFactory,
+} from "../types.js";
 import type { AgentCache } from "./agent-cache.js";
 import type { TenureEnv } from "./tenure.js";
 
@@ -22,8 +29,14 @@ export interface CompactionConfig {
   options?: (model: Model) => CompactOptions | Promise<CompactOptions>;
 }
 
+/** What a holder needs for the journal; both are set together or not at all. */
+export interface RenderJournalEnv {
+  journal?: RenderJournal | undefined;
+  finishOwed?: OwedRenderFinisher | undefined;
+}
+
 /** Everything a holder needs; shared by all holders of one worker process. */
-export interface HolderEnv extends TenureEnv {
+export interface HolderEnv extends TenureEnv, RenderJournalEnv {
   store: SessionStore;
   cache: AgentCache;
   factory: AgentFactory;

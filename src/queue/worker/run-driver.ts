@@ -12,7 +12,7 @@ import { isContextOverflow } from "../../agent/llm/overflow.js";
 import type { AgentEvent, AgentMessage } from "../../agent/types.js";
 import { describeMessages, discardedNotice } from "../inbox-item.js";
 import type { TakeOutcome } from "../state/types.js";
-import type { InboxItem } from "../types.js";
+import type { InboxItem, RenderLog, RunSink } from "../types.js";
 import { ActiveRun } from "./active-run.js";
 import type { AgentBinding, CachedAgent } from "./agent-cache.js";
 import type { ThreadCompactor } from "./compaction-step.js";
@@ -21,6 +21,7 @@ import type { HolderEnv } from "./holder-env.js";
 import { heldSeqs } from "./item-messages.js";
 import { postNotice } from "./notices.js";
 import { danglingToolResults, needsAnswer } from "./recovery.js";
+import { finishOwedRenders, renderLog } from "./render-log.js";
 import type { Tenure } from "./tenure.js";
 import type { ThreadSession } from "./thread-session.js";
 
@@ -132,13 +133,23 @@ export class RunDriver implements AgentBinding {
       id,
       maxSeq,
       stopsAtStart,
-      sink: this.env.sinks(this.threadKey, id),
+      sink: this.sinkOf(id),
       agent: entry.agent,
       onError: this.env.onError,
     });
     this.run = run;
     this.tenure.begin(run);
     return run;
+  }
+
+  /** The render-journal log of run (or notice) `id` of this tenure. */
+  private logFor(id: string): RenderLog | undefined {
+    return renderLog(this.env, this.tenure, this.session, id);
+  }
+
+  private sinkOf(id: string): RunSink {
+    const log = this.logFor(id);
+    return log ? this.env.sinks(this.threadKey, id, log) : this.env.sinks(this.threadKey, id);
   }
 
   /** Runs the agent for items the holder took ("next" rule), then settles them. */
@@ -156,7 +167,7 @@ export class RunDriver implements AgentBinding {
       );
       if (!ok) return;
       const text = discardedNotice(describeMessages(stale), "Stopped");
-      if (text) await postNotice(this.env, this.threadKey, text);
+      if (text) await postNotice(this.env, this.threadKey, text, (id) => this.logFor(id));
       return;
     }
     const entry = await this.session.ensureAgent();
@@ -218,6 +229,9 @@ export class RunDriver implements AgentBinding {
   async recover(): Promise<void> {
     const { state, store } = this.env;
     const entry = await this.session.ensureAgent();
+    // What earlier runs showed comes first: a cut-off reply is finished (or a reply that never
+    // completed is removed) before anything new is shown.
+    await finishOwedRenders(this.env, this.tenure, this.session);
     const inflight = await state.inflight(this.threadKey);
     let held: number[] = [];
     if (inflight.length > 0) {

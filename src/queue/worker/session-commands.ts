@@ -7,10 +7,11 @@
 
 import type { CompactOutcome } from "../../extensions/types.js";
 import type { ControlState } from "../state/types.js";
-import type { InboxItem } from "../types.js";
+import type { InboxItem, RenderLog } from "../types.js";
 import type { ThreadCompactor } from "./compaction-step.js";
 import type { HolderEnv } from "./holder-env.js";
 import { postNotice } from "./notices.js";
+import { renderLog } from "./render-log.js";
 import { emitSessionEvent } from "./session-events.js";
 import type { Tenure, TenureWork } from "./tenure.js";
 import type { ThreadSession } from "./thread-session.js";
@@ -44,6 +45,10 @@ export class SessionCommands {
     private readonly compactor: ThreadCompactor,
     private readonly env: HolderEnv,
   ) {}
+
+  /** The render-journal log of a notice of this tenure. */
+  private readonly logFor = (id: string): RenderLog | undefined =>
+    renderLog(this.env, this.tenure, this.session, id);
 
   private get threadKey(): string {
     return this.tenure.threadKey;
@@ -96,6 +101,7 @@ export class SessionCommands {
         this.env,
         this.threadKey,
         `Kept the current session: ${verdict.reason ?? "an extension cancelled /new"}.`,
+        this.logFor,
       );
       return;
     }
@@ -103,7 +109,12 @@ export class SessionCommands {
     session.forgetAgent();
     if (!(await this.finish(items))) return;
     await session.ensureAgent(previous ? { switchedFrom: previous.sessionId } : {});
-    await postNotice(this.env, this.threadKey, `Started a new session (${header.id.slice(0, 8)}).`);
+    await postNotice(
+      this.env,
+      this.threadKey,
+      `Started a new session (${header.id.slice(0, 8)}).`,
+      this.logFor,
+    );
   }
 
   /** `/compact [instructions]`: compacts now, whatever the threshold, and says what it did. */
@@ -128,6 +139,7 @@ export class SessionCommands {
       r.compacted
         ? `Compacted the conversation: about ${tokenCount(r.tokensBefore)} → ${tokenCount(r.tokensAfter)} tokens.`
         : `Nothing compacted: ${r.reason ?? "there is not enough history yet"}.`,
+      this.logFor,
     );
   }
 }

@@ -254,6 +254,15 @@ export class ThreadSession implements AgentDriver {
     return step;
   }
 
+  /**
+   * Session writes queued from now on wait for `write` (a fenced write beside the session, e.g. the
+   * render journal's, already under way): what it records is stored before anything the session
+   * is asked to save later. `write` must not reject.
+   */
+  barrier(write: Promise<void>): void {
+    this.chain = this.chain.then(() => write);
+  }
+
   /** `AgentDriver`: a `custom` entry for the factory's `appendEntry`. */
   appendEntry(customType: string, data: unknown): Promise<void> {
     return this.appendCustom(customType, data);

@@ -1,0 +1,152 @@
+/**
+ * What a run owes the chat, as the render journal records it (docs/runtime.md, "The render
+ * journal"), and finishing it on a later worker. A snapshot lists the run's chat messages in the
+ * order they are (to be) posted: the platform ids of each one's parts and the text it must end
+ * with. Finishing edits each sent part to its final text (an edit to the text it already shows
+ * changes nothing, so finishing twice shows it once), posts the parts never sent, records each new
+ * id before going on, and deletes parts the final text no longer needs.
+ */
+import { redactSecrets } from "../../agent/llm/redact.js";
+import type { StructuredLogger } from "../../agent/logger.js";
+import type { ChannelAdapter, MessageRef, RateLimiter, RenderLog } from "../types.js";
+import { isChannelError } from "../types.js";
+import type { Clock } from "./clock.js";
+import { splitMessage } from "./split.js";
+
+/** One chat message of a run: its parts' platform ids (none yet: never sent) and its final text. */
+export interface OwedMessage {
+  refs: MessageRef[];
+  /** The text it must end with; empty: it must not stay (its parts are deleted). */
+  text: string;
+  /** The user message its first part replies to. */
+  replyTo?: MessageRef;
+  /**
+   * The text it must end with instead when the session lacks the assistant message of time stamp
+   * `timestamp` (its worker died between recording it and saving it: it is answered again).
+   */
+  ifUnsaved?: { timestamp: number; text: string };
+}
+
+/** A run's render state as recorded in the journal. */
+export interface RenderSnapshot {
+  v: 1;
+  messages: OwedMessage[];
+}
+
+export function owedMessage(refs: MessageRef[], text: string, replyTo: MessageRef | undefined): OwedMessage {
+  return { refs: [...refs], text, ...(replyTo ? { replyTo } : {}) };
+}
+
+/** The snapshot in `v`, or undefined when it is not one (damaged or from an unknown version). */
+function parseSnapshot(v: unknown): RenderSnapshot | undefined {
+  if (typeof v !== "object" || v === null) return undefined;
+  const raw = v as { v?: unknown; messages?: unknown };
+  if (raw.v !== 1 || !Array.isArray(raw.messages)) return undefined;
+  const messages: OwedMessage[] = [];
+  for (const m of raw.messages as unknown[]) {
+    if (typeof m !== "object" || m === null) return undefined;
+    const { refs, text, replyTo, ifUnsaved } = m as Record<string, unknown>;
+    if (!Array.isArray(refs) || !refs.every((r) => typeof r === "string") || typeof text !== "string")
+      return undefined;
+    const message = owedMessage(refs as string[], text, typeof replyTo === "string" ? replyTo : undefined);
+    const alt = ifUnsaved as { timestamp?: unknown; text?: unknown } | undefined;
+    if (typeof alt?.timestamp === "number" && typeof alt.text === "string")
+      message.ifUnsaved = { timestamp: alt.timestamp, text: alt.text };
+    messages.push(message);
+  }
+  return { v: 1, messages };
+}
+
+export interface FinishOwedOptions {
+  adapter: ChannelAdapter;
+  threadKey: string;
+  clock: Clock;
+  limiter: RateLimiter;
+  logger: StructuredLogger;
+  /** Attempts per request when the platform answers 429 (default 5). */
+  rateLimitAttempts?: number;
+}
+
+/**
+ * Finishes `snapshot` in the chat, recording each newly posted id in `log` before the next request
+ * (so a worker that dies while finishing leaves a snapshot the next one continues from). True once
+ * the chat shows every message's final text; false when the platform refused (it stays owed).
+ * `saved` tells whether the session holds an assistant message (by time stamp), see `ifUnsaved`.
+ */
+export async function finishOwedRender(
+  o: FinishOwedOptions,
+  snapshot: unknown,
+  log: RenderLog,
+  saved: (timestamp: number) => boolean = () => true,
+): Promise<boolean> {
+  const parsed = parseSnapshot(snapshot);
+  if (!parsed) {
+    o.logger.warn({ threadKey: o.threadKey }, "an owed render record is damaged; dropping it");
+    return true;
+  }
+  const messages = parsed.messages.map((m) => ({ ...m, refs: [...m.refs] }));
+  const record = () => log.owe({ v: 1, messages } satisfies RenderSnapshot);
+  try {
+    for (const m of messages) {
+      const final = m.ifUnsaved && !saved(m.ifUnsaved.timestamp) ? m.ifUnsaved.text : m.text;
+      // Settled now: what is recorded from here on is this text.
+      m.text = final;
+      delete m.ifUnsaved;
+      const text = redactSecrets(final);
+      const parts = text.trim() === "" ? [] : splitMessage(text, o.adapter.capabilities.maxMessageLength);
+      for (let i = 0; i < parts.length; i++) {
+        const part = parts[i] as string;
+        const ref = m.refs[i];
+        if (ref !== undefined && (await edit(o, ref, part))) continue;
+        const replyTo = i === 0 ? m.replyTo : undefined;
+        m.refs[i] = await request(o, () =>
+          o.adapter.post(o.threadKey, part, { format: "markdown", ...(replyTo ? { replyTo } : {}) }),
+        );
+        await record();
+      }
+      while (m.refs.length > parts.length) {
+        const ref = m.refs.pop() as MessageRef;
+        await request(o, () => o.adapter.delete(ref)).catch((e: unknown) => {
+          if (!isChannelError(e, "not_found")) throw e;
+        });
+        await record();
+      }
+    }
+    return true;
+  } catch (e) {
+    o.logger.warn(
+      { threadKey: o.threadKey, err: e instanceof Error ? e.message : String(e) },
+      "could not finish what an earlier run owed the chat; trying again with the next run",
+    );
+    return false;
+  }
+}
+
+/** Edits `ref` to `text`; false when the message is gone (someone deleted it: post it again). */
+async function edit(o: FinishOwedOptions, ref: MessageRef, text: string): Promise<boolean> {
+  try {
+    await request(o, () => o.adapter.edit(ref, text, { format: "markdown" }));
+    return true;
+  } catch (e) {
+    if (isChannelError(e, "not_modified")) return true;
+    if (isChannelError(e, "not_found")) return false;
+    throw e;
+  }
+}
+
+/** One platform request within the channel's budget, waiting out rate limits. */
+async function request<T>(o: FinishOwedOptions, send: () => Promise<T>): Promise<T> {
+  const channel = o.adapter.channelOf(o.threadKey);
+  const rule = o.adapter.rateRuleFor?.(o.threadKey) ?? { limit: 1_000_000, windowMs: 1000 };
+  for (let attempt = 1; ; attempt++) {
+    const wait = await o.limiter.acquire(channel, rule);
+    if (wait > 0) await o.clock.sleep(wait);
+    try {
+      return await send();
+    } catch (e) {
+      if (!isChannelError(e, "rate_limited") || attempt >= (o.rateLimitAttempts ?? 5)) throw e;
+      const retry = e.retryAfterMs ?? 1000;
+      await o.limiter.penalize(channel, retry);
+    }
+  }
+}

@@ -1,0 +1,81 @@
+/**
+ * The render journal on Redis (see src/queue/state/render-journal.ts): one hash per thread,
+ * `{threadKey}:render`, in the thread's hash slot beside its lease, so each write is one script
+ * that checks the lease token and writes in the same atomic step (it works on Redis Cluster too).
+ * Its scripts live here, apart from the lease steps, because they change for different reasons.
+ */
+import type { RuntimeKeys } from "../keys.js";
+import type { OwedRender, RenderJournal } from "../state/render-journal.js";
+import type { RedisClient } from "./client.js";
+import { runScript } from "./run-script.js";
+import type { LuaScript } from "./scripts.js";
+
+const JOURNAL_PUT: LuaScript = {
+  numberOfKeys: 2,
+  lua: `--[[
+  Records what a run owes the chat, fenced by the lease.
+  KEYS[1] lease (string)   KEYS[2] render journal (hash)
+  ARGV[1] token  ARGV[2] run id  ARGV[3] the snapshot (JSON)
+  Returns 1 written; 0 the token does not hold the lease (nothing written)
+]]
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])
+return 1
+`,
+};
+
+const JOURNAL_DROP: LuaScript = {
+  numberOfKeys: 2,
+  lua: `--[[
+  Forgets what a run owed (the chat shows its final state), fenced by the lease.
+  KEYS[1] lease (string)   KEYS[2] render journal (hash)
+  ARGV[1] token  ARGV[2] run id
+  Returns 1 done; 0 the token does not hold the lease (nothing changed)
+]]
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('HDEL', KEYS[2], ARGV[2])
+return 1
+`,
+};
+
+/** The Redis render journal. Uses (does not own) `redis`. */
+export class RedisRenderJournal implements RenderJournal {
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly keys: RuntimeKeys,
+  ) {}
+
+  async put(threadKey: string, token: string, runId: string, snapshot: unknown): Promise<boolean> {
+    const r = await runScript(
+      this.redis,
+      JOURNAL_PUT,
+      [this.keys.lease(threadKey), this.keys.renderJournal(threadKey)],
+      [token, runId, JSON.stringify(snapshot)],
+    );
+    return Number(r) === 1;
+  }
+
+  async drop(threadKey: string, token: string, runId: string): Promise<boolean> {
+    const r = await runScript(
+      this.redis,
+      JOURNAL_DROP,
+      [this.keys.lease(threadKey), this.keys.renderJournal(threadKey)],
+      [token, runId],
+    );
+    return Number(r) === 1;
+  }
+
+  async owed(threadKey: string): Promise<OwedRender[]> {
+    const all = await this.redis.hgetall(this.keys.renderJournal(threadKey));
+    const out: OwedRender[] = [];
+    for (const [runId, raw] of Object.entries(all)) {
+      try {
+        out.push({ runId, snapshot: JSON.parse(raw) as unknown });
+      } catch {
+        // Damaged: nothing to finish from it; listed so that the holder drops it.
+        out.push({ runId, snapshot: undefined });
+      }
+    }
+    return out;
+  }
+}

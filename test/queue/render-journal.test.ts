@@ -1,0 +1,69 @@
+/**
+ * The render journal's primitives: fenced by the lease token on Redis (one script per write, in the
+ * thread's hash slot) and in the embedded runtime's memory, whose files let a restarted process
+ * find what the chat is still owed.
+ */
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { RuntimeKeys } from "../../src/queue/keys.js";
+import { RedisRenderJournal } from "../../src/queue/redis/render-journal.js";
+import { MemoryRenderJournal } from "../../src/queue/state/render-journal.js";
+import { dropPrefix } from "../faults/support.js";
+import { connectRedis, uniquePrefix } from "../support/redis.js";
+
+const T = "telegram:42";
+const snapshot = { v: 1, messages: [{ refs: ["7"], text: "Got it." }] };
+
+describe("RedisRenderJournal", () => {
+  const redis = connectRedis();
+  const prefix = uniquePrefix("sbt-journal");
+  const keys = new RuntimeKeys(prefix);
+  afterAll(async () => {
+    await dropPrefix(redis, prefix);
+    await redis.quit();
+  });
+
+  it("writes and clears only under the lease holder's token", async () => {
+    const journal = new RedisRenderJournal(redis, keys);
+    expect(await journal.put(T, "tok", "run-1", snapshot)).toBe(false);
+    await redis.set(keys.lease(T), "tok", "PX", 10_000);
+    expect(await journal.put(T, "other", "run-1", snapshot)).toBe(false);
+    expect(await journal.put(T, "tok", "run-1", snapshot)).toBe(true);
+    expect(await journal.owed(T)).toEqual([{ runId: "run-1", snapshot }]);
+    expect(await journal.drop(T, "other", "run-1")).toBe(false);
+    expect(await journal.owed(T)).toHaveLength(1);
+    expect(await journal.drop(T, "tok", "run-1")).toBe(true);
+    expect(await journal.owed(T)).toEqual([]);
+  });
+
+  it("lists a damaged record without a snapshot, so that its holder drops it", async () => {
+    const journal = new RedisRenderJournal(redis, keys);
+    await redis.hset(keys.renderJournal(T), "run-2", "{not json");
+    expect(await journal.owed(T)).toEqual([{ runId: "run-2", snapshot: undefined }]);
+  });
+});
+
+describe("MemoryRenderJournal", () => {
+  const dirs: string[] = [];
+  afterAll(() => {
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
+
+  it("is fenced by the lease table and mirrored to files a restarted process loads", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "sb-journal-"));
+    dirs.push(dir);
+    let holder = "tok";
+    const journal = new MemoryRenderJournal({ holds: (_t, token) => token === holder, dir });
+    expect(await journal.put(T, "other", "run-1", snapshot)).toBe(false);
+    expect(await journal.put(T, "tok", "run-1", snapshot)).toBe(true);
+    const restarted = new MemoryRenderJournal({ holds: () => true, dir });
+    expect(await restarted.load()).toEqual([T]);
+    expect(await restarted.owed(T)).toEqual([{ runId: "run-1", snapshot }]);
+    holder = "next";
+    expect(await journal.drop(T, "tok", "run-1")).toBe(false);
+    expect(await journal.drop(T, "next", "run-1")).toBe(true);
+    expect(readdirSync(dir)).toEqual([]);
+  });
+});

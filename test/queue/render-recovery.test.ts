@@ -1,0 +1,302 @@
+/**
+ * What the chat shows when a worker dies mid-render, on a test clock: two workers, one thread, the
+ * real renderer on a recording chat, the render journal in memory. A worker "dies" at a chosen
+ * instant (from then on none of its calls to the state, the store, the journal or the chat comes
+ * back); the second worker gets the wake job's rerun. Whatever the instant, the chat ends with the
+ * answer in full, exactly once, and nothing half-written.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { finishOwedRender } from "../../src/adapters/render/owed.js";
+import { MemoryRateLimiter } from "../../src/adapters/render/rate-limiter.js";
+import { RunRenderer } from "../../src/adapters/render/run-renderer.js";
+import type { ChannelAdapter } from "../../src/adapters/types.js";
+import { silentLogger } from "../../src/agent/logger.js";
+import type { AgentTool } from "../../src/agent/types.js";
+import { LocalControlBus } from "../../src/queue/control-bus.js";
+import { MemoryThreadState } from "../../src/queue/embedded/memory-thread-state.js";
+import { MemoryRenderJournal, type RenderJournal } from "../../src/queue/state/render-journal.js";
+import { FileSessionStore } from "../../src/queue/store/file-store.js";
+import { plainInboundFormatter } from "../../src/queue/worker/item-messages.js";
+import { INTERRUPTED_TOOL_TEXT } from "../../src/queue/worker/recovery.js";
+import { WorkerCore } from "../../src/queue/worker/worker-core.js";
+import { RecordingAdapter } from "../adapters/support/recording-adapter.js";
+import { createGate, type Gate, lastUserText, ScriptedStream } from "../support/scripted-stream.js";
+import {
+  gatedTool,
+  inbound,
+  resolveTestModel,
+  scriptedFactory,
+  sessionMessages,
+  textOf,
+} from "./support/harness.js";
+import { type CallMatch, Mortal } from "./support/mortal.js";
+import { TestClock } from "./support/test-clock.js";
+
+const TTL = 900;
+const T = "web:render";
+const silent = silentLogger;
+
+const dirs: string[] = [];
+const gates: Gate[] = [];
+afterEach(() => {
+  for (const g of gates.splice(0)) g.release();
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+/** A session append of an assistant message with text. */
+const appendsAnswer: CallMatch = (method, args) =>
+  method === "append" &&
+  (args[2] as { message?: { role?: string } }[] | undefined)?.[0]?.message?.role === "assistant";
+
+function cluster() {
+  const clock = new TestClock();
+  const state = new MemoryThreadState({ clock });
+  const dir = mkdtempSync(join(tmpdir(), "sb-render-"));
+  dirs.push(dir);
+  const store = new FileSessionStore({
+    dataDir: dir,
+    fenceCheck: (threadKey, fence) => state.holds(threadKey, fence.token),
+  });
+  const journal = new MemoryRenderJournal({ holds: (t, token) => state.holds(t, token) });
+  const chat = new RecordingAdapter(clock);
+  const limiter = new MemoryRateLimiter(clock);
+  const errors: string[] = [];
+  const worker = (
+    name: string,
+    stream: ScriptedStream,
+    o: { tools?: AgentTool[]; death?: CallMatch } = {},
+  ) => {
+    const mortal = new Mortal(o.death);
+    const adapter = mortal.wrap<ChannelAdapter>(chat);
+    const core = new WorkerCore({
+      state: mortal.wrap(state),
+      store: mortal.wrap(store),
+      journal: mortal.wrap<RenderJournal>(journal),
+      finishOwed: (threadKey, snapshot, log, saved) =>
+        finishOwedRender({ adapter, threadKey, clock, limiter, logger: silent }, snapshot, log, saved),
+      factory: scriptedFactory(stream, o.tools),
+      sinks: (threadKey, _runId, log) =>
+        new RunRenderer({ adapter, threadKey, clock, limiter, editIntervalMs: 500, ...(log ? { log } : {}) }),
+      format: plainInboundFormatter,
+      resolveModel: resolveTestModel,
+      fenceKey: (t) => `lease:${t}`,
+      leaseTtlMs: TTL,
+      collectDebounceMs: 100,
+      controlPollMs: 250,
+      compaction: undefined,
+      clock,
+      onError: (e, context) => {
+        if (!mortal.dead) errors.push(`${name} ${context}: ${e instanceof Error ? e.message : String(e)}`);
+      },
+      bus: new LocalControlBus(),
+      rewake: async () => {},
+    });
+    return { core, mortal };
+  };
+  const deliver = (text: string) =>
+    state.append(
+      T,
+      { mode: "steer", kind: "message", message: inbound(T, text) },
+      { cap: 20, dropPolicy: "new" },
+    );
+  /**
+   * Moves the clock in steps until `done` settles (the rerun waits for the dead lease to expire),
+   * giving the file store's real I/O a moment between steps so the clock never outruns it.
+   */
+  const runUntil = async (done: Promise<unknown>) => {
+    let over = false;
+    void done.finally(() => {
+      over = true;
+    });
+    for (let i = 0; i < 2000 && !over; i++) {
+      await clock.advance(50);
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+    expect(over).toBe(true);
+    await done;
+  };
+  const lines = async () => (await sessionMessages(store, T)).map((m) => `${m.role}:${textOf(m)}`);
+  return { clock, chat, journal, errors, worker, deliver, runUntil, lines };
+}
+
+/** Answers `ack <text>`, streamed with the given gates between its pieces. */
+function acking(pieces: (text: string) => string[], gatesFor: Gate[] = []): ScriptedStream {
+  return new ScriptedStream((call) => {
+    const parts = pieces(`ack ${lastUserText(call)}`);
+    const content = parts.flatMap((text, i) => {
+      const gate = gatesFor[i];
+      return gate ? [{ type: "text" as const, text }, gate] : [{ type: "text" as const, text }];
+    });
+    return { content, fragmentSize: 100 };
+  });
+}
+
+describe("recovery of what the chat shows (test clock)", () => {
+  it("killed before the first send: the next worker sends the answer once", async () => {
+    const c = cluster();
+    const a = c.worker(
+      "A",
+      acking((t) => [t]),
+      { death: (method) => method === "post" },
+    );
+    const streamB = acking((t) => [t]);
+    const b = c.worker("B", streamB);
+    await c.deliver("one");
+    void a.core.process(T, { rerun: false });
+    await a.mortal.died;
+    expect(c.chat.messages()).toEqual([]);
+    await c.runUntil(b.core.process(T, { rerun: true }));
+    expect(c.chat.messages()).toEqual(["ack one"]);
+    expect(await c.lines()).toEqual(["user:one", "assistant:ack one"]);
+    expect(await c.journal.owed(T)).toEqual([]);
+    expect(c.errors).toEqual([]);
+  });
+
+  it("killed between edits: the half-written message goes, the rerun's answer is shown once", async () => {
+    const c = cluster();
+    const g1 = createGate();
+    const g2 = createGate();
+    gates.push(g1, g2);
+    const a = c.worker(
+      "A",
+      acking((t) => [t.slice(0, 3), t.slice(3, 5), t.slice(5)], [g1, g2]),
+    );
+    const b = c.worker(
+      "B",
+      acking((t) => [t]),
+    );
+    await c.deliver("one");
+    void a.core.process(T, { rerun: false });
+    await g1.reached;
+    await c.clock.advance(10);
+    expect(c.chat.messages()).toEqual(["ack"]);
+    g1.release();
+    await g2.reached;
+    await c.clock.advance(600);
+    const cut = c.chat.messages();
+    expect(cut).toHaveLength(1);
+    expect(cut[0]).not.toBe("ack one");
+    a.mortal.kill();
+    await c.runUntil(b.core.process(T, { rerun: true }));
+    expect(c.chat.messages()).toEqual(["ack one"]);
+    expect(await c.lines()).toEqual(["user:one", "assistant:ack one"]);
+    expect(await c.journal.owed(T)).toEqual([]);
+    expect(c.errors).toEqual([]);
+  });
+
+  it("killed after the last token, before the final edit: the next worker edits the cut-off message to the answer", async () => {
+    const c = cluster();
+    const g = createGate();
+    gates.push(g);
+    const a = c.worker(
+      "A",
+      acking((t) => [t.slice(0, 5), t.slice(5)], [g]),
+    );
+    const streamB = acking((t) => [t]);
+    const b = c.worker("B", streamB);
+    await c.deliver("one");
+    void a.core.process(T, { rerun: false });
+    await g.reached;
+    await c.clock.advance(10);
+    expect(c.chat.messages()).toEqual(["ack o"]);
+    const saved = a.mortal.completed(appendsAnswer);
+    g.release();
+    await saved;
+    // The session holds the answer; the final edit waits for the edit interval. The worker dies.
+    a.mortal.kill();
+    expect(c.chat.messages()).toEqual(["ack o"]);
+    await c.runUntil(b.core.process(T, { rerun: true }));
+    expect(c.chat.messages()).toEqual(["ack one"]);
+    expect(c.chat.calls.filter((x) => x.op === "post" && x.ok)).toHaveLength(1);
+    expect(streamB.calls).toHaveLength(0);
+    expect(await c.journal.owed(T)).toEqual([]);
+    expect(c.errors).toEqual([]);
+  });
+
+  it("killed after the answer was recorded as shown, before the session saved it: it is answered again, shown once", async () => {
+    const c = cluster();
+    const g = createGate();
+    gates.push(g);
+    const a = c.worker(
+      "A",
+      acking((t) => [t.slice(0, 5), t.slice(5)], [g]),
+      { death: appendsAnswer },
+    );
+    const streamB = acking((t) => [t]);
+    const b = c.worker("B", streamB);
+    await c.deliver("one");
+    const idRecorded = a.mortal.completed((method) => method === "put");
+    void a.core.process(T, { rerun: false });
+    await g.reached;
+    await idRecorded;
+    expect(c.chat.messages()).toEqual(["ack o"]);
+    g.release();
+    await a.mortal.died;
+    await c.runUntil(b.core.process(T, { rerun: true }));
+    expect(c.chat.messages()).toEqual(["ack one"]);
+    expect(streamB.calls).toHaveLength(1);
+    expect(await c.lines()).toEqual(["user:one", "assistant:ack one"]);
+    expect(await c.journal.owed(T)).toEqual([]);
+    expect(c.errors).toEqual([]);
+  });
+
+  it("killed after the final edit, before the journal is cleared: finishing again changes nothing", async () => {
+    const c = cluster();
+    const a = c.worker(
+      "A",
+      acking((t) => [t]),
+      { death: (method) => method === "drop" },
+    );
+    const b = c.worker(
+      "B",
+      acking((t) => [t]),
+    );
+    await c.deliver("one");
+    void a.core.process(T, { rerun: false });
+    await a.mortal.died;
+    expect(c.chat.messages()).toEqual(["ack one"]);
+    await c.runUntil(b.core.process(T, { rerun: true }));
+    expect(c.chat.messages()).toEqual(["ack one"]);
+    expect(c.chat.calls.filter((x) => x.op === "post" && x.ok)).toHaveLength(1);
+    expect(await c.journal.owed(T)).toEqual([]);
+    expect(c.errors).toEqual([]);
+  });
+
+  it("killed while a tool waits for an approval: its status line ends failed, the call is closed and answered once", async () => {
+    const c = cluster();
+    const approval = createGate();
+    gates.push(approval);
+    const toolFirst = () =>
+      new ScriptedStream((call) => {
+        const last = call.context.messages.at(-1);
+        if (last?.role === "user") return { toolCalls: [{ name: "guarded", args: { command: "rm x" } }] };
+        return `ack ${lastUserText(call)}`;
+      });
+    const a = c.worker("A", toolFirst(), { tools: [gatedTool("guarded", () => approval)] });
+    const b = c.worker("B", toolFirst(), { tools: [gatedTool("guarded", () => undefined)] });
+    await c.deliver("one");
+    const toolCallSaved = a.mortal.completed(appendsAnswer);
+    void a.core.process(T, { rerun: false });
+    await approval.reached;
+    await toolCallSaved;
+    await c.clock.advance(10);
+    expect(c.chat.messages()).toEqual(["🔧 **guarded** `rm x` ⏳"]);
+    a.mortal.kill();
+    await c.runUntil(b.core.process(T, { rerun: true }));
+    const shown = c.chat.messages();
+    expect(shown).toHaveLength(2);
+    expect(shown[0]).toMatch(/^🔧 \*\*guarded\*\* `rm x` ❌ /);
+    expect(shown[1]).toBe("ack one");
+    expect(await c.lines()).toEqual([
+      "user:one",
+      "assistant:",
+      `toolResult:${INTERRUPTED_TOOL_TEXT}`,
+      "assistant:ack one",
+    ]);
+    expect(await c.journal.owed(T)).toEqual([]);
+    expect(c.errors).toEqual([]);
+  });
+});
