@@ -43,6 +43,7 @@ import {
   type WebStoreListener,
 } from "../../adapters/web/store-types.js";
 import type { RedisClient } from "../redis/client.js";
+import { publishInOrder } from "../redis/ordered-publish.js";
 import { RedisSubscriber } from "../redis/subscriber.js";
 import { ADD, CREATE, NEXT_ID, READ, REMOVE, REPLACE } from "./web-redis-scripts.js";
 
@@ -296,7 +297,7 @@ export class RedisWebChatStore implements WebChatStore {
   }
 
   private async publish(event: WebChatEvent): Promise<void> {
-    await this.redis.publish(this.channel, JSON.stringify(event));
+    await publishInOrder(this.redis, this.channel, JSON.stringify(event));
   }
 
   // ── helpers ─────────────────────────────────────────────────────────────
