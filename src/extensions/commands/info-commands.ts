@@ -44,7 +44,9 @@ export function registerInfoCommands(
       "Show this thread's key, model, thinking level, context use, cost and where its session is stored",
     handler: guard("read the status", async (_args, ctx) => {
       if (atChannelTopLevel(ctx)) {
-        await ctx.reply((await channelDefaultLines(ctx)).join("\n"));
+        // How tools run holds for every thread here, so the channel's answer says it too.
+        const lines = await channelDefaultLines(ctx);
+        await ctx.reply([...lines.slice(0, -1), ...statusLines(), ...lines.slice(-1)].join("\n"));
         return;
       }
       const [status, settings, model, level] = await Promise.all([
