@@ -54,15 +54,15 @@ describe("conversation commands at a channel's top level", () => {
     expect(await answerTo("new")).toBe(NEW_ANSWER);
     expect(await answerTo("compact")).toBe(COMPACT_ANSWER);
     expect(await answerTo("stop")).toBe(STOP_ANSWER);
-    const status = (await answerTo("status")).split("\n");
-    expect(status.filter((l) => !l.startsWith("Tools: "))).toEqual([
+    const channelStatus = (await answerTo("status")).split("\n");
+    expect(channelStatus.filter((l) => !l.startsWith("Tools: "))).toEqual([
       "This channel's defaults for new threads (threads already going on keep theirs):",
       "Model: alpha/one (Alpha One)",
       "Thinking: off",
       `Change them here with /model and /thinking. ${HINT("/status")}`,
     ]);
     // How tools run holds for every thread of the channel (the machine decides which sandbox).
-    expect(status[3]).toMatch(/^Tools: (sandboxed|not sandboxed)/);
+    expect(channelStatus[3]).toMatch(/^Tools: (sandboxed|not sandboxed)/);
     await answerTo("model", "beta/two");
     expect(await answerTo("status")).toContain("\nModel: beta/two (Beta Two)\n");
 
