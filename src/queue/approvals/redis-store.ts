@@ -25,8 +25,9 @@ import {
 } from "../../extensions/approval/types.js";
 import type { ThreadUser } from "../../extensions/types.js";
 import type { RedisClient } from "../redis/client.js";
+import { runScript } from "../redis/run-script.js";
 import { RedisSubscriber } from "../redis/subscriber.js";
-import { DECIDE, DECIDE_SHA } from "./scripts.js";
+import { DECIDE } from "./scripts.js";
 
 export interface RedisApprovalStoreOptions {
   /** Key prefix. Default `sb:`. */
@@ -221,14 +222,9 @@ export class RedisApprovalStore implements ApprovalStore {
     return record;
   }
 
-  /** Runs DECIDE by its SHA1, sending the script itself when the server does not know it (restart, failover). */
+  /** Runs DECIDE (by its SHA1; the runner sends the text when the server does not know it). */
   private async runDecide(keys: string[], args: string[]): Promise<unknown> {
-    try {
-      return await this.redis.evalsha(DECIDE_SHA, keys.length, ...keys, ...args);
-    } catch (e) {
-      if (!(e instanceof Error) || !e.message.startsWith("NOSCRIPT")) throw e;
-      return this.redis.eval(DECIDE, keys.length, ...keys, ...args);
-    }
+    return runScript(this.redis, DECIDE, keys, args);
   }
 
   private ensureSubscribed(): Promise<unknown> {

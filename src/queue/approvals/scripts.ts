@@ -1,7 +1,7 @@
 /** The Lua step that settles an approval request (one thread's keys, one hash slot). */
-import { createHash } from "node:crypto";
+import type { LuaScript } from "../redis/run-script.js";
 
-export const DECIDE = `--[[
+const DECIDE_LUA = `--[[
   Settles a pending approval request; the first decision wins.
   KEYS[1] the request (hash: request, status, expiresAt, fingerprint, messageRef, decidedBy, decidedAt)
   KEYS[2] the thread's set of pending request ids
@@ -38,4 +38,4 @@ redis.call('PUBLISH', ARGV[5], ARGV[1])
 return {code, outcome}
 `;
 
-export const DECIDE_SHA = createHash("sha1").update(DECIDE).digest("hex");
+export const DECIDE: LuaScript = { name: "approval-decide", lua: DECIDE_LUA };

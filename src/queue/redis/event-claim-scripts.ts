@@ -5,7 +5,7 @@
  * callers' clock (ms), not the key's TTL: a claim whose owner stopped renewing it is taken over,
  * while the key itself lives for the dedupe window.
  */
-import type { LuaScript } from "./scripts.js";
+import type { LuaScript } from "./run-script.js";
 
 const PARSE = `
 local function parse(v)

@@ -7,8 +7,8 @@
 import type { RuntimeKeys } from "../keys.js";
 import type { OwedRender, RenderJournal } from "../state/render-journal.js";
 import type { RedisClient } from "./client.js";
+import type { LuaScript } from "./run-script.js";
 import { runScript } from "./run-script.js";
-import type { LuaScript } from "./scripts.js";
 
 const JOURNAL_PUT: LuaScript = {
   numberOfKeys: 2,

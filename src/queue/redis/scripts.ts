@@ -4,10 +4,7 @@
  * each script names every KEYS and ARGV entry and each return value.
  */
 
-export interface LuaScript {
-  numberOfKeys: number;
-  lua: string;
-}
+import type { LuaScript } from "./run-script.js";
 
 /** Keeps `newSession` items (a `/new` must survive a later stop or interrupt). */
 const SPLIT_QUEUED = `
@@ -302,19 +299,3 @@ if score and tonumber(score) == tonumber(ARGV[2]) then redis.call('ZREM', KEYS[1
 return 0
 `,
 };
-
-export const SCRIPTS = {
-  sbAppend: APPEND,
-  sbStop: STOP,
-  sbAcquire: ACQUIRE,
-  sbRenew: RENEW,
-  sbRelease: RELEASE,
-  sbForceRelease: FORCE_RELEASE,
-  sbTake: TAKE,
-  sbSettle: SETTLE,
-  sbSetWakeJob: SET_WAKE_JOB,
-  sbProbe: PROBE,
-  sbUnpend: UNPEND,
-} as const;
-
-export type ScriptName = keyof typeof SCRIPTS;

@@ -31,9 +31,10 @@ import {
 } from "../../agent/session/jsonl.js";
 import type { SessionEntry, SessionHeader, SessionSettings } from "../../agent/session/types.js";
 import type { RedisClient } from "../redis/client.js";
+import { type LuaScript, runScript, type ScriptReply } from "../redis/run-script.js";
 import { EntryNotFoundError, InvalidEntryError, LeaseLostError, SessionNotFoundError } from "./errors.js";
 import { SessionKeys } from "./keys.js";
-import { type LuaReply, scripts } from "./lua.js";
+import { scripts } from "./lua.js";
 import {
   assertEntries,
   initialEntries,
@@ -96,7 +97,17 @@ function kindOf(entry: SessionEntry): string {
   return kind === "thinking" ? "t" : kind === "model" ? "m" : "";
 }
 
-function str(v: LuaReply | undefined): string {
+/** The store's scripts all answer with an array. */
+async function runList(
+  redis: RedisClient,
+  script: LuaScript,
+  keys: string[],
+  args: (string | number)[],
+): Promise<ScriptReply[]> {
+  return (await runScript(redis, script, keys, args)) as ScriptReply[];
+}
+
+function str(v: ScriptReply | undefined): string {
   return typeof v === "string" ? v : String(v ?? "");
 }
 
@@ -144,7 +155,7 @@ export class RedisSessionStore implements SessionStore {
     entries.forEach((e, i) => {
       args.push(JSON.stringify(e), `${e.id}\t${values[i]}`);
     });
-    const reply = await scripts.createSession.run(this.redis, keys, args);
+    const reply = await runList(this.redis, scripts.createSession, keys, args);
     const code = Number(reply[0]);
     if (code === -1) throw new LeaseLostError(threadKey, options.fence?.key ?? "");
     if (code !== 1)
@@ -250,7 +261,7 @@ export class RedisSessionStore implements SessionStore {
           kindOf(e),
         );
       }
-      const reply = await scripts.append.run(this.redis, keys, args);
+      const reply = await runList(this.redis, scripts.append, keys, args);
       const code = Number(reply[0]);
       if (code === 1) {
         await this.redis.zadd(k.threads(), this.now(), threadKey);
@@ -299,8 +310,9 @@ export class RedisSessionStore implements SessionStore {
     const sid = sessionId ?? (await this.redis.hget(this.keys.meta(threadKey), "currentSessionId"));
     if (!sid) return undefined;
     const k = this.keys;
-    const reply = await scripts.readBranch.run(
+    const reply = await runList(
       this.redis,
+      scripts.readBranch,
       [k.session(threadKey, sid), k.index(threadKey, sid), k.leaves(threadKey)],
       [sid, leafId ?? ""],
     );
@@ -366,7 +378,7 @@ export class RedisSessionStore implements SessionStore {
       k.leaves(threadKey),
     ];
     if (options.fence) keys.push(options.fence.key);
-    const reply = await scripts.setLeaf.run(this.redis, keys, [
+    const reply = await runList(this.redis, scripts.setLeaf, keys, [
       sessionId,
       entryId ?? "",
       options.fence?.token ?? "",

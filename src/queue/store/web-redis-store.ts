@@ -44,6 +44,7 @@ import {
 } from "../../adapters/web/store-types.js";
 import type { RedisClient } from "../redis/client.js";
 import { publishInOrder } from "../redis/ordered-publish.js";
+import { runScript } from "../redis/run-script.js";
 import { RedisSubscriber } from "../redis/subscriber.js";
 import { ADD, CREATE, NEXT_ID, READ, REMOVE, REPLACE } from "./web-redis-scripts.js";
 
@@ -113,8 +114,9 @@ export class RedisWebChatStore implements WebChatStore {
   }
 
   async messages(conversationId: string): Promise<WebMessage[] | undefined> {
-    const reply = (await READ.run(
+    const reply = (await runScript(
       this.redis,
+      READ,
       [this.chat(conversationId), this.order(conversationId), this.msgs(conversationId)],
       [],
     )) as unknown as (string | null)[] | null;
@@ -148,8 +150,9 @@ export class RedisWebChatStore implements WebChatStore {
   ): Promise<WebConversation> {
     const id = opts.id ?? newConversationId();
     const fresh = newConversation(id, opts, this.now());
-    const reply = (await CREATE.run(
+    const reply = (await runScript(
       this.redis,
+      CREATE,
       [this.chat(id)],
       [id, fresh.title, fresh.kind, fresh.createdAt, fresh.titled ? "1" : "0"],
     )) as unknown as [number, ...string[]];
@@ -165,13 +168,14 @@ export class RedisWebChatStore implements WebChatStore {
 
   async add(conversationId: string, input: NewWebMessage): Promise<WebMessage> {
     const chat = this.chat(conversationId);
-    const seq = (await NEXT_ID.run(this.redis, [chat], [])) as unknown as number | null;
+    const seq = (await runScript(this.redis, NEXT_ID, [chat], [])) as unknown as number | null;
     if (seq === null) throw new WebConversationMissingError(conversationId);
     const now = this.now();
     const message = newMessage(conversationId, seq, input, now);
     const title = input.from.isBot ? "" : (titleFrom(input.text) ?? "");
-    const reply = (await ADD.run(
+    const reply = (await runScript(
       this.redis,
+      ADD,
       [chat, this.msgs(conversationId), this.order(conversationId)],
       [message.id, JSON.stringify(message), now, title, this.maxMessages],
     )) as unknown as [string[], ...string[]] | null;
@@ -209,8 +213,9 @@ export class RedisWebChatStore implements WebChatStore {
   }
 
   async remove(conversationId: string, messageId: string): Promise<boolean> {
-    const n = (await REMOVE.run(
+    const n = (await runScript(
       this.redis,
+      REMOVE,
       [this.msgs(conversationId), this.order(conversationId)],
       [messageId],
     )) as unknown as number;
@@ -315,8 +320,9 @@ export class RedisWebChatStore implements WebChatStore {
       const current = JSON.parse(json) as WebMessage;
       const next = change(current);
       if (!next) return { message: current, changed: false };
-      const r = (await REPLACE.run(
+      const r = (await runScript(
         this.redis,
+        REPLACE,
         [key],
         [messageId, current.version, JSON.stringify(next)],
       )) as unknown as number | string;
