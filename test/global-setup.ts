@@ -13,12 +13,11 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Cluster, Redis } from "ioredis";
 import type { TestProject } from "vitest/node";
-import { type LocalCluster, startLocalCluster } from "./support/redis-cluster.js";
+import { anyFreePort, type LocalCluster, startLocalCluster } from "./support/redis-cluster.js";
 
 declare module "vitest" {
   interface ProvidedContext {
@@ -82,18 +81,6 @@ async function ping(url: string): Promise<boolean> {
   }
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const addr = srv.address();
-      const port = typeof addr === "object" && addr ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
 let child: ChildProcess | undefined;
 let dir: string | undefined;
 
@@ -119,7 +106,7 @@ async function provideServer(): Promise<string> {
     if (!(await ping(url)))
       throw new Error(`REDIS_URL=${url} does not answer PING. Start Redis there or unset REDIS_URL.`);
   } else {
-    const port = await freePort();
+    const port = await anyFreePort();
     dir = mkdtempSync(join(tmpdir(), "sb-test-redis-"));
     child = spawn(
       "redis-server",

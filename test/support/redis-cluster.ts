@@ -70,7 +70,8 @@ function isFree(port: number): Promise<boolean> {
   });
 }
 
-function anyFreePort(): Promise<number> {
+/** A port nothing listens on now (the OS picks it). */
+export function anyFreePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = createServer();
     srv.once("error", reject);
