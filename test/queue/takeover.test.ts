@@ -189,17 +189,17 @@ describe("takeover between workers (test clock)", () => {
     void a.core.process(T, { rerun: false });
     await gate.reached;
     await toolCallSaved;
-    // A renews at 300 and 600, then dies: its lease holds until 600 + TTL.
+    // A renews every TTL/5 (180, 360, 540), then dies: its lease holds until 540 + TTL.
     await c.clock.advance(700);
     a.mortal.kill();
     const released = c.leases.next((e) => e.type === "released");
     const bDone = b.core.process(T, { rerun: true });
-    await c.clock.advance(600 + TTL - 700 - 1);
+    await c.clock.advance(540 + TTL - 700 - 1);
     expect(c.log.filter((e) => e.worker === "B" && e.type === "acquired")).toEqual([]);
     await c.clock.advance(1);
     await released;
     await bDone;
-    expect(c.log.find((e) => e.worker === "B" && e.type === "acquired")?.at).toBe(t0 + 600 + TTL);
+    expect(c.log.find((e) => e.worker === "B" && e.type === "acquired")?.at).toBe(t0 + 540 + TTL);
     expect(await c.lines()).toEqual([
       "user:use the tool",
       "assistant:",
