@@ -15,8 +15,8 @@
  * the runtime's event claim (queue/event-claims.ts) handles each event id once.
  */
 import { randomUUID } from "node:crypto";
-import { type Clock, systemClock } from "../adapters/render/clock.js";
 import type { ConnectionLease } from "../adapters/types.js";
+import { type Clock, systemClock } from "../agent/clock.js";
 import { type StructuredLogger, silentLogger } from "../agent/logger.js";
 import { holdLease, type LeaseLoss } from "../queue/lease/hold.js";
 import { RedisLeaseStore } from "../queue/lease/redis-store.js";

@@ -18,6 +18,7 @@ import type { SessionStore } from "../../src/queue/store/types.js";
 import { plainInboundFormatter } from "../../src/queue/worker/item-messages.js";
 import { INTERRUPTED_TOOL_TEXT } from "../../src/queue/worker/recovery.js";
 import { WorkerCore } from "../../src/queue/worker/worker-core.js";
+import { ManualClock } from "../support/manual-clock.js";
 import { createGate, type Gate, lastUserText, ScriptedStream } from "../support/scripted-stream.js";
 import {
   gatedTool,
@@ -30,7 +31,6 @@ import {
 } from "./support/harness.js";
 import { LeaseLog } from "./support/lease-log.js";
 import { findLeaseOverlaps, type LoggedLeaseEvent } from "./support/lease-overlaps.js";
-import { TestClock } from "./support/test-clock.js";
 
 const TTL = 900;
 const T = "web:takeover";
@@ -112,7 +112,7 @@ afterEach(() => {
 });
 
 function cluster() {
-  const clock = new TestClock();
+  const clock = new ManualClock();
   const state = new MemoryThreadState({ clock });
   const dir = mkdtempSync(join(tmpdir(), "sb-takeover-"));
   dirs.push(dir);

@@ -7,15 +7,15 @@ import { describe, expect, it } from "vitest";
 import { MemoryThreadState } from "../../src/queue/embedded/memory-thread-state.js";
 import type { ThreadState } from "../../src/queue/state/types.js";
 import { type LeaseEvent, Tenure, type TenureWork } from "../../src/queue/worker/tenure.js";
+import { ManualClock } from "../support/manual-clock.js";
 import { inbound } from "./support/harness.js";
 import { LeaseLog } from "./support/lease-log.js";
-import { TestClock } from "./support/test-clock.js";
 
 const TTL = 900;
 const T = "web:tenure";
 
 function world(o: { state?: (inner: MemoryThreadState) => ThreadState } = {}) {
-  const clock = new TestClock();
+  const clock = new ManualClock();
   const inner = new MemoryThreadState({ clock });
   const state = o.state?.(inner) ?? inner;
   const leases = new LeaseLog();

@@ -7,12 +7,12 @@
  * store's replies before moving the clock on.
  */
 import { afterAll, describe, expect, it } from "vitest";
-import { ManualClock } from "../../../src/adapters/render/clock.js";
 import { holdLease, type LeaseLoss } from "../../../src/queue/lease/hold.js";
 import { RedisLeaseStore } from "../../../src/queue/lease/redis-store.js";
 import { type LeaseStore, MemoryLeaseStore } from "../../../src/queue/lease/store.js";
 import type { RedisClient } from "../../../src/queue/redis/client.js";
 import { until } from "../../adapters/support/drive.js";
+import { ManualClock } from "../../support/manual-clock.js";
 import { connectBackend, redisBackends, uniquePrefix } from "../../support/redis.js";
 
 /** Long enough that Redis (on its real clock) never expires a lease while a test runs. */
