@@ -1,7 +1,9 @@
 /**
- * Time as a dependency. Code that reads the time or waits (the renderer, rate limiters, retry waits,
- * approval timeouts) does it through a `Clock`, so tests drive it with a manual clock instead of
- * sleeping. It lives in the engine layer because both the adapters and the extensions may import it.
+ * Time as a dependency, the one `Clock` of every layer. Code that reads the time or waits (the
+ * renderer, rate limiters, retry waits, approval timeouts, leases and their renewals) does it
+ * through a `Clock`, so tests drive it with a manual clock (test/support/manual-clock.ts) instead
+ * of sleeping. It lives in the engine layer because the adapters, the extensions, the queue and the
+ * gateway may all import it.
  */
 
 /** Reads the time and waits. `sleep` rejects with the signal's reason when `signal` aborts. */

@@ -1,50 +1,26 @@
 /**
  * Connections that must be unique across gateway processes (Telegram long polling, each Discord
- * shard), held through a Redis lease: `SET NX PX` to take it, a compare-and-renew while holding it,
- * a compare-and-delete to give it up. A holder that dies stops renewing, the key expires after
- * `ttlMs`, and a standby process takes over within `ttlMs + retryMs`.
+ * shard), held through a Redis lease (`RedisLeaseStore`: `SET NX PX` to take it, compare-and-renew,
+ * compare-and-delete). A holder that dies stops renewing, the key expires after `ttlMs`, and a
+ * standby process takes over within `ttlMs + retryMs`.
  *
- * A holder counts its lease as lost ⅔ of the TTL after the last renewal that succeeded (measured
- * from when that renewal was sent, which is no later than when Redis extended the key), whatever
- * its renewal calls are doing (a call that hangs on an unreachable Redis cannot delay it). The key
- * lives at least the whole TTL after that send, so the old holder has given up at least ⅓ TTL
- * before a standby can take the lease: two processes never both believe they hold it.
+ * The lease is held through `holdLease` (queue/lease/hold.ts), the one rule for every lease: renewed
+ * every fifth of the TTL, and counted lost when a renewal is refused or ⅔ of the TTL after the send
+ * time of the last confirmed renewal, whatever its renewal calls are doing (a call that hangs on an
+ * unreachable Redis cannot delay it). The key lives at least the whole TTL after that send, so the
+ * old holder has given up at least ⅓ TTL before a standby can take the lease: two processes never
+ * both believe they hold it.
  *
  * The new holder may be handed events the old one handled but had not confirmed to the platform;
  * the runtime's event claim (queue/event-claims.ts) handles each event id once.
  */
 import { randomUUID } from "node:crypto";
-import { type Clock, systemClock } from "../adapters/render/clock.js";
 import type { ConnectionLease } from "../adapters/types.js";
+import { type Clock, systemClock } from "../agent/clock.js";
 import { type StructuredLogger, silentLogger } from "../agent/logger.js";
+import { holdLease, type LeaseLoss } from "../queue/lease/hold.js";
+import { RedisLeaseStore } from "../queue/lease/redis-store.js";
 import type { RedisClient } from "../queue/redis/client.js";
-
-/**
- * KEYS[1] lease key
- * ARGV[1] holder id
- * ARGV[2] ttl in ms
- * Returns 1 when renewed, 0 when the lease is no longer the caller's (expired or taken over).
- */
-const RENEW = `
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  return 1
-end
-return 0
-`;
-
-/**
- * KEYS[1] lease key
- * ARGV[1] holder id
- * Returns 1 when deleted, 0 when it was not the caller's (nothing changed).
- */
-const RELEASE = `
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  redis.call('DEL', KEYS[1])
-  return 1
-end
-return 0
-`;
 
 export interface RedisConnectionLeaseOptions {
   redis: RedisClient;
@@ -54,7 +30,7 @@ export interface RedisConnectionLeaseOptions {
   prefix?: string;
   /**
    * Lease time-to-live (default 5000 ms); renewed every fifth of it, and counted as lost ⅔ of it
-   * after the last successful renewal.
+   * after the last confirmed renewal (`holdLease`'s rule).
    */
   ttlMs?: number;
   /** How often a standby process tries to take the lease (default ttlMs / 5). */
@@ -73,8 +49,9 @@ export class RedisConnectionLease implements ConnectionLease {
   private readonly retryMs: number;
   private readonly clock: Clock;
   private readonly log: StructuredLogger;
+  private readonly store: RedisLeaseStore;
 
-  constructor(private readonly o: RedisConnectionLeaseOptions) {
+  constructor(o: RedisConnectionLeaseOptions) {
     this.name = o.name;
     this.key = `${o.prefix ?? "sb:"}{connection:${o.name}}:lease`;
     this.holderId = o.holderId ?? randomUUID();
@@ -82,20 +59,21 @@ export class RedisConnectionLease implements ConnectionLease {
     this.retryMs = o.retryMs ?? Math.max(50, Math.floor(this.ttlMs / 5));
     this.clock = o.clock ?? systemClock;
     this.log = o.logger ?? silentLogger;
+    this.store = new RedisLeaseStore(o.redis);
   }
 
-  /** Take the lease if free (`SET NX PX`), or renew it if it is already ours. */
+  /** Take the lease if free, or renew it if it is already ours. */
   async tryAcquire(): Promise<boolean> {
-    const set = await this.o.redis.set(this.key, this.holderId, "PX", this.ttlMs, "NX");
-    return set === "OK" || (await this.renew());
+    return (await this.store.acquire(this.key, this.holderId, this.ttlMs)).acquired;
   }
 
+  /** Extends the lease; false when it is no longer ours. */
   async renew(): Promise<boolean> {
-    return (await this.o.redis.eval(RENEW, 1, this.key, this.holderId, this.ttlMs)) === 1;
+    return this.store.renew(this.key, this.holderId, this.ttlMs);
   }
 
   async release(): Promise<void> {
-    await this.o.redis.eval(RELEASE, 1, this.key, this.holderId);
+    await this.store.release(this.key, this.holderId);
   }
 
   async hold(
@@ -121,10 +99,19 @@ export class RedisConnectionLease implements ConnectionLease {
       announcedStandby = false;
       opts.onState?.("held");
       this.log.info({ lease: this.name }, "connection lease taken");
+      // Aborted when the lease is lost or the caller stops: the session ends either way.
       const lost = new AbortController();
       const onStop = () => lost.abort(signal.reason);
       signal.addEventListener("abort", onStop, { once: true });
-      const renewing = this.keepRenewed(lost, sentAt);
+      const holding = holdLease({
+        clock: this.clock,
+        ttlMs: this.ttlMs,
+        acquiredAt: sentAt,
+        signal: lost.signal,
+        renew: () => this.renew(),
+        onLost: (loss) => this.giveUp(lost, loss),
+        onError: (err) => this.log.warn({ lease: this.name, err }, "lease renewal failed"),
+      });
       try {
         await session(lost.signal);
       } catch (err) {
@@ -132,8 +119,7 @@ export class RedisConnectionLease implements ConnectionLease {
       }
       signal.removeEventListener("abort", onStop);
       lost.abort();
-      const leaseLost = await renewing;
-      if (!leaseLost) {
+      if ((await holding) === "stopped") {
         try {
           await this.release();
         } catch (err) {
@@ -146,45 +132,14 @@ export class RedisConnectionLease implements ConnectionLease {
     }
   }
 
-  /**
-   * Renews every fifth of the TTL until `lost` aborts. The lease counts as lost when a renewal is
-   * refused, or ⅔ of the TTL after the last renewal that succeeded was sent (`acquiredAt` for the
-   * first), checked by a watchdog of its own so that a renewal stuck on an unreachable Redis cannot
-   * hold it up; then `lost` is aborted. Resolves true when the lease was lost, false when stopped
-   * while held.
-   */
-  private async keepRenewed(lost: AbortController, acquiredAt: number): Promise<boolean> {
-    const limit = Math.floor((this.ttlMs * 2) / 3);
-    let lastOkSentAt = acquiredAt;
-    let wasLost = false;
-    const giveUp = (why: string) => {
-      if (lost.signal.aborted) return;
-      wasLost = true;
-      this.log.warn({ lease: this.name, why }, "treating the connection lease as lost");
-      lost.abort(new Error(`connection lease ${this.name} lost (${why})`));
-    };
-    const watchdog = (async () => {
-      while (!lost.signal.aborted) {
-        const left = lastOkSentAt + limit - this.clock.now();
-        if (left <= 0) return giveUp(`no renewal succeeded for ${limit} ms`);
-        if (!(await this.pause(left, lost.signal))) return;
-      }
-    })();
-    while (!lost.signal.aborted) {
-      if (!(await this.pause(Math.max(1, Math.floor(this.ttlMs / 5)), lost.signal))) break;
-      const sentAt = this.clock.now();
-      let ok: boolean | undefined;
-      try {
-        ok = await untilAborted(this.renew(), lost.signal);
-      } catch (err) {
-        this.log.warn({ lease: this.name, err }, "lease renewal failed");
-      }
-      if (lost.signal.aborted) break;
-      if (ok === true) lastOkSentAt = Math.max(lastOkSentAt, sentAt);
-      else if (ok === false) giveUp("another process holds it");
-    }
-    await watchdog;
-    return wasLost;
+  /** The lease is lost: the session is told through `lost`. */
+  private giveUp(lost: AbortController, loss: LeaseLoss): void {
+    const why =
+      loss.reason === "refused"
+        ? "another process holds it"
+        : `no renewal was confirmed since ${loss.lastConfirmedAt} (clock ms)`;
+    this.log.warn({ lease: this.name, why }, "treating the connection lease as lost");
+    lost.abort(new Error(`connection lease ${this.name} lost (${why})`));
   }
 
   /** Sleep; false when the signal aborted. */
@@ -196,28 +151,4 @@ export class RedisConnectionLease implements ConnectionLease {
       return false;
     }
   }
-}
-
-/** `promise`'s value, or undefined as soon as `signal` aborts (the promise is left to settle alone). */
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T | undefined> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) {
-      promise.catch(() => {});
-      resolve(undefined);
-      return;
-    }
-    const onAbort = () => resolve(undefined);
-    signal.addEventListener("abort", onAbort, { once: true });
-    promise.then(
-      (v) => {
-        signal.removeEventListener("abort", onAbort);
-        resolve(v);
-      },
-      (e: unknown) => {
-        signal.removeEventListener("abort", onAbort);
-        if (signal.aborted) resolve(undefined);
-        else reject(e);
-      },
-    );
-  });
 }

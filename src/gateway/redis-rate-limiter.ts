@@ -5,9 +5,9 @@
  * `gcraPenalize` run atomically in Lua; one key per channel holding its theoretical arrival time.
  */
 
-import { type Clock, systemClock } from "../adapters/render/clock.js";
 import { FALLBACK_RATE_RULE, gcraStep } from "../adapters/render/rate-limiter.js";
 import type { RateLimiter, RateRule } from "../adapters/types.js";
+import { type Clock, systemClock } from "../agent/clock.js";
 import type { RedisClient } from "../queue/redis/client.js";
 
 /**

@@ -3,8 +3,9 @@
  * retries, Discord interactions, web chat events). Whatever the platform, a gateway handles an
  * event through `EventClaims.once`:
  *
- * - the claim is a short lease owned by this handling attempt (`<instance>#<n>`), renewed while the
- *   handler works; a process that dies stops renewing, so its claim expires within `ttlMs`;
+ * - the claim is a short lease owned by this handling attempt (`<instance>#<n>`), held through
+ *   `holdLease` (queue/lease/hold.ts, the one rule for every lease) while the handler works; a
+ *   process that dies stops renewing, so its claim expires within `ttlMs`;
  * - `done` is written only after the handler resolved, i.e. after its message is durable in the
  *   inbox; a handler that throws releases the claim, so the platform's retry is handled;
  * - a redelivery that meets an expired claim (its owner died) takes it over and handles the event;
@@ -16,6 +17,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { randomUUID } from "node:crypto";
 import { type Clock, systemClock } from "../agent/clock.js";
+import { holdLease, type LeaseLoss } from "./lease/hold.js";
 import type { ThreadState } from "./state/types.js";
 import type { EventOutcome } from "./types.js";
 
@@ -103,7 +105,9 @@ export class EventClaims {
   ): Promise<EventOutcome<T>> {
     const owner = `${this.instanceId}#${++this.attempts}`;
     const { state } = this.o;
+    let claimedAt: number;
     for (;;) {
+      claimedAt = this.clock.now();
       const claim = await state.claimEvent(eventId, owner, this.ttlMs);
       if (claim.status === "done") return { status: "duplicate" };
       if (claim.status === "claimed") break;
@@ -112,7 +116,7 @@ export class EventClaims {
       await this.clock.sleep(Math.min(this.pollMs, claim.remainingMs, this.waitMs - waited));
     }
     const renewing = new AbortController();
-    const renewer = this.renew(eventId, owner, renewing.signal);
+    const renewer = this.hold(eventId, owner, claimedAt, renewing.signal);
     let value: T;
     try {
       value = await this.held.run(new Set([...(outer ?? []), eventId]), handle);
@@ -144,27 +148,29 @@ export class EventClaims {
     return settled;
   }
 
-  /** Renews the claim every third of its ttl until `signal` aborts. */
-  private async renew(eventId: string, owner: string, signal: AbortSignal): Promise<void> {
-    const every = Math.max(1, Math.floor(this.ttlMs / 3));
-    for (;;) {
-      try {
-        await this.clock.sleep(every, signal);
-      } catch {
-        return;
-      }
-      // An unreachable state is not a lost claim: keep trying while the handler works.
-      const ok = await this.o.state.renewEvent(eventId, owner, this.ttlMs).catch((err: unknown) => {
-        this.onError(err, "renewing an event claim");
-        return true;
-      });
-      if (!ok) {
+  /**
+   * Holds the claim while the handler works, until `signal` aborts. A lost claim (taken over, or not
+   * renewed for ⅔ of its ttl) is reported; the handler runs on (its append is idempotent per event
+   * id), so a redelivery that took the claim over finds its message stored.
+   */
+  private async hold(eventId: string, owner: string, claimedAt: number, signal: AbortSignal): Promise<void> {
+    const context = "renewing an event claim";
+    await holdLease({
+      clock: this.clock,
+      ttlMs: this.ttlMs,
+      acquiredAt: claimedAt,
+      signal,
+      renew: () => this.o.state.renewEvent(eventId, owner, this.ttlMs),
+      onError: (err) => this.onError(err, context),
+      onLost: (loss: LeaseLoss) =>
         this.onError(
-          new Error(`The claim on event ${eventId} was taken over while it was being handled`),
-          "renewing an event claim",
-        );
-        return;
-      }
-    }
+          new Error(
+            loss.reason === "refused"
+              ? `The claim on event ${eventId} was taken over while it was being handled`
+              : `The claim on event ${eventId} could not be renewed; a redelivery may handle the event too`,
+          ),
+          context,
+        ),
+    });
   }
 }

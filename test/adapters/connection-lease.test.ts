@@ -1,7 +1,7 @@
 import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ManualClock } from "../../src/adapters/render/clock.js";
 import { RedisConnectionLease } from "../../src/gateway/connection-lease.js";
+import { ManualClock } from "../support/manual-clock.js";
 import { connectRedis, uniquePrefix } from "../support/redis.js";
 import { until } from "./support/drive.js";
 

@@ -9,7 +9,6 @@
  * bounded polls.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { ManualClock } from "../../src/adapters/render/clock.js";
 import { MemoryRateLimiter } from "../../src/adapters/render/rate-limiter.js";
 import { RunRenderer } from "../../src/adapters/render/run-renderer.js";
 import type {
@@ -21,6 +20,7 @@ import type {
   MessageRef,
   Platform,
 } from "../../src/adapters/types.js";
+import type { ManualClock } from "../support/manual-clock.js";
 import { streamedText } from "./support/agent-events.js";
 import { driveUntil, settle, until } from "./support/drive.js";
 

@@ -1,9 +1,9 @@
 /** Discord specifics beyond the shared contract, with discord.js against the fake Discord. */
 import { afterEach, describe, expect, it } from "vitest";
 import { DiscordAdapter } from "../../src/adapters/discord/index.js";
-import { ManualClock } from "../../src/adapters/render/clock.js";
 import { type ChannelError, type InboundCommand, isChannelError } from "../../src/adapters/types.js";
 import { BOT_USER_ID, FakeDiscord, GENERAL_ID, GUILD_ID, NO_THREADS_ID } from "../fakes/discord/server.js";
+import { ManualClock } from "../support/manual-clock.js";
 import { conversation, createDiscordHarness, type DiscordHarness } from "./harness/discord.js";
 import { until } from "./support/drive.js";
 

@@ -6,8 +6,8 @@
  * same object) and the `ManualClock` both read.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import type { ManualClock } from "../../src/adapters/render/clock.js";
 import type { RateLimiter } from "../../src/adapters/types.js";
+import type { ManualClock } from "../support/manual-clock.js";
 
 export interface Limiters {
   limiter: RateLimiter;

@@ -6,9 +6,9 @@
 import fc from "fast-check";
 import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ManualClock } from "../../src/adapters/render/clock.js";
 import { MemoryRateLimiter } from "../../src/adapters/render/rate-limiter.js";
 import { RedisRateLimiter } from "../../src/gateway/redis-rate-limiter.js";
+import { ManualClock } from "../support/manual-clock.js";
 import { connectRedis, uniquePrefix } from "../support/redis.js";
 import { rateLimiterContract } from "./rate-limiter-contract.js";
 

@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { redactOutbound } from "../../src/adapters/redact-outbound.js";
-import { ManualClock } from "../../src/adapters/render/clock.js";
 import { isChannelError } from "../../src/adapters/types.js";
+import { ManualClock } from "../support/manual-clock.js";
 import { RecordingAdapter } from "./support/recording-adapter.js";
 
 const GITHUB = "ghp_1A2b3C4d5E6f7G8h9I0jKlMnOpQrStUvWxYz";

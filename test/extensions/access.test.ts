@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { ManualClock } from "../../src/adapters/render/clock.js";
 import { AccessGate } from "../../src/extensions/access/gate.js";
 import { MemoryNoticeMemory } from "../../src/extensions/access/notices.js";
 import { type AccessConfig, type AccessSubject, checkAccess } from "../../src/extensions/access/policy.js";
+import { ManualClock } from "../support/manual-clock.js";
 
 const config: AccessConfig = {
   slack: {

@@ -1,6 +1,5 @@
 import { Type } from "@sinclair/typebox";
 import { afterEach, describe, expect, it } from "vitest";
-import { ManualClock } from "../../src/adapters/render/clock.js";
 import { createApprovalExtension } from "../../src/extensions/approval/extension.js";
 import { bashApprovalRule } from "../../src/extensions/approval/rules.js";
 import type { ApprovalStore } from "../../src/extensions/approval/types.js";
@@ -10,6 +9,7 @@ import { ExtensionRunner } from "../../src/extensions/runner.js";
 import type { ApprovalRule, ExtensionEntry, ExtensionTool } from "../../src/extensions/types.js";
 import { MemoryApprovalStore } from "../../src/queue/approvals/memory-store.js";
 import { RedisApprovalStore } from "../../src/queue/approvals/redis-store.js";
+import { ManualClock } from "../support/manual-clock.js";
 import { connectRedis, uniquePrefix } from "../support/redis.js";
 import { createHarness, type HarnessOptions } from "./support/harness.js";
 import { MemoryHost } from "./support/memory-host.js";

@@ -6,7 +6,6 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ManualClock } from "../../src/adapters/render/clock.js";
 import type { MessageRef } from "../../src/adapters/types.js";
 import { Agent } from "../../src/agent/agent.js";
 import { convertToLlm } from "../../src/agent/session/messages.js";
@@ -15,6 +14,7 @@ import { silentLogger } from "../../src/gateway/log.js";
 import { EmbeddedRuntime } from "../../src/queue/embedded/embedded-runtime.js";
 import { RecordingSinks } from "../../src/queue/recording-sink.js";
 import { RecordingAdapter } from "../adapters/support/recording-adapter.js";
+import { ManualClock } from "../support/manual-clock.js";
 import { ScriptedStream, scriptedModel } from "../support/scripted-stream.js";
 import { extensionHostContract } from "./host-contract.js";
 import { MemoryHost } from "./support/memory-host.js";

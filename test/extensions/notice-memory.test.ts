@@ -1,7 +1,7 @@
 import { expect } from "vitest";
-import { ManualClock } from "../../src/adapters/render/clock.js";
 import { MemoryNoticeMemory } from "../../src/extensions/access/notices.js";
 import { RedisNoticeMemory } from "../../src/gateway/redis-notice-memory.js";
+import { ManualClock } from "../support/manual-clock.js";
 import { connectRedis, uniquePrefix } from "../support/redis.js";
 import { noticeMemoryContract } from "./notice-memory-contract.js";
 

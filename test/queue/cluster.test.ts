@@ -5,7 +5,6 @@
  * subscriber whose node goes away moves to another node and says so.
  */
 import { afterAll, describe, expect, it } from "vitest";
-import { ManualClock } from "../../src/adapters/render/clock.js";
 import { RedisConnectionLease } from "../../src/gateway/connection-lease.js";
 import { RedisNoticeMemory } from "../../src/gateway/redis-notice-memory.js";
 import { RedisRateLimiter } from "../../src/gateway/redis-rate-limiter.js";
@@ -15,6 +14,7 @@ import { RedisRuntime } from "../../src/queue/redis/redis-runtime.js";
 import { RedisSubscriber } from "../../src/queue/redis/subscriber.js";
 import { RedisSessionStore } from "../../src/queue/store/redis-store.js";
 import { RedisWebAuthStore } from "../../src/queue/store/web-auth-redis.js";
+import { ManualClock } from "../support/manual-clock.js";
 import { connectBackend, dropKeys, redisBackends, uniquePrefix } from "../support/redis.js";
 import { inbound } from "./support/harness.js";
 

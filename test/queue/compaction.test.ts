@@ -17,6 +17,7 @@ import { EmbeddedRuntime, type EmbeddedRuntimeOptions } from "../../src/queue/em
 import { RecordingSinks } from "../../src/queue/recording-sink.js";
 import type { AgentFactory, AgentFactoryContext } from "../../src/queue/types.js";
 import type { CompactionConfig } from "../../src/queue/worker/holder-env.js";
+import { ManualClock } from "../support/manual-clock.js";
 import {
   createGate,
   lastUserText,
@@ -26,7 +27,6 @@ import {
 } from "../support/scripted-stream.js";
 import { inbound, sessionEntries, sessionMessages, textOf, waitIdle } from "./support/harness.js";
 import { LeaseLog } from "./support/lease-log.js";
-import { TestClock } from "./support/test-clock.js";
 
 const SUMMARY = "SUMMARY of the earlier work";
 
@@ -45,7 +45,7 @@ const bigTool: AgentTool = {
 interface World {
   runtime: EmbeddedRuntime;
   leases: LeaseLog;
-  clock: TestClock;
+  clock: ManualClock;
   sinks: RecordingSinks;
   summaries: string[];
   transformed: AgentMessage[][];
@@ -94,7 +94,7 @@ async function start(
     },
   };
   const sinks = new RecordingSinks();
-  const clock = new TestClock();
+  const clock = new ManualClock();
   const leases = new LeaseLog();
   const runtime = new EmbeddedRuntime({
     dataDir: dir,

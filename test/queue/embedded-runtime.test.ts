@@ -7,15 +7,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { EmbeddedRuntime } from "../../src/queue/embedded/embedded-runtime.js";
 import { RecordingSinks } from "../../src/queue/recording-sink.js";
+import { ManualClock } from "../support/manual-clock.js";
 import { runtimeContract } from "./runtime-contract.js";
 import { type HarnessFactory, resolveTestModel, scriptedFactory } from "./support/harness.js";
 import { LeaseLog } from "./support/lease-log.js";
-import { TestClock } from "./support/test-clock.js";
 
 const makeEmbedded: HarnessFactory = async (o) => {
   const dir = mkdtempSync(join(tmpdir(), "sb-embedded-"));
   const sinks = new RecordingSinks();
-  const clock = new TestClock();
+  const clock = new ManualClock();
   const leases = new LeaseLog();
   const runtime = new EmbeddedRuntime({
     dataDir: dir,

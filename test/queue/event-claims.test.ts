@@ -5,7 +5,6 @@
  * inbox append) resolved.
  */
 import { afterAll, describe, expect, it } from "vitest";
-import { ManualClock } from "../../src/adapters/render/clock.js";
 import { MemoryThreadState } from "../../src/queue/embedded/memory-thread-state.js";
 import { EventBusyError, EventClaims } from "../../src/queue/event-claims.js";
 import { RuntimeKeys } from "../../src/queue/keys.js";
@@ -13,6 +12,7 @@ import type { RedisClient } from "../../src/queue/redis/client.js";
 import { RedisThreadState } from "../../src/queue/redis/redis-thread-state.js";
 import type { ThreadState } from "../../src/queue/state/types.js";
 import { until } from "../adapters/support/drive.js";
+import { ManualClock } from "../support/manual-clock.js";
 import { connectBackend, redisBackends, uniquePrefix } from "../support/redis.js";
 
 const redisConnections: RedisClient[] = [];

@@ -20,10 +20,10 @@ import { EmbeddedRuntime } from "../../src/queue/embedded/embedded-runtime.js";
 import { RecordingSinks } from "../../src/queue/recording-sink.js";
 import type { AgentFactoryContext, SessionEventHook, ThreadAgent } from "../../src/queue/types.js";
 import type { CompactionConfig } from "../../src/queue/worker/holder-env.js";
+import { ManualClock } from "../support/manual-clock.js";
 import { lastUserText, ScriptedStream, scriptedModel } from "../support/scripted-stream.js";
 import { inbound, sessionEntries, sessionMessages, textOf, waitIdle } from "./support/harness.js";
 import { LeaseLog } from "./support/lease-log.js";
-import { TestClock } from "./support/test-clock.js";
 
 // The extensions' thread binding plugs into the hooks as it is.
 const emitFits: SessionEventHook = null as unknown as ThreadExtensions["emitSession"];
@@ -34,7 +34,7 @@ void prepareFits;
 interface World {
   runtime: EmbeddedRuntime;
   leases: LeaseLog;
-  clock: TestClock;
+  clock: ManualClock;
   sinks: RecordingSinks;
   events: SessionEvent[];
   contexts: AgentFactoryContext[];
@@ -66,7 +66,7 @@ async function start(
   const prepared: string[][] = [];
   const askers: string[][] = [];
   const sinks = new RecordingSinks();
-  const clock = new TestClock();
+  const clock = new ManualClock();
   const leases = new LeaseLog();
   const runtime = new EmbeddedRuntime({
     dataDir: dir,

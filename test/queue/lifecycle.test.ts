@@ -23,6 +23,7 @@ import { installShutdownHandlers } from "../../src/queue/shutdown.js";
 import { RedisSessionStore } from "../../src/queue/store/redis-store.js";
 import type { AgentFactory } from "../../src/queue/types.js";
 import { INTERRUPTED_TOOL_TEXT } from "../../src/queue/worker/recovery.js";
+import { ManualClock } from "../support/manual-clock.js";
 import { connectRedis, redisUrl, uniquePrefix } from "../support/redis.js";
 import {
   createGate,
@@ -42,7 +43,6 @@ import {
   waitIdle,
 } from "./support/harness.js";
 import { LeaseLog } from "./support/lease-log.js";
-import { TestClock } from "./support/test-clock.js";
 
 /** Calls the `slow` tool for a user message that says "tool", then acknowledges. */
 function toolThenAck(): ScriptedStream {
@@ -73,7 +73,7 @@ describe("worker lifecycle (Redis)", () => {
     const prefix = uniquePrefix();
     const store = new RedisSessionStore({ redis, prefix });
     const sinks = new RecordingSinks();
-    const clock = new TestClock();
+    const clock = new ManualClock();
     const leases = new LeaseLog();
     const runtimes: RedisRuntime[] = [];
     const make = (factory: AgentFactory, extra: Partial<RedisRuntimeOptions> = {}) => {
@@ -341,7 +341,7 @@ describe("compaction, usage, idle eviction and signals", () => {
     const runtime = new EmbeddedRuntime({
       dataDir: dir,
       sinks: new RecordingSinks().factory,
-      clock: new TestClock(),
+      clock: new ManualClock(),
       onLease: leases.record,
       agentFactory: (ctx) =>
         new Agent({
@@ -387,7 +387,7 @@ describe("compaction, usage, idle eviction and signals", () => {
     const stream = new ScriptedStream((call) => `ack ${lastUserText(call)}`);
     const built: AbortSignal[] = [];
     const inner = scriptedFactory(stream);
-    const clock = new TestClock();
+    const clock = new ManualClock();
     const leases = new LeaseLog();
     const idleMs = 777;
     const runtime = new EmbeddedRuntime({

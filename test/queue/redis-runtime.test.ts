@@ -8,18 +8,18 @@
 import { RecordingSinks } from "../../src/queue/recording-sink.js";
 import { RedisRuntime } from "../../src/queue/redis/redis-runtime.js";
 import { RedisSessionStore } from "../../src/queue/store/redis-store.js";
+import { ManualClock } from "../support/manual-clock.js";
 import { connectBackend, type RedisBackend, redisBackends, uniquePrefix } from "../support/redis.js";
 import { runtimeContract } from "./runtime-contract.js";
 import { type HarnessFactory, resolveTestModel, scriptedFactory } from "./support/harness.js";
 import { LeaseLog } from "./support/lease-log.js";
-import { TestClock } from "./support/test-clock.js";
 
 const makeRedis = async (o: Parameters<HarnessFactory>[0], backend: RedisBackend) => {
   const redis = connectBackend(backend);
   const prefix = uniquePrefix();
   const store = new RedisSessionStore({ redis, prefix });
   const sinks = new RecordingSinks();
-  const clock = new TestClock();
+  const clock = new ManualClock();
   const leases = new LeaseLog();
   const runtime = new RedisRuntime({
     redis,

@@ -13,6 +13,7 @@ import { RedisRuntime } from "../../src/queue/redis/redis-runtime.js";
 import type { ThreadState } from "../../src/queue/state/types.js";
 import { RedisSessionStore } from "../../src/queue/store/redis-store.js";
 import type { Runtime } from "../../src/queue/types.js";
+import { ManualClock } from "../support/manual-clock.js";
 import { connectRedis, uniquePrefix } from "../support/redis.js";
 import { lastUserText, ScriptedStream } from "../support/scripted-stream.js";
 import {
@@ -24,7 +25,6 @@ import {
   waitIdle,
 } from "./support/harness.js";
 import { LeaseLog } from "./support/lease-log.js";
-import { TestClock } from "./support/test-clock.js";
 
 type Hook = (phase: "before" | "after") => Promise<void>;
 
@@ -73,7 +73,7 @@ describe("release race", () => {
       resolveModel: resolveTestModel,
       leaseTtlMs: 60_000,
       sweepIntervalMs: 3_600_000,
-      clock: new TestClock(),
+      clock: new ManualClock(),
       onLease: leases.record,
     };
     // Two worker runtimes compete for the wake jobs, as two processes would.

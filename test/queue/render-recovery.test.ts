@@ -23,6 +23,7 @@ import { plainInboundFormatter } from "../../src/queue/worker/item-messages.js";
 import { INTERRUPTED_TOOL_TEXT } from "../../src/queue/worker/recovery.js";
 import { WorkerCore } from "../../src/queue/worker/worker-core.js";
 import { RecordingAdapter } from "../adapters/support/recording-adapter.js";
+import { ManualClock } from "../support/manual-clock.js";
 import { createGate, type Gate, lastUserText, ScriptedStream } from "../support/scripted-stream.js";
 import {
   gatedTool,
@@ -33,7 +34,6 @@ import {
   textOf,
 } from "./support/harness.js";
 import { type CallMatch, Mortal } from "./support/mortal.js";
-import { TestClock } from "./support/test-clock.js";
 
 const TTL = 900;
 const T = "web:render";
@@ -52,7 +52,7 @@ const appendsAnswer: CallMatch = (method, args) =>
   (args[2] as { message?: { role?: string } }[] | undefined)?.[0]?.message?.role === "assistant";
 
 function cluster() {
-  const clock = new TestClock();
+  const clock = new ManualClock();
   const state = new MemoryThreadState({ clock });
   const dir = mkdtempSync(join(tmpdir(), "sb-render-"));
   dirs.push(dir);

@@ -18,6 +18,7 @@ import type { SessionStore } from "../../src/queue/store/types.js";
 import { plainInboundFormatter } from "../../src/queue/worker/item-messages.js";
 import { INTERRUPTED_TOOL_TEXT } from "../../src/queue/worker/recovery.js";
 import { WorkerCore } from "../../src/queue/worker/worker-core.js";
+import { ManualClock } from "../support/manual-clock.js";
 import { createGate, type Gate, lastUserText, ScriptedStream } from "../support/scripted-stream.js";
 import {
   gatedTool,
@@ -30,7 +31,6 @@ import {
 } from "./support/harness.js";
 import { LeaseLog } from "./support/lease-log.js";
 import { findLeaseOverlaps, type LoggedLeaseEvent } from "./support/lease-overlaps.js";
-import { TestClock } from "./support/test-clock.js";
 
 const TTL = 900;
 const T = "web:takeover";
@@ -112,7 +112,7 @@ afterEach(() => {
 });
 
 function cluster() {
-  const clock = new TestClock();
+  const clock = new ManualClock();
   const state = new MemoryThreadState({ clock });
   const dir = mkdtempSync(join(tmpdir(), "sb-takeover-"));
   dirs.push(dir);
@@ -189,17 +189,17 @@ describe("takeover between workers (test clock)", () => {
     void a.core.process(T, { rerun: false });
     await gate.reached;
     await toolCallSaved;
-    // A renews at 300 and 600, then dies: its lease holds until 600 + TTL.
+    // A renews every TTL/5 (180, 360, 540), then dies: its lease holds until 540 + TTL.
     await c.clock.advance(700);
     a.mortal.kill();
     const released = c.leases.next((e) => e.type === "released");
     const bDone = b.core.process(T, { rerun: true });
-    await c.clock.advance(600 + TTL - 700 - 1);
+    await c.clock.advance(540 + TTL - 700 - 1);
     expect(c.log.filter((e) => e.worker === "B" && e.type === "acquired")).toEqual([]);
     await c.clock.advance(1);
     await released;
     await bDone;
-    expect(c.log.find((e) => e.worker === "B" && e.type === "acquired")?.at).toBe(t0 + 600 + TTL);
+    expect(c.log.find((e) => e.worker === "B" && e.type === "acquired")?.at).toBe(t0 + 540 + TTL);
     expect(await c.lines()).toEqual([
       "user:use the tool",
       "assistant:",

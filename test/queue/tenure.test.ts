@@ -6,17 +6,16 @@
 import { describe, expect, it } from "vitest";
 import { MemoryThreadState } from "../../src/queue/embedded/memory-thread-state.js";
 import type { ThreadState } from "../../src/queue/state/types.js";
-import { LeaseRenewer } from "../../src/queue/worker/lease-renewer.js";
 import { type LeaseEvent, Tenure, type TenureWork } from "../../src/queue/worker/tenure.js";
+import { ManualClock } from "../support/manual-clock.js";
 import { inbound } from "./support/harness.js";
 import { LeaseLog } from "./support/lease-log.js";
-import { TestClock } from "./support/test-clock.js";
 
 const TTL = 900;
 const T = "web:tenure";
 
 function world(o: { state?: (inner: MemoryThreadState) => ThreadState } = {}) {
-  const clock = new TestClock();
+  const clock = new ManualClock();
   const inner = new MemoryThreadState({ clock });
   const state = o.state?.(inner) ?? inner;
   const leases = new LeaseLog();
@@ -31,12 +30,11 @@ function world(o: { state?: (inner: MemoryThreadState) => ThreadState } = {}) {
     onLease: leases.record,
   };
   const tenure = (token: string) => new Tenure(T, token, env);
-  /** A tenure that holds the lease, with its renewer running. */
+  /** A tenure that holds the lease (renewed from its acquire on, until it ends). */
   const holding = async (token: string) => {
     const t = tenure(token);
     expect(await t.acquire({ rerun: false })).toBe(true);
-    const renewing = new LeaseRenewer(t, clock, TTL).run();
-    return { t, renewing };
+    return { t, renewing: t.renewals };
   };
   const at = (ms: number) => clock.now() + ms;
   return { clock, inner, state, leases, errors, tenure, holding, at };
@@ -78,7 +76,8 @@ describe("tenure: taking the lease", () => {
   it("a stalled job's rerun watches a dead holder's lease and takes it the millisecond it expires", async () => {
     const w = world();
     const t0 = w.clock.now();
-    expect(await w.tenure("A").acquire({ rerun: false })).toBe(true); // A dies: no renewer
+    // A took the lease and died before its first renewal.
+    expect(await w.inner.acquire(T, "A", TTL)).toEqual({ acquired: true });
     await w.clock.advance(100);
     const b = w.tenure("B");
     let got: boolean | undefined;
@@ -100,7 +99,7 @@ describe("tenure: taking the lease", () => {
     void b.acquire({ rerun: true }).then((r) => {
       got = r;
     });
-    // A renews at TTL/3; B's next look (every TTL/4) sees the expiry moved.
+    // A renews at TTL/5; B's next look (every TTL/4) sees the expiry moved.
     await w.clock.advance(TTL / 2);
     expect(got).toBe(false);
     expect(a.state).toBe("leased");
@@ -109,7 +108,7 @@ describe("tenure: taking the lease", () => {
 
   it("a lease that looks stale to a fresh job is watched too, and a stop ends the watch", async () => {
     const w = world();
-    expect(await w.tenure("A").acquire({ rerun: false })).toBe(true);
+    expect(await w.inner.acquire(T, "A", TTL)).toEqual({ acquired: true }); // then A dies
     await w.clock.advance(TTL / 2 + 1);
     const stopping = new AbortController();
     const b = w.tenure("B");
@@ -122,14 +121,14 @@ describe("tenure: taking the lease", () => {
 });
 
 describe("tenure: keeping the lease", () => {
-  it("renews every third of the TTL for as long as it holds, on the clock", async () => {
+  it("renews every fifth of the TTL for as long as it holds, on the clock", async () => {
     const w = world();
     const t0 = w.clock.now();
     const { t, renewing } = await w.holding("A");
     await w.clock.advance(10 * TTL);
     expect(t.state).toBe("leased");
     const renewals = w.leases.events.filter((e) => e.type === "renewed").map((e) => e.at - t0);
-    expect(renewals).toEqual(Array.from({ length: 30 }, (_, i) => (i + 1) * (TTL / 3)));
+    expect(renewals).toEqual(Array.from({ length: 50 }, (_, i) => (i + 1) * (TTL / 5)));
     expect(await w.state.renew(T, "A", TTL)).toBe(true);
     t.lose();
     await renewing;
@@ -141,7 +140,7 @@ describe("tenure: keeping the lease", () => {
     // Someone else holds the lease now (A paused past its TTL and B took it).
     await w.inner.forceRelease(T, "A");
     await w.inner.acquire(T, "B", TTL);
-    await w.clock.advance(TTL / 3);
+    await w.clock.advance(TTL / 5);
     expect(t.state).toBe("lost");
     expect(t.stopSignal.aborted).toBe(true);
     expect(t.endSignal.aborted).toBe(true);
@@ -150,7 +149,7 @@ describe("tenure: keeping the lease", () => {
     expect(w.leases.typesOf(T, true)).toEqual(["acquired", "lost"]);
   });
 
-  it("without a confirmed renewal for a whole TTL the tenure counts itself lost", async () => {
+  it("without a confirmed renewal for ⅔ of the TTL the tenure counts itself lost", async () => {
     const w = world({
       state: (inner) => {
         const s: ThreadState = Object.create(inner);
@@ -160,11 +159,11 @@ describe("tenure: keeping the lease", () => {
     });
     const t0 = w.clock.now();
     const { t } = await w.holding("A");
-    await w.clock.advance(TTL - 1);
+    await w.clock.advance((2 * TTL) / 3 - 1);
     expect(t.state).toBe("leased");
     await w.clock.advance(1);
     expect(t.state).toBe("lost");
-    expect(w.leases.events.at(-1)).toMatchObject({ type: "lost", at: t0 + TTL });
+    expect(w.leases.events.at(-1)).toMatchObject({ type: "lost", at: t0 + (2 * TTL) / 3 });
   });
 });
 
@@ -231,7 +230,7 @@ describe("tenure: giving the lease up", () => {
     expect(t.stopSignal.aborted).toBe(false);
     // The run takes a while to reach its checkpoint; the lease is kept meanwhile.
     await w.clock.advance(TTL);
-    expect(w.leases.typesOf(T, true).filter((x) => x === "renewed")).toHaveLength(3);
+    expect(w.leases.typesOf(T, true).filter((x) => x === "renewed")).toHaveLength(5);
     t.stop(); // the checkpoint
     expect(t.stopSignal.aborted).toBe(true);
     t.endWork();

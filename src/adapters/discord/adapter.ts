@@ -4,8 +4,8 @@
  * for the portal setup, intents and permissions.
  */
 import { type ClientOptions, GatewayIntentBits, Partials } from "discord.js";
+import { type Clock, systemClock } from "../../agent/clock.js";
 import { type StructuredLogger, silentLogger } from "../../agent/logger.js";
-import { type Clock, systemClock } from "../render/clock.js";
 import { toDiscordMarkdown } from "../render/markdown.js";
 import {
   type AdapterCapabilities,

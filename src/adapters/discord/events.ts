@@ -5,9 +5,9 @@
  * before their handler runs. Nothing here throws into discord.js's emitter.
  */
 import { type Client, Events } from "discord.js";
+import type { Clock } from "../../agent/clock.js";
 import type { StructuredLogger } from "../../agent/logger.js";
 import { BoundedMap } from "../bounded-map.js";
-import type { Clock } from "../render/clock.js";
 import { capInboundText, type InboundHandlers } from "../types.js";
 import type { DiscordApi } from "./api.js";
 import type { Conversations } from "./conversations.js";

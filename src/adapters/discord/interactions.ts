@@ -6,8 +6,8 @@
  * posted as an ordinary channel message. Text over 2,000 characters is split.
  */
 import { type ChatInputCommandInteraction, MessageFlags } from "discord.js";
+import type { Clock } from "../../agent/clock.js";
 import type { StructuredLogger } from "../../agent/logger.js";
-import type { Clock } from "../render/clock.js";
 import { toDiscordMarkdown } from "../render/markdown.js";
 import { splitMessage } from "../render/split.js";
 import { isChannelError } from "../types.js";

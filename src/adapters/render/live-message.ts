@@ -11,6 +11,8 @@
  * - no secret is shown (src/agent/llm/redact.ts), not even the start of one still streaming.
  * Requests also spend the channel's shared budget through the `RateLimiter`.
  */
+
+import type { Clock } from "../../agent/clock.js";
 import { redactGrowingText, redactSecrets } from "../../agent/llm/redact.js";
 import { type StructuredLogger, silentLogger } from "../../agent/logger.js";
 import {
@@ -20,7 +22,6 @@ import {
   type RateLimiter,
   type RateRule,
 } from "../types.js";
-import type { Clock } from "./clock.js";
 import { splitMessage } from "./split.js";
 
 export interface LiveMessageOptions {

@@ -6,11 +6,12 @@
  * changes nothing, so finishing twice shows it once), posts the parts never sent, records each new
  * id before going on, and deletes parts the final text no longer needs.
  */
+
+import type { Clock } from "../../agent/clock.js";
 import { redactSecrets } from "../../agent/llm/redact.js";
 import type { StructuredLogger } from "../../agent/logger.js";
 import type { ChannelAdapter, MessageRef, RateLimiter, RenderLog } from "../types.js";
 import { isChannelError } from "../types.js";
-import type { Clock } from "./clock.js";
 import { splitMessage } from "./split.js";
 
 /** One chat message of a run: its parts' platform ids (none yet: never sent) and its final text. */

@@ -9,8 +9,9 @@
  * steps in Lua with the numbers `gcraStep` gives it, and test/adapters/rate-limiter.test.ts checks
  * that both give the same waits for any sequence of requests, penalties and clock moves.
  */
+
+import { type Clock, systemClock } from "../../agent/clock.js";
 import type { RateLimiter, RateRule } from "../types.js";
-import { type Clock, systemClock } from "./clock.js";
 
 /** The whole-millisecond numbers of one GCRA step, as both limiters pass them on. */
 export interface GcraStep {

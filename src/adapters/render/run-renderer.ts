@@ -10,12 +10,13 @@
  * It fits the queue worker's `RunSink` shape (`onEvent`, `onNotice`, `close`). `onEvent` never
  * throws and never blocks; platform failures are logged, never thrown into the agent.
  */
+
+import { type Clock, systemClock } from "../../agent/clock.js";
 import { redactSecrets } from "../../agent/llm/redact.js";
 import { type StructuredLogger, silentLogger } from "../../agent/logger.js";
 import type { AgentEvent, AgentMessage } from "../../agent/types.js";
 import type { ChannelAdapter, MessageRef, RateLimiter, RenderLog } from "../types.js";
 import { Answer, type AnswerState } from "./answer.js";
-import { type Clock, systemClock } from "./clock.js";
 import { LiveMessage } from "./live-message.js";
 import { owedMessage, type RenderSnapshot } from "./owed.js";
 import { unlimited } from "./rate-limiter.js";

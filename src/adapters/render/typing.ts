@@ -9,9 +9,10 @@
  * post that makes the answer visible ends it (platforms with an explicit stop, the web chat, get
  * `stopTyping`). A later answer of the same run (after a new user message) shows it again.
  */
+
+import type { Clock } from "../../agent/clock.js";
 import type { StructuredLogger } from "../../agent/logger.js";
 import type { ChannelAdapter } from "../types.js";
-import type { Clock } from "./clock.js";
 
 /** Longest wait for a typing call in flight before the answer is posted anyway. */
 const MAX_CALL_WAIT_MS = 2000;

@@ -10,9 +10,9 @@
 
 import { Api } from "grammy";
 import type { ReactionTypeEmoji } from "grammy/types";
+import { type Clock, systemClock } from "../../agent/clock.js";
 import { errorMessage } from "../../agent/errors.js";
 import { type StructuredLogger, silentLogger } from "../../agent/logger.js";
-import { type Clock, systemClock } from "../render/clock.js";
 import { toPlainText, toTelegramHtml } from "../render/markdown.js";
 import type {
   AdapterCapabilities,

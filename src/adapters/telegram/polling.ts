@@ -14,8 +14,8 @@
  */
 import type { Api } from "grammy";
 import type { Update } from "grammy/types";
+import type { Clock } from "../../agent/clock.js";
 import type { StructuredLogger } from "../../agent/logger.js";
-import type { Clock } from "../render/clock.js";
 import type { ConnectionLease, ConnectionStatus } from "../types.js";
 import { isPollingConflict, toChannelError } from "./errors.js";
 

@@ -3,10 +3,11 @@
  * platform, all sharing one rate limiter (Redis-backed when several processes post), with the run's
  * logger and the run, LLM usage and outcome metrics taken from the agent events on the way.
  */
-import { systemClock } from "../../adapters/render/clock.js";
+
 import { finishOwedRender } from "../../adapters/render/owed.js";
 import { RunRenderer } from "../../adapters/render/run-renderer.js";
 import type { ChannelAdapter, MessageRef, Platform, RateLimiter } from "../../adapters/types.js";
+import { systemClock } from "../../agent/clock.js";
 import type { AgentEvent, AgentMessage } from "../../agent/types.js";
 import type { OwedRenderFinisher, RunSink, RunSinkFactory } from "../../queue/types.js";
 import type { RunOutcomeLabel, SwitchboardMetrics } from "../http/metrics.js";

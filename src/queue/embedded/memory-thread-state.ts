@@ -5,8 +5,8 @@
  * `Clock`'s, so tests move it by hand.
  */
 import { type Clock, systemClock } from "../../agent/clock.js";
+import { type LeaseAcquire, MemoryLeaseStore } from "../lease/store.js";
 import type {
-  AcquireOutcome,
   AppendOptions,
   AppendOutcome,
   ControlState,
@@ -21,9 +21,10 @@ import type {
 import type { InboxItem } from "../types.js";
 
 interface Thread {
+  /** The thread key, which names its lease too. */
+  key: string;
   inbox: InboxItem[];
   inflight: InboxItem[];
-  lease?: { token: string; expiresAt: number };
   wake?: string;
   seq: number;
   control: ControlState;
@@ -58,6 +59,8 @@ export interface MemoryThreadStateOptions {
 export class MemoryThreadState implements ThreadState {
   private readonly threads = new Map<string, Thread>();
   private readonly events = new Map<string, EventEntry>();
+  /** The threads' leases, by thread key. */
+  private readonly leases: MemoryLeaseStore;
   private readonly dedupeTtlMs: number;
   private readonly now: () => number;
   private lastSweep = 0;
@@ -66,12 +69,14 @@ export class MemoryThreadState implements ThreadState {
     this.dedupeTtlMs = options.dedupeTtlMs ?? 24 * 3600_000;
     const clock = options.clock ?? systemClock;
     this.now = () => clock.now();
+    this.leases = new MemoryLeaseStore(clock);
   }
 
   private thread(key: string): Thread {
     let t = this.threads.get(key);
     if (!t) {
       t = {
+        key,
         inbox: [],
         inflight: [],
         seq: 0,
@@ -84,8 +89,7 @@ export class MemoryThreadState implements ThreadState {
   }
 
   private holder(t: Thread): string | undefined {
-    if (t.lease && t.lease.expiresAt <= this.now()) t.lease = undefined;
-    return t.lease?.token;
+    return this.leases.holder(t.key);
   }
 
   private sweepEvents(): void {
@@ -219,34 +223,24 @@ export class MemoryThreadState implements ThreadState {
     this.thread(threadKey).wake = undefined;
   }
 
-  async acquire(threadKey: string, token: string, ttlMs: number): Promise<AcquireOutcome> {
-    const t = this.thread(threadKey);
-    const holder = this.holder(t);
-    if (holder === undefined) {
-      t.lease = { token, expiresAt: this.now() + ttlMs };
-      return { acquired: true };
-    }
-    return { acquired: false, holder, pttl: (t.lease?.expiresAt ?? 0) - this.now() };
+  async acquire(threadKey: string, token: string, ttlMs: number): Promise<LeaseAcquire> {
+    return this.leases.acquire(this.thread(threadKey).key, token, ttlMs);
   }
 
   async renew(threadKey: string, token: string, ttlMs: number): Promise<boolean> {
-    const t = this.thread(threadKey);
-    if (this.holder(t) !== token || !t.lease) return false;
-    t.lease.expiresAt = this.now() + ttlMs;
-    return true;
+    return this.leases.renew(this.thread(threadKey).key, token, ttlMs);
   }
 
   async release(threadKey: string, token: string): Promise<ReleaseOutcome> {
     const t = this.thread(threadKey);
     if (this.holder(t) !== token) return "lost";
     if (t.inbox.length > 0 || t.inflight.length > 0) return "busy";
-    t.lease = undefined;
+    this.leases.drop(t.key, token);
     return "released";
   }
 
   async forceRelease(threadKey: string, token: string): Promise<void> {
-    const t = this.thread(threadKey);
-    if (this.holder(t) === token) t.lease = undefined;
+    this.leases.drop(this.thread(threadKey).key, token);
   }
 
   async take(threadKey: string, token: string, rule: TakeRule, debounceMs: number): Promise<TakeOutcome> {

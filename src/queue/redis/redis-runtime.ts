@@ -43,7 +43,7 @@ export interface RuntimeOptions {
   sinks: RunSinkFactory;
   /** Builds thread agents; required in a process that runs workers. */
   agentFactory?: AgentFactory;
-  /** Lease TTL; renewed every third of it. Default 15 s. */
+  /** Lease TTL; renewed every fifth of it, lost ⅔ of it after the last confirmed renewal (`holdLease`). Default 15 s. */
   leaseTtlMs?: number;
   /** Collect-mode debounce window. Default 500 ms. */
   collectDebounceMs?: number;

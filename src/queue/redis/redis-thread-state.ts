@@ -9,8 +9,9 @@ import { type Clock, systemClock } from "../../agent/clock.js";
 import { SwitchboardError } from "../../agent/errors.js";
 import { parseItem, parseItems } from "../inbox-item.js";
 import type { RuntimeKeys } from "../keys.js";
+import { RedisLeaseStore } from "../lease/redis-store.js";
+import type { LeaseAcquire } from "../lease/store.js";
 import type {
-  AcquireOutcome,
   AppendOptions,
   AppendOutcome,
   ControlState,
@@ -26,7 +27,7 @@ import type { InboxItem } from "../types.js";
 import type { RedisClient } from "./client.js";
 import { CLAIM_EVENT, RELEASE_EVENT, RENEW_EVENT } from "./event-claim-scripts.js";
 import { runScript, type ScriptReply } from "./run-script.js";
-import { ACQUIRE, APPEND, FORCE_RELEASE, PROBE, RELEASE, RENEW, SETTLE, STOP, TAKE } from "./scripts.js";
+import { APPEND, PROBE, RELEASE, SETTLE, STOP, TAKE } from "./scripts.js";
 
 export interface RedisThreadStateOptions {
   /** How long a delivered event id is remembered (and an appended one, per thread). Default 24 h. */
@@ -69,6 +70,8 @@ export class RedisThreadState implements ThreadState {
   private readonly clock: Clock;
   private readonly waitReplicas: number;
   private readonly waitTimeoutMs: number;
+  /** The threads' leases (`sb:{T}:lease`), taken, renewed and force-released by their owner. */
+  private readonly leases: RedisLeaseStore;
 
   constructor(
     private readonly redis: RedisClient,
@@ -79,6 +82,7 @@ export class RedisThreadState implements ThreadState {
     this.clock = options.clock ?? systemClock;
     this.waitReplicas = options.waitReplicas ?? 0;
     this.waitTimeoutMs = options.waitTimeoutMs ?? 500;
+    this.leases = new RedisLeaseStore(redis);
   }
 
   async claimEvent(eventId: string, owner: string, ttlMs: number): Promise<EventClaim> {
@@ -213,19 +217,12 @@ export class RedisThreadState implements ThreadState {
     await this.redis.del(this.keys.thread(threadKey).wake);
   }
 
-  async acquire(threadKey: string, token: string, ttlMs: number): Promise<AcquireOutcome> {
-    const r = (await runScript(
-      this.redis,
-      ACQUIRE,
-      [this.keys.lease(threadKey)],
-      [token, ttlMs],
-    )) as ScriptReply[];
-    if (num(r[0]) === 1) return { acquired: true };
-    return { acquired: false, holder: String(r[1] ?? ""), pttl: num(r[2]) };
+  async acquire(threadKey: string, token: string, ttlMs: number): Promise<LeaseAcquire> {
+    return this.leases.acquire(this.keys.lease(threadKey), token, ttlMs);
   }
 
   async renew(threadKey: string, token: string, ttlMs: number): Promise<boolean> {
-    return num(await runScript(this.redis, RENEW, [this.keys.lease(threadKey)], [token, ttlMs])) === 1;
+    return this.leases.renew(this.keys.lease(threadKey), token, ttlMs);
   }
 
   async release(threadKey: string, token: string): Promise<ReleaseOutcome> {
@@ -235,7 +232,7 @@ export class RedisThreadState implements ThreadState {
   }
 
   async forceRelease(threadKey: string, token: string): Promise<void> {
-    await runScript(this.redis, FORCE_RELEASE, [this.keys.lease(threadKey)], [token]);
+    await this.leases.release(this.keys.lease(threadKey), token);
   }
 
   async take(threadKey: string, token: string, rule: TakeRule, debounceMs: number): Promise<TakeOutcome> {

@@ -1,7 +1,9 @@
 /**
  * The runtime's Lua scripts. Each is one atomic step on the keys of one thread (one hash slot), so
  * they also run on Redis Cluster. docs/runtime.md explains how they fit together; the header of
- * each script names every KEYS and ARGV entry and each return value.
+ * each script names every KEYS and ARGV entry and each return value. The lease's own steps (take,
+ * renew, force release) are `RedisLeaseStore`'s (queue/lease/redis-store.ts); the steps here that
+ * read the lease key check its token the same way.
  */
 
 import type { LuaScript } from "./run-script.js";
@@ -115,35 +117,6 @@ return out
 `,
 };
 
-export const ACQUIRE: LuaScript = {
-  numberOfKeys: 1,
-  lua: `--[[
-  Takes a thread's lease if nobody holds it.
-  KEYS[1] lease
-  ARGV[1] token  ARGV[2] ttl in ms
-  Returns {1} acquired; {0, holder token, remaining ttl in ms} held by someone else
-]]
-if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return {1} end
-return {0, redis.call('GET', KEYS[1]) or '', redis.call('PTTL', KEYS[1])}
-`,
-};
-
-export const RENEW: LuaScript = {
-  numberOfKeys: 1,
-  lua: `--[[
-  Extends the lease of its holder.
-  KEYS[1] lease
-  ARGV[1] token  ARGV[2] ttl in ms
-  Returns 1 extended; 0 the token does not hold the lease (lost)
-]]
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  return 1
-end
-return 0
-`,
-};
-
 export const RELEASE: LuaScript = {
   numberOfKeys: 3,
   lua: `--[[
@@ -157,19 +130,6 @@ if redis.call('GET', KEYS[1]) ~= ARGV[1] then return -1 end
 if redis.call('LLEN', KEYS[2]) > 0 or redis.call('LLEN', KEYS[3]) > 0 then return 0 end
 redis.call('DEL', KEYS[1])
 return 1
-`,
-};
-
-export const FORCE_RELEASE: LuaScript = {
-  numberOfKeys: 1,
-  lua: `--[[
-  Releases the lease whatever is queued (a worker handing the thread over; it then wakes it).
-  KEYS[1] lease
-  ARGV[1] token
-  Returns 1 released; 0 not the holder
-]]
-if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) return 1 end
-return 0
 `,
 };
 

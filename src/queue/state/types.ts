@@ -5,6 +5,7 @@
  * job processor and the thread holder are written against this interface only, so both runtimes
  * share every rule about ordering and delivery.
  */
+import type { LeaseAcquire } from "../lease/store.js";
 import type { InboxItem } from "../types.js";
 
 /** What to do when a message arrives at a full inbox: refuse it (`new`) or drop the oldest (`old`). */
@@ -44,8 +45,6 @@ export type AppendOutcome =
  * that expires in `remainingMs` unless that owner renews it.
  */
 export type EventClaim = { status: "claimed" } | { status: "done" } | { status: "held"; remainingMs: number };
-
-export type AcquireOutcome = { acquired: true } | { acquired: false; holder: string; pttl: number };
 
 export type ReleaseOutcome = "released" | "busy" | "lost";
 
@@ -123,7 +122,11 @@ export interface ThreadState {
   /** Clears the wake flag; a job calls it first, before it tries the lease. */
   clearWake(threadKey: string): Promise<void>;
 
-  acquire(threadKey: string, token: string, ttlMs: number): Promise<AcquireOutcome>;
+  /**
+   * Takes the thread's lease for `token` (a `LeaseStore` acquire on the thread's lease key); the
+   * steps below that also read the inbox check the same key.
+   */
+  acquire(threadKey: string, token: string, ttlMs: number): Promise<LeaseAcquire>;
   /** Extends the lease; false when `token` no longer holds it. */
   renew(threadKey: string, token: string, ttlMs: number): Promise<boolean>;
   /** Releases the lease only if the inbox and the inflight list are empty (one atomic step). */

@@ -1,9 +1,11 @@
 /**
  * One worker's tenure on one thread, as one state machine: every state it can be in, every
  * transition, and every lease step (acquire, renew, take, settle, release, hand over) that moves
- * it. The parts of the worker that act within a tenure (the holder's loop, the lease renewer, the
- * run driver, session commands, compaction, the session writer) receive this object and ask it
- * what they may do; a step whose reply says the lease is gone moves it to `lost` by itself.
+ * it. Once acquired, the lease is held through `holdLease` (queue/lease/hold.ts), the one rule for
+ * every lease: renewed every fifth of its TTL, lost when a renewal is refused or none was confirmed
+ * for ⅔ of the TTL. The parts of the worker that act within a tenure (the holder's loop, the run
+ * driver, session commands, compaction, the session writer) receive this object and ask it what
+ * they may do; a step whose reply says the lease is gone moves it to `lost` by itself.
  *
  * ```
  *          acquire()               begin(work)            endWork()
@@ -32,6 +34,7 @@
  * the release on the wire (docs/runtime.md, "No two holders").
  */
 import type { Clock } from "../../agent/clock.js";
+import { holdLease } from "../lease/hold.js";
 import type { ControlState, ReleaseOutcome, TakeOutcome, TakeRule, ThreadState } from "../state/types.js";
 
 export type TenureState =
@@ -120,8 +123,8 @@ export class Tenure {
   private activeWork: TenureWork | undefined;
   private readonly stopping = new AbortController();
   private readonly ending = new AbortController();
-  /** Send time of the last confirmed acquire or renewal: the lease holds for a TTL from it. */
-  private confirmedAt = 0;
+  /** The lease's renewals: settles once they stopped (the tenure ended, or the lease was lost). */
+  private holding: Promise<unknown> = Promise.resolve();
 
   constructor(
     readonly threadKey: string,
@@ -166,6 +169,11 @@ export class Tenure {
     return this.ending.signal;
   }
 
+  /** Settles once the lease's renewals have stopped (after the tenure ended). Never rejects. */
+  get renewals(): Promise<void> {
+    return this.holding.then(() => {});
+  }
+
   // ---- idle → leased | declined ----
 
   /**
@@ -184,9 +192,9 @@ export class Tenure {
       const sentAt = clock.now();
       const r = await state.acquire(this.threadKey, this.token, ttl);
       if (r.acquired) {
-        this.confirmedAt = sentAt;
         this.to("leased");
         this.report({ type: "acquired", at: clock.now(), sentAt });
+        this.hold(sentAt);
         return true;
       }
       const now = clock.now();
@@ -277,25 +285,22 @@ export class Tenure {
   }
 
   /**
-   * One renewal (the renewer calls it every third of the TTL). Without a confirmed renewal for a
-   * whole TTL the lease may have expired: the tenure is lost. A refused renewal is a loss.
+   * Holds the lease until the tenure ends: renewed on the clock while it may be (not while a release
+   * is on the wire), each confirmed renewal reported; a refusal, or no confirmed renewal for ⅔ of
+   * the TTL, is a loss (`holdLease` has the rule and why).
    */
-  renew(): void {
-    if (!RENEWING.has(this.current)) return;
+  private hold(acquiredAt: number): void {
     const { state, clock, leaseTtlMs: ttl } = this.env;
-    const sentAt = clock.now();
-    if (sentAt - this.confirmedAt >= ttl) {
-      this.lose();
-      return;
-    }
-    state.renew(this.threadKey, this.token, ttl).then(
-      (ok) => {
-        if (!ok) return this.lose();
-        this.confirmedAt = Math.max(this.confirmedAt, sentAt);
-        this.report({ type: "renewed", at: sentAt });
-      },
-      (e: unknown) => this.env.onError(e, `renewing the lease of ${this.threadKey}`),
-    );
+    this.holding = holdLease({
+      clock,
+      ttlMs: ttl,
+      acquiredAt,
+      signal: this.ending.signal,
+      renew: () => (RENEWING.has(this.current) ? state.renew(this.threadKey, this.token, ttl) : undefined),
+      onRenewed: (sentAt) => this.report({ type: "renewed", at: sentAt }),
+      onLost: () => this.lose(),
+      onError: (e) => this.env.onError(e, `renewing the lease of ${this.threadKey}`),
+    });
   }
 
   // ---- hand-over, loss, failure ----

@@ -2,15 +2,14 @@
  * The holder's loop over one tenure (see tenure.ts for its states): recover what a predecessor
  * left, take the inbox in order and hand message items to the run driver and `/new` / `/compact`
  * items to the session commands, and release the lease only when nothing is left. Around it, the
- * lease renewer and the control watch run on the worker's clock until the tenure ends. Every part
- * receives the tenure and asks it what it may do; none calls back into the holder.
+ * tenure's lease renewals and the control watch run on the worker's clock until the tenure ends.
+ * Every part receives the tenure and asks it what it may do; none calls back into the holder.
  */
 
 import { LeaseLostError } from "../store/errors.js";
 import { ThreadCompactor } from "./compaction-step.js";
 import { ControlWatch } from "./control-watch.js";
 import type { HolderEnv } from "./holder-env.js";
-import { LeaseRenewer } from "./lease-renewer.js";
 import { RunDriver } from "./run-driver.js";
 import { SessionCommands } from "./session-commands.js";
 import type { Tenure, TenureState } from "./tenure.js";
@@ -22,7 +21,6 @@ export class ThreadHolder {
   private readonly control: ControlWatch;
   private readonly runs: RunDriver;
   private readonly commands: SessionCommands;
-  private readonly renewer: LeaseRenewer;
 
   constructor(
     readonly tenure: Tenure,
@@ -34,13 +32,12 @@ export class ThreadHolder {
     this.runs = new RunDriver(tenure, this.session, this.compactor, this.control, env);
     this.commands = new SessionCommands(tenure, this.session, this.compactor, env);
     this.session.bind(this.runs);
-    this.renewer = new LeaseRenewer(tenure, env.clock, env.leaseTtlMs);
   }
 
   /** Runs the tenure (acquired) to its end and returns its terminal state. Never throws. */
   async hold(): Promise<TenureState> {
     const { tenure } = this;
-    const background = [this.renewer.run(), this.control.poll()];
+    const background = [tenure.renewals, this.control.poll()];
     try {
       await this.loop();
     } catch (e) {

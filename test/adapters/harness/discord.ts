@@ -5,9 +5,9 @@
  */
 
 import { DiscordAdapter, type DiscordAdapterConfig } from "../../../src/adapters/discord/index.js";
-import { ManualClock } from "../../../src/adapters/render/clock.js";
 import type { MessageRef } from "../../../src/adapters/types.js";
 import { BOT_USER_ID, type DUser, FakeDiscord, GENERAL_ID, GUILD_ID } from "../../fakes/discord/server.js";
+import { ManualClock } from "../../support/manual-clock.js";
 import { type ContractHarness, Received, type UserMessage, type VisibleMessage } from "../contract.js";
 
 export interface DiscordHarness extends ContractHarness {

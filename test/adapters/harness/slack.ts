@@ -5,10 +5,10 @@
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { ManualClock } from "../../../src/adapters/render/clock.js";
 import { SlackAdapter, type SlackAdapterConfig } from "../../../src/adapters/slack/index.js";
 import type { MessageRef } from "../../../src/adapters/types.js";
 import { BOT_USER_ID, FakeSlack, TEAM_ID } from "../../fakes/slack/server.js";
+import { ManualClock } from "../../support/manual-clock.js";
 import { type ContractHarness, Received, type UserMessage, type VisibleMessage } from "../contract.js";
 
 export const CHANNEL = "C0GENERAL";

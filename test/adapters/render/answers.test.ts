@@ -5,10 +5,10 @@
  * what the answer shows.
  */
 import { describe, expect, it } from "vitest";
-import { ManualClock } from "../../../src/adapters/render/clock.js";
 import { MemoryRateLimiter } from "../../../src/adapters/render/rate-limiter.js";
 import { RunRenderer } from "../../../src/adapters/render/run-renderer.js";
 import type { AgentMessage } from "../../../src/agent/types.js";
+import { ManualClock } from "../../support/manual-clock.js";
 import { streamedText, toolEnd, toolStart, userMessage, userTurn } from "../support/agent-events.js";
 import { driveUntil, settle } from "../support/drive.js";
 import { RecordingAdapter } from "../support/recording-adapter.js";

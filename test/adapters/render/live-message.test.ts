@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { ManualClock } from "../../../src/adapters/render/clock.js";
 import { LiveMessage } from "../../../src/adapters/render/live-message.js";
 import { MemoryRateLimiter } from "../../../src/adapters/render/rate-limiter.js";
+import { ManualClock } from "../../support/manual-clock.js";
 import { driveUntil, settle } from "../support/drive.js";
 import { RecordingAdapter } from "../support/recording-adapter.js";
 

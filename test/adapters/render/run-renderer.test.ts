@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { ManualClock } from "../../../src/adapters/render/clock.js";
 import { MemoryRateLimiter } from "../../../src/adapters/render/rate-limiter.js";
 import { briefError, createRendererFactory, RunRenderer } from "../../../src/adapters/render/run-renderer.js";
 import type { RunSinkFactory } from "../../../src/queue/types.js";
+import { ManualClock } from "../../support/manual-clock.js";
 import { assistant, streamedText, toolEnd, toolStart } from "../support/agent-events.js";
 import { driveUntil, settle } from "../support/drive.js";
 import { RecordingAdapter } from "../support/recording-adapter.js";

@@ -1,5 +1,5 @@
 /** Helpers to run time-driven code under a `ManualClock` without real sleeps. */
-import type { ManualClock } from "../../../src/adapters/render/clock.js";
+import type { ManualClock } from "../../support/manual-clock.js";
 
 /** Resolve once `busy()` stays false across a few event-loop turns (bounded). */
 export async function settle(busy: () => boolean, maxTurns = 5000): Promise<void> {

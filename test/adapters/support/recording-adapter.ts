@@ -2,7 +2,7 @@
  * An in-memory `ChannelAdapter` for renderer tests: records every outbound call with the clock's
  * time, keeps the chat as a user would see it, and fails calls on demand (429s, not modified, …).
  */
-import type { Clock } from "../../../src/adapters/render/clock.js";
+
 import {
   type AdapterCapabilities,
   type ChannelAdapter,
@@ -12,6 +12,7 @@ import {
   type PostOptions,
   type RateRule,
 } from "../../../src/adapters/types.js";
+import type { Clock } from "../../../src/agent/clock.js";
 
 export interface RecordedCall {
   op: "post" | "edit" | "delete" | "react" | "unreact" | "typing" | "stop_typing";

@@ -4,13 +4,13 @@
  * `getUpdates` at once and empty, and a connection that counts as up as soon as the poll runs.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { ManualClock } from "../../../src/adapters/render/clock.js";
 import { readBotApiAnswer } from "../../../src/adapters/telegram/http.js";
 import { TelegramAdapter, type TelegramAdapterConfig } from "../../../src/adapters/telegram/index.js";
 import { MAX_EMPTY_WAIT_MS } from "../../../src/adapters/telegram/polling.js";
 import { ChannelError } from "../../../src/adapters/types.js";
 import type { StructuredLogger } from "../../../src/agent/logger.js";
 import { FakeTelegram, type FakeTelegramOptions } from "../../fakes/telegram/server.js";
+import { ManualClock } from "../../support/manual-clock.js";
 import { Received } from "../contract.js";
 import { settle, until } from "../support/drive.js";
 import { dmWith, USERS } from "./harness.js";

@@ -1,9 +1,10 @@
 /** The Telegram side of the adapter contract: grammY against the fake Bot API server. */
-import { ManualClock } from "../../../src/adapters/render/clock.js";
+
 import { toTelegramReaction } from "../../../src/adapters/telegram/emoji.js";
 import { TelegramAdapter, type TelegramAdapterConfig } from "../../../src/adapters/telegram/index.js";
 import type { MessageRef } from "../../../src/adapters/types.js";
 import { type FakeChat, FakeTelegram, type StoredMessage, type TgUser } from "../../fakes/telegram/server.js";
+import { ManualClock } from "../../support/manual-clock.js";
 import { type ContractHarness, Received, type UserMessage, type VisibleMessage } from "../contract.js";
 
 export const GROUP: FakeChat = { id: -1001234, type: "supergroup", title: "Team" };

@@ -9,7 +9,6 @@
  */
 import type { AddressInfo } from "node:net";
 import { serve } from "@hono/node-server";
-import { ManualClock } from "../../../src/adapters/render/clock.js";
 import { type ChannelAdapter, ChannelError, type MessageRef } from "../../../src/adapters/types.js";
 import {
   conversationOf,
@@ -20,6 +19,7 @@ import {
   type WebConversation,
   type WebMessage,
 } from "../../../src/adapters/web/index.js";
+import { ManualClock } from "../../support/manual-clock.js";
 import { type ContractHarness, Received, type UserMessage, type VisibleMessage } from "../contract.js";
 import { WebClient } from "./client.js";
 

@@ -14,9 +14,9 @@ import type { RecordingSinks } from "../../../src/queue/recording-sink.js";
 import type { SessionStore } from "../../../src/queue/store/types.js";
 import type { AgentFactory, DeliveryMode, Runtime } from "../../../src/queue/types.js";
 import type { CompactionConfig } from "../../../src/queue/worker/holder-env.js";
+import type { ManualClock } from "../../support/manual-clock.js";
 import { type Gate, type ScriptedStream, scriptedModel } from "../../support/scripted-stream.js";
 import type { LeaseLog } from "./lease-log.js";
-import type { TestClock } from "./test-clock.js";
 
 let counter = 0;
 
@@ -150,7 +150,7 @@ export interface RuntimeHarness extends Watched {
   store: SessionStore;
   sinks: RecordingSinks;
   /** The runtime's clock: it moves only when the test advances it. */
-  clock: TestClock;
+  clock: ManualClock;
   close(): Promise<void>;
 }
 

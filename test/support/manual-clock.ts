@@ -1,10 +1,11 @@
 /**
- * The clock of the runtime tests: time moves only when a test says so, and a test can wait until
- * the runtime waits on the clock (`sleeping`) before moving it, so nothing depends on how fast the
- * machine is. `advance(ms)` fires the sleeps that end on the way, in time order, and lets the work
- * each one wakes run before the next fires.
+ * The tests' clock: time moves only when a test says so. `advance(ms)` fires the sleeps that end on
+ * the way, in time order, and lets the work each one wakes run (a few event-loop turns) before the
+ * next fires, so code that sleeps again in response sees consistent time. A test can wait until the
+ * code under test waits on the clock (`sleeping`) before moving it, so nothing depends on how fast
+ * the machine is. The one manual `Clock` (src/agent/clock.ts) of every test.
  */
-import type { Clock } from "../../../src/agent/clock.js";
+import { abortReason, type Clock } from "../../src/agent/clock.js";
 
 interface Sleeper {
   at: number;
@@ -18,13 +19,13 @@ interface SleepWaiter {
   resolve: () => void;
 }
 
-export class TestClock implements Clock {
+export class ManualClock implements Clock {
   private current: number;
   private sleepers: Sleeper[] = [];
   private waiters: SleepWaiter[] = [];
   private seq = 0;
 
-  constructor(start = 1_800_000_000_000) {
+  constructor(start = 1_700_000_000_000) {
     this.current = start;
   }
 
@@ -35,7 +36,7 @@ export class TestClock implements Clock {
   sleep(ms: number, signal?: AbortSignal): Promise<void> {
     return new Promise((resolve, reject) => {
       if (signal?.aborted) {
-        reject(signal.reason ?? new Error("aborted"));
+        reject(abortReason(signal));
         return;
       }
       const duration = Math.max(0, ms);
@@ -50,7 +51,7 @@ export class TestClock implements Clock {
       };
       const onAbort = () => {
         this.sleepers = this.sleepers.filter((s) => s !== sleeper);
-        reject(signal?.reason ?? new Error("aborted"));
+        reject(signal ? abortReason(signal) : new Error("aborted"));
       };
       signal?.addEventListener("abort", onAbort, { once: true });
       this.sleepers.push(sleeper);
@@ -76,6 +77,13 @@ export class TestClock implements Clock {
   /** Sleeps pending now. */
   get pending(): number {
     return this.sleepers.length;
+  }
+
+  /** Time of the next sleep to end, if any. */
+  nextAt(): number | undefined {
+    let min: number | undefined;
+    for (const s of this.sleepers) if (min === undefined || s.at < min) min = s.at;
+    return min;
   }
 
   /** Moves time forward by `ms`, firing every sleep that ends on the way, in order. */
