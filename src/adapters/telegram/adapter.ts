@@ -187,9 +187,7 @@ export class TelegramAdapter implements ChannelAdapter {
           reachable,
           clock: this.clock,
           log: this.log,
-          onUpdate: async (u) => {
-            await this.handleUpdate(u);
-          },
+          onUpdate: (u) => this.handleUpdate(u),
           onState: (s, d) => this.setState(s, d),
           ...(this.config.lease ? { lease: this.config.lease } : {}),
         },
