@@ -31,17 +31,39 @@ describe("RedisRenderJournal", () => {
     await redis.set(keys.lease(T), "tok", "PX", 10_000);
     expect(await journal.put(T, "other", "run-1", snapshot)).toBe(false);
     expect(await journal.put(T, "tok", "run-1", snapshot)).toBe(true);
-    expect(await journal.owed(T)).toEqual([{ runId: "run-1", snapshot }]);
+    expect(await journal.owed(T)).toEqual([{ runId: "run-1", snapshot, posted: new Map() }]);
     expect(await journal.drop(T, "other", "run-1")).toBe(false);
     expect(await journal.owed(T)).toHaveLength(1);
     expect(await journal.drop(T, "tok", "run-1")).toBe(true);
     expect(await journal.owed(T)).toEqual([]);
   });
 
+  it("keeps each posted id beside its run's snapshot, fenced, and drops them with the run", async () => {
+    const journal = new RedisRenderJournal(redis, keys);
+    await redis.set(keys.lease(T), "tok", "PX", 10_000);
+    expect(await journal.posted(T, "other", "run-3", "k1", "telegram:42:8")).toBe(false);
+    expect(await journal.put(T, "tok", "run-3", snapshot)).toBe(true);
+    expect(await journal.posted(T, "tok", "run-3", "k1", "telegram:42:8")).toBe(true);
+    expect(await journal.posted(T, "tok", "run-30", "k2", "telegram:42:9")).toBe(true);
+    const owed = await journal.owed(T);
+    expect(owed.find((r) => r.runId === "run-3")).toEqual({
+      runId: "run-3",
+      snapshot,
+      posted: new Map([["k1", "telegram:42:8"]]),
+    });
+    expect(await journal.drop(T, "tok", "run-3")).toBe(true);
+    // Only run-3's: another run whose id starts the same keeps its own.
+    expect(await journal.owed(T)).toEqual([
+      { runId: "run-30", snapshot: undefined, posted: new Map([["k2", "telegram:42:9"]]) },
+    ]);
+    expect(await journal.drop(T, "tok", "run-30")).toBe(true);
+    expect(await redis.exists(keys.renderJournal(T))).toBe(0);
+  });
+
   it("lists a damaged record without a snapshot, so that its holder drops it", async () => {
     const journal = new RedisRenderJournal(redis, keys);
     await redis.hset(keys.renderJournal(T), "run-2", "{not json");
-    expect(await journal.owed(T)).toEqual([{ runId: "run-2", snapshot: undefined }]);
+    expect(await journal.owed(T)).toEqual([{ runId: "run-2", snapshot: undefined, posted: new Map() }]);
   });
 });
 
@@ -58,9 +80,12 @@ describe("MemoryRenderJournal", () => {
     const journal = new MemoryRenderJournal({ holds: (_t, token) => token === holder, dir });
     expect(await journal.put(T, "other", "run-1", snapshot)).toBe(false);
     expect(await journal.put(T, "tok", "run-1", snapshot)).toBe(true);
+    expect(await journal.posted(T, "tok", "run-1", "k1", "telegram:42:8")).toBe(true);
     const restarted = new MemoryRenderJournal({ holds: () => true, dir });
     expect(await restarted.load()).toEqual([T]);
-    expect(await restarted.owed(T)).toEqual([{ runId: "run-1", snapshot }]);
+    expect(await restarted.owed(T)).toEqual([
+      { runId: "run-1", snapshot, posted: new Map([["k1", "telegram:42:8"]]) },
+    ]);
     holder = "next";
     expect(await journal.drop(T, "tok", "run-1")).toBe(false);
     expect(await journal.drop(T, "next", "run-1")).toBe(true);

@@ -136,7 +136,7 @@ export class RunRenderer {
       v: 1,
       messages: [
         ...this.answers.flatMap((a) => a.owed(now)),
-        ...this.extras.map((e) => owedMessage(e.message.refs, e.text, undefined)),
+        ...this.extras.map((e) => owedMessage(e.message.refs, e.text, undefined, e.message.posting)),
       ],
     };
   }
@@ -173,6 +173,7 @@ export class RunRenderer {
       limiter: this.limiter,
       logger: this.log,
       afterChange: () => this.record(),
+      onPosted: (key, ref) => this.o.log?.posted(key, ref),
       ...(this.o.log ? { mayContinue: this.o.log.held } : {}),
       ...(this.o.editIntervalMs !== undefined ? { editIntervalMs: this.o.editIntervalMs } : {}),
       ...(replyTo ? { replyTo } : {}),

@@ -53,7 +53,7 @@ export function createSinkFactory(o: SinkFactoryOptions): RunSinkFactory {
  * owes nothing that could be shown (true: the record is dropped).
  */
 export function createOwedFinisher(o: SinkFactoryOptions): OwedRenderFinisher {
-  return async (threadKey, snapshot, journal, saved) => {
+  return async (threadKey, snapshot, journal, saved, posted) => {
     const log = threadLogger(o.logger, { threadKey });
     const platform = platformOf(threadKey, o.platforms);
     const adapter = platform ? o.adapterOf(platform) : undefined;
@@ -66,6 +66,7 @@ export function createOwedFinisher(o: SinkFactoryOptions): OwedRenderFinisher {
       snapshot,
       journal,
       saved,
+      posted,
     );
     if (done) log.info("finished what an earlier run owed the chat");
     return done;
