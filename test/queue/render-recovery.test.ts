@@ -51,7 +51,7 @@ const appendsAnswer: CallMatch = (method, args) =>
   method === "append" &&
   (args[2] as { message?: { role?: string } }[] | undefined)?.[0]?.message?.role === "assistant";
 
-function cluster() {
+function cluster(o: { findPosted?: boolean } = {}) {
   const clock = new TestClock();
   const state = new MemoryThreadState({ clock });
   const dir = mkdtempSync(join(tmpdir(), "sb-render-"));
@@ -61,7 +61,7 @@ function cluster() {
     fenceCheck: (threadKey, fence) => state.holds(threadKey, fence.token),
   });
   const journal = new MemoryRenderJournal({ holds: (t, token) => state.holds(t, token) });
-  const chat = new RecordingAdapter(clock);
+  const chat = new RecordingAdapter(clock, {}, { findPosted: o.findPosted === true });
   const limiter = new MemoryRateLimiter(clock);
   const errors: string[] = [];
   const worker = (
@@ -75,8 +75,14 @@ function cluster() {
       state: mortal.wrap(state),
       store: mortal.wrap(store),
       journal: mortal.wrap<RenderJournal>(journal),
-      finishOwed: (threadKey, snapshot, log, saved) =>
-        finishOwedRender({ adapter, threadKey, clock, limiter, logger: silent }, snapshot, log, saved),
+      finishOwed: (threadKey, snapshot, log, saved, posted) =>
+        finishOwedRender(
+          { adapter, threadKey, clock, limiter, logger: silent },
+          snapshot,
+          log,
+          saved,
+          posted,
+        ),
       factory: scriptedFactory(stream, o.tools),
       sinks: (threadKey, _runId, log) =>
         new RunRenderer({ adapter, threadKey, clock, limiter, editIntervalMs: 500, ...(log ? { log } : {}) }),
@@ -153,6 +159,59 @@ describe("recovery of what the chat shows (test clock)", () => {
     expect(await c.lines()).toEqual(["user:one", "assistant:ack one"]);
     expect(await c.journal.owed(T)).toEqual([]);
     expect(c.errors).toEqual([]);
+  });
+
+  /**
+   * The post window: the platform answered a post, the worker died before the run's snapshot held
+   * the id. `dieAt` is the first journal call after the post that never lands.
+   */
+  const killedJustAfterPost = async (dieAt: "posted" | "put", o: { findPosted?: boolean } = {}) => {
+    const c = cluster(o);
+    const g = createGate();
+    gates.push(g);
+    let posts = 0;
+    const a = c.worker(
+      "A",
+      acking((t) => [t.slice(0, 5), t.slice(5)], [g]),
+      {
+        death: (method) => {
+          if (method === "post") posts++;
+          return posts === 1 && method === dieAt;
+        },
+      },
+    );
+    const b = c.worker(
+      "B",
+      acking((t) => [t]),
+    );
+    await c.deliver("one");
+    void a.core.process(T, { rerun: false });
+    await a.mortal.died;
+    expect(c.chat.messages()).toEqual(["ack o"]);
+    g.release();
+    await c.runUntil(b.core.process(T, { rerun: true }));
+    expect(await c.lines()).toEqual(["user:one", "assistant:ack one"]);
+    expect(await c.journal.owed(T)).toEqual([]);
+    expect(c.errors).toEqual([]);
+    return c;
+  };
+
+  it("killed the instant a post was answered, its id sent to the journal: the next worker finds it, no second copy", async () => {
+    const c = await killedJustAfterPost("put");
+    expect(c.chat.messages()).toEqual(["ack one"]);
+  });
+
+  it("killed before the posted id reached the journal, on a platform that finds posts by key: no second copy", async () => {
+    const c = await killedJustAfterPost("posted", { findPosted: true });
+    expect(c.chat.messages()).toEqual(["ack one"]);
+  });
+
+  it("killed before the posted id reached the journal, on a platform without lookup: the intent's key is posted again (the window Telegram keeps)", async () => {
+    const c = await killedJustAfterPost("posted");
+    // The half-written message stays beside the answer: what docs/runtime.md states for Telegram.
+    expect(c.chat.messages()).toEqual(["ack o", "ack one"]);
+    const keys = c.chat.calls.filter((x) => x.op === "post" && x.ok);
+    expect(keys).toHaveLength(2);
   });
 
   it("killed between edits: the half-written message goes, the rerun's answer is shown once", async () => {
