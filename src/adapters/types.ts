@@ -433,11 +433,15 @@ export function capInboundText(text: string, max: number = DEFAULT_MAX_INBOUND_C
  * - `posted(key, ref)`: the post whose snapshot carried idempotency key `key` got `ref`. Call it the
  *   instant the platform answered (no await in between): it is sent at once, apart from the queued
  *   snapshots, so a worker killed just after a post leaves the id. Does not wait.
+ * - `saved()`: resolves once the session holds every reply the run's events showed as ended (the
+ *   writes queued so far are done). The renderer awaits it before each request, so the chat never
+ *   shows a reply's full text that the session might lack after a crash. Never rejects.
  * - `done()`: the chat shows the final state: nothing is owed any more.
  */
 export interface RenderLog {
   owe(snapshot: unknown): Promise<void>;
   posted(key: string, ref: MessageRef): void;
+  saved(): Promise<void>;
   done(): Promise<void>;
   /**
    * False once the lease is lost: the renderer then sends nothing more (another worker holds the

@@ -51,7 +51,7 @@ const appendsAnswer: CallMatch = (method, args) =>
   method === "append" &&
   (args[2] as { message?: { role?: string } }[] | undefined)?.[0]?.message?.role === "assistant";
 
-function cluster(o: { findPosted?: boolean } = {}) {
+function cluster(o: { findPosted?: boolean; holdAnswerAppend?: Gate } = {}) {
   const clock = new TestClock();
   const state = new MemoryThreadState({ clock });
   const dir = mkdtempSync(join(tmpdir(), "sb-render-"));
@@ -60,6 +60,7 @@ function cluster(o: { findPosted?: boolean } = {}) {
     dataDir: dir,
     fenceCheck: (threadKey, fence) => state.holds(threadKey, fence.token),
   });
+  const holdAnswerAppend = o.holdAnswerAppend;
   const journal = new MemoryRenderJournal({ holds: (t, token) => state.holds(t, token) });
   const chat = new RecordingAdapter(clock, {}, { findPosted: o.findPosted === true });
   const limiter = new MemoryRateLimiter(clock);
@@ -71,9 +72,24 @@ function cluster(o: { findPosted?: boolean } = {}) {
   ) => {
     const mortal = new Mortal(o.death);
     const adapter = mortal.wrap<ChannelAdapter>(chat);
+    // A slow session write of the reply (Redis behind a loaded event loop), when asked for.
+    const hold = holdAnswerAppend;
+    const slowStore: FileSessionStore = hold
+      ? new Proxy(store, {
+          get: (obj, prop) => {
+            const value: unknown = Reflect.get(obj, prop, obj);
+            if (prop !== "append" || typeof value !== "function") return value;
+            return async (...args: unknown[]) => {
+              // Only the first: the dead worker's write never lands, the next worker's does.
+              if (!hold.isReached && appendsAnswer("append", args)) await hold.arrive();
+              return value.apply(obj, args);
+            };
+          },
+        })
+      : store;
     const core = new WorkerCore({
       state: mortal.wrap(state),
-      store: mortal.wrap(store),
+      store: mortal.wrap(slowStore),
       journal: mortal.wrap<RenderJournal>(journal),
       finishOwed: (threadKey, snapshot, log, saved, posted) =>
         finishOwedRender(
@@ -294,6 +310,40 @@ describe("recovery of what the chat shows (test clock)", () => {
     expect(c.chat.messages()).toEqual(["ack o"]);
     g.release();
     await a.mortal.died;
+    // The full text never showed: the final edit waits for the session to hold the reply (else a
+    // user who saw the answer would see it vanish and the rerun answer a different question).
+    await c.clock.advance(2000);
+    expect(c.chat.messages()).toEqual(["ack o"]);
+    await c.runUntil(b.core.process(T, { rerun: true }));
+    expect(c.chat.messages()).toEqual(["ack one"]);
+    expect(streamB.calls).toHaveLength(1);
+    expect(await c.lines()).toEqual(["user:one", "assistant:ack one"]);
+    expect(await c.journal.owed(T)).toEqual([]);
+    expect(c.errors).toEqual([]);
+  });
+
+  it("killed while the session's write of the answer is slow: the chat never showed the full answer, the rerun shows it once", async () => {
+    const slow = createGate();
+    const c = cluster({ holdAnswerAppend: slow });
+    const g = createGate();
+    gates.push(g, slow);
+    const a = c.worker(
+      "A",
+      acking((t) => [t.slice(0, 5), t.slice(5)], [g]),
+    );
+    const streamB = acking((t) => [t]);
+    const b = c.worker("B", streamB);
+    await c.deliver("one");
+    void a.core.process(T, { rerun: false });
+    await g.reached;
+    await c.clock.advance(10);
+    expect(c.chat.messages()).toEqual(["ack o"]);
+    g.release();
+    await slow.reached;
+    // The stream ended and the final edit is due, but the session does not hold the answer yet.
+    await c.clock.advance(2000);
+    expect(c.chat.messages()).toEqual(["ack o"]);
+    a.mortal.kill();
     await c.runUntil(b.core.process(T, { rerun: true }));
     expect(c.chat.messages()).toEqual(["ack one"]);
     expect(streamB.calls).toHaveLength(1);

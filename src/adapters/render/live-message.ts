@@ -54,6 +54,12 @@ export interface LiveMessageOptions {
    * idempotency key and its ref: the renderer sends the id to the render journal at once. Must not throw.
    */
   onPosted?: (key: string, ref: MessageRef) => void;
+  /**
+   * Awaited before every request (post or edit): the renderer waits here, once a reply ended, until
+   * the session holds it, so the chat never shows a reply's full text that a worker killed next
+   * would leave out of the session (its successor would remove it and answer again). Must not reject.
+   */
+  beforeSend?: () => Promise<void>;
   /** Checked before every request: false stops the message for good ("cancelled"), e.g. the lease is lost. */
   mayContinue?: () => boolean;
 }
@@ -226,6 +232,13 @@ export class LiveMessage {
     let text = candidate;
     this.lastStart[index] = clock.now();
     try {
+      if (this.o.beforeSend) {
+        this.working = false;
+        await this.o.beforeSend();
+        this.working = true;
+        if (this.abort.signal.aborted || this.o.mayContinue?.() === false) return "ok";
+        text = this.target()[index] ?? text;
+      }
       if (ref === undefined) {
         if (this.o.beforePost) {
           // Waiting on others (an earlier answer still being delivered) is not work of this message.

@@ -54,6 +54,7 @@ export function renderLog(
         (e: unknown) => env.onError(e, `recording a posted message id in the render journal of ${threadKey}`),
       );
     },
+    saved: () => session.flush().catch(() => {}),
     // Only once the session holds what the chat shows: a worker that dies before that leaves the
     // record, and the next holder, which answers again what the session lacks, finishes it too.
     done: () => step("clearing what a run owed the chat", () => journal.drop(threadKey, token, runId), true),
