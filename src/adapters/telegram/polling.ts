@@ -48,7 +48,7 @@ const FREE_EMPTY_POLLS = 3;
 const FIRST_EMPTY_WAIT_MS = 100;
 export const MAX_EMPTY_WAIT_MS = 2000;
 /** Attempts at one update before it is passed over (about ten minutes of backoff). */
-export const MAX_UPDATE_ATTEMPTS = 30;
+const MAX_UPDATE_ATTEMPTS = 30;
 /** Wait before asking again for an update that was not handled: doubles from this, up to 30 s. */
 const RETRY_UPDATE_MS = 500;
 
