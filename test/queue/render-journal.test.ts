@@ -6,12 +6,13 @@
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Redis } from "ioredis";
 import { afterAll, describe, expect, it } from "vitest";
 import { RuntimeKeys } from "../../src/queue/keys.js";
 import { RedisRenderJournal } from "../../src/queue/redis/render-journal.js";
 import { MemoryRenderJournal } from "../../src/queue/state/render-journal.js";
 import { dropPrefix } from "../faults/support.js";
-import { connectRedis, uniquePrefix } from "../support/redis.js";
+import { connectRedis, redisUrl, uniquePrefix } from "../support/redis.js";
 
 const T = "telegram:42";
 const snapshot = { v: 1, messages: [{ refs: ["7"], text: "Got it." }] };
@@ -58,6 +59,35 @@ describe("RedisRenderJournal", () => {
     ]);
     expect(await journal.drop(T, "tok", "run-30")).toBe(true);
     expect(await redis.exists(keys.renderJournal(T))).toBe(0);
+  });
+
+  it("writes a posted id to the socket before returning, even with auto-pipelining (which defers commands)", async () => {
+    const piped = new Redis(redisUrl(), { maxRetriesPerRequest: null, enableAutoPipelining: true });
+    try {
+      await piped.ping();
+      const journal = new RedisRenderJournal(piped, keys);
+      await redis.set(keys.lease(T), "tok", "PX", 10_000);
+      expect(await journal.put(T, "tok", "run-4", snapshot)).toBe(true);
+      const socket = (
+        piped as unknown as { stream: { write: (chunk: unknown, ...rest: unknown[]) => boolean } }
+      ).stream;
+      const sent: string[] = [];
+      const write = socket.write.bind(socket);
+      socket.write = (chunk: unknown, ...rest: unknown[]) => {
+        sent.push(String(chunk));
+        return write(chunk, ...rest);
+      };
+      const posted = journal.posted(T, "tok", "run-4", "k9", "telegram:42:99");
+      // Same tick: on the wire already (a `put` would still wait for the next loop turn).
+      expect(sent.some((c) => c.includes("telegram:42:99"))).toBe(true);
+      const put = journal.put(T, "tok", "run-4", { ...snapshot, late: true });
+      expect(sent.some((c) => c.includes("late"))).toBe(false);
+      expect(await posted).toBe(true);
+      expect(await put).toBe(true);
+      expect(await journal.drop(T, "tok", "run-4")).toBe(true);
+    } finally {
+      piped.disconnect();
+    }
   });
 
   it("lists a damaged record without a snapshot, so that its holder drops it", async () => {

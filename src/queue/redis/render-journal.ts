@@ -4,6 +4,8 @@
  * that checks the lease token and writes in the same atomic step (it works on Redis Cluster too).
  * Its scripts live here, apart from the lease steps, because they change for different reasons.
  */
+import { createHash } from "node:crypto";
+import { Command } from "ioredis";
 import type { RuntimeKeys } from "../keys.js";
 import { groupRecords, type OwedRender, postedField, type RenderJournal } from "../state/render-journal.js";
 import type { RedisClient } from "./client.js";
@@ -43,6 +45,9 @@ return 1
 `,
 };
 
+/** The SHA1 `EVALSHA` knows `JOURNAL_PUT` by (a posted id is sent with it directly). */
+const PUT_SHA = createHash("sha1").update(JOURNAL_PUT.lua).digest("hex");
+
 /** The Redis render journal. Uses (does not own) `redis`. */
 export class RedisRenderJournal implements RenderJournal {
   constructor(
@@ -54,9 +59,23 @@ export class RedisRenderJournal implements RenderJournal {
     return this.write(threadKey, token, runId, JSON.stringify(snapshot));
   }
 
-  /** The same fenced write as `put`, of the field `postedField(runId, key)`: one command, issued at once. */
-  posted(threadKey: string, token: string, runId: string, key: string, ref: string): Promise<boolean> {
-    return this.write(threadKey, token, postedField(runId, key), ref);
+  /**
+   * The same fenced write as `put`, of the field `postedField(runId, key)`, written to the socket
+   * before this returns: not through auto-pipelining, which defers a command to the next loop turn
+   * (`setImmediate`) and, while an earlier pipeline's round trip is under way, until it ended (126 ms
+   * was traced under load: a worker killed then lost the id).
+   */
+  async posted(threadKey: string, token: string, runId: string, key: string, ref: string): Promise<boolean> {
+    const keys = [this.keys.lease(threadKey), this.keys.renderJournal(threadKey)];
+    const args = [token, postedField(runId, key), ref];
+    const now = new Command("evalsha", [PUT_SHA, keys.length, ...keys, ...args], { replyEncoding: "utf8" });
+    this.redis.sendCommand(now);
+    try {
+      return Number(await now.promise) === 1;
+    } catch (e) {
+      if (!(e instanceof Error) || !e.message.startsWith("NOSCRIPT")) throw e;
+      return this.write(threadKey, token, postedField(runId, key), ref);
+    }
   }
 
   private async write(threadKey: string, token: string, field: string, value: string): Promise<boolean> {
