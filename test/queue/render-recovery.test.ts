@@ -352,6 +352,39 @@ describe("recovery of what the chat shows (test clock)", () => {
     expect(c.errors).toEqual([]);
   });
 
+  it("killed after the whole answer streamed into the chat, before the session saved it, the user asking on: each question gets its own answer", async () => {
+    const c = cluster();
+    const g1 = createGate();
+    const g2 = createGate();
+    gates.push(g1, g2);
+    const a = c.worker(
+      "A",
+      acking((t) => [t.slice(0, 5), t.slice(5)], [g1, g2]),
+      { death: appendsAnswer },
+    );
+    const streamB = acking((t) => [t]);
+    const b = c.worker("B", streamB);
+    await c.deliver("one");
+    void a.core.process(T, { rerun: false });
+    await g1.reached;
+    await c.clock.advance(600);
+    g1.release();
+    await g2.reached;
+    await c.clock.advance(600);
+    // The stream has not ended, but the chat shows all of it: the user reads it and asks on.
+    expect(c.chat.messages()).toEqual(["ack one"]);
+    await c.deliver("two");
+    g2.release();
+    await a.mortal.died;
+    await c.runUntil(b.core.process(T, { rerun: true }));
+    // The session lacked the reply: it is answered again, on its own, then the next question.
+    expect(streamB.calls.map((call) => lastUserText(call))).toEqual(["one", "two"]);
+    expect(c.chat.messages()).toEqual(["ack one", "ack two"]);
+    expect(await c.lines()).toEqual(["user:one", "assistant:ack one", "user:two", "assistant:ack two"]);
+    expect(await c.journal.owed(T)).toEqual([]);
+    expect(c.errors).toEqual([]);
+  });
+
   it("killed after the final edit, before the journal is cleared: finishing again changes nothing", async () => {
     const c = cluster();
     const a = c.worker(
