@@ -96,6 +96,13 @@ export class RedisConnectionLease implements ConnectionLease {
         if (!(await this.pause(this.retryMs, signal))) break;
         continue;
       }
+      if (signal.aborted) {
+        // Stopped while the acquire was on the wire: give the lease back without starting a session.
+        await this.release().catch((err: unknown) =>
+          this.log.warn({ lease: this.name, err }, "could not release the connection lease"),
+        );
+        break;
+      }
       announcedStandby = false;
       opts.onState?.("held");
       this.log.info({ lease: this.name }, "connection lease taken");

@@ -31,73 +31,10 @@ import {
 } from "./support/harness.js";
 import { LeaseLog } from "./support/lease-log.js";
 import { findLeaseOverlaps, type LoggedLeaseEvent } from "./support/lease-overlaps.js";
+import { type CallMatch, type Death, Mortal } from "./support/mortal.js";
 
 const TTL = 900;
 const T = "web:takeover";
-
-/** When a worker dies: at the first call that `at` matches, before or after it reaches its target. */
-interface Death {
-  at: (method: string, args: unknown[]) => boolean;
-  /** `after`: the call reaches the state or store (a command on the wire); its reply never comes. */
-  after: boolean;
-}
-
-type CallMatch = (method: string, args: unknown[]) => boolean;
-
-/** A worker process's view of shared things; once dead, no call returns. */
-class Mortal {
-  dead = false;
-  private markDead!: () => void;
-  /** Resolves when the worker dies. */
-  readonly died = new Promise<void>((resolve) => {
-    this.markDead = resolve;
-  });
-  private watchers: { match: CallMatch; resolve: () => void }[] = [];
-
-  constructor(private readonly death?: Death) {}
-
-  kill(): void {
-    this.dead = true;
-    this.markDead();
-  }
-
-  /** Resolves when a matching call of the living worker has completed (its reply came back). */
-  completed(match: CallMatch): Promise<void> {
-    return new Promise((resolve) => this.watchers.push({ match, resolve }));
-  }
-
-  wrap<T extends object>(target: T): T {
-    return new Proxy(target, {
-      get: (obj, prop) => {
-        const value: unknown = Reflect.get(obj, prop, obj);
-        if (typeof value !== "function") return value;
-        return (...args: unknown[]) => {
-          const method = String(prop);
-          if (this.dead) return new Promise(() => {});
-          const dies = this.death?.at(method, args) ?? false;
-          if (dies && !this.death?.after) {
-            this.kill();
-            return new Promise(() => {});
-          }
-          const out: unknown = value.apply(obj, args);
-          if (dies) {
-            this.kill();
-            return new Promise(() => {});
-          }
-          const done = () => {
-            for (const w of this.watchers.filter((x) => x.match(method, args))) {
-              this.watchers.splice(this.watchers.indexOf(w), 1);
-              w.resolve();
-            }
-          };
-          if (out instanceof Promise) void out.then(done, done);
-          else done();
-          return out;
-        };
-      },
-    });
-  }
-}
 
 /** A session append of an assistant message. */
 const appendsAnswer: CallMatch = (method, args) =>

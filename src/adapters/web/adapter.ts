@@ -22,10 +22,7 @@ import {
   type ConnectionStatus,
   type EditOptions,
   type HistoryMessage,
-  type InboundCommand,
   type InboundHandlers,
-  type InboundMessage,
-  type InboundReaction,
   type MessageRef,
   type PostOptions,
 } from "../types.js";
@@ -33,7 +30,7 @@ import { WebAccess } from "./auth.js";
 import { MemoryWebAuthStore, type WebAuthStore } from "./auth-store.js";
 import { WebInputError } from "./errors.js";
 import { conversationOf, parseMessageRef, threadKeyOf } from "./ids.js";
-import { interpretLine } from "./inbound.js";
+import { inboundOfReaction, inboundOfText } from "./inbound.js";
 import { MemoryWebChatStore } from "./memory-store.js";
 import type {
   ConversationKind,
@@ -384,18 +381,15 @@ export class WebChatAdapter implements ChannelAdapter, WebChatService {
     if (!result)
       throw new WebInputError(404, `There is no message ${messageId} in conversation ${conversationId}.`);
     if (result.changed) {
-      const now = this.now();
-      const reaction: InboundReaction = {
-        platform: "web",
-        threadKey: threadKeyOf(conversationId),
-        eventId: `web:reaction:${conversationId}:${messageId}:${++this.reactionSeq}:${now}`,
-        messageId: result.message.ref,
-        channelId: conversationId,
+      const reaction = inboundOfReaction({
+        conversationId,
+        message: result.message,
         emoji,
-        user: { ...this.user },
+        user: this.user,
         added,
-        timestamp: now,
-      };
+        seq: ++this.reactionSeq,
+        now: this.now(),
+      });
       await this.deliver(h, async (handlers) => handlers.onReaction(reaction));
     }
     return result.message;
@@ -403,36 +397,9 @@ export class WebChatAdapter implements ChannelAdapter, WebChatService {
 
   private dispatchText(conversation: WebConversation, message: WebMessage) {
     return async (h: InboundHandlers): Promise<void> => {
-      const line = interpretLine(message.text, conversation.kind, this.bot.name);
-      const base = {
-        platform: "web" as const,
-        threadKey: conversation.threadKey,
-        user: { ...this.user },
-        channelId: conversation.id,
-        isDirect: conversation.kind === "direct",
-        timestamp: message.createdAt,
-      };
-      if (line.kind === "command") {
-        const command: InboundCommand = {
-          ...base,
-          eventId: `web:command:${conversation.id}:${message.id}`,
-          name: line.name,
-          args: line.args,
-          messageId: message.ref,
-        };
-        await h.onCommand(command);
-        return;
-      }
-      if (!line.mentioned || !line.text) return;
-      const inbound: InboundMessage = {
-        ...base,
-        eventId: `web:message:${conversation.id}:${message.id}`,
-        messageId: message.ref,
-        text: line.text,
-        attachments: [],
-        mentioned: true,
-      };
-      await h.onMessage(inbound);
+      const event = inboundOfText(conversation, message, this.user, this.bot.name);
+      if (event && "command" in event) await h.onCommand(event.command);
+      else if (event) await h.onMessage(event.message);
     };
   }
 

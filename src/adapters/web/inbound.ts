@@ -1,10 +1,13 @@
 /**
- * What a line typed into the web chat means: a command (`/model gpt-5`), delivered as an
- * `InboundCommand` like other platforms' native commands, or a message for the bot. In a group
- * conversation a message reaches the bot only when it mentions `@<bot name>`; the mention is removed
- * from the delivered text.
+ * What the page's user did, as the platform-neutral events every channel delivers. A line typed
+ * into the web chat is a command (`/model gpt-5`), delivered as an `InboundCommand` like other
+ * platforms' native commands, or a message for the bot. In a group conversation a message reaches
+ * the bot only when it mentions `@<bot name>`; the mention is removed from the delivered text. A
+ * reaction on a message is an `InboundReaction`.
  */
-import type { ConversationKind } from "./model.js";
+import type { InboundCommand, InboundMessage, InboundReaction } from "../types.js";
+import { threadKeyOf } from "./ids.js";
+import type { ConversationKind, WebAuthor, WebConversation, WebMessage } from "./model.js";
 
 export type TypedLine =
   | { kind: "command"; name: string; args: string }
@@ -32,4 +35,71 @@ export function interpretLine(text: string, kind: ConversationKind, botName: str
     : trimmed;
   if (kind === "direct") return { kind: "message", text: stripped || trimmed, mentioned: true };
   return { kind: "message", text: stripped, mentioned };
+}
+
+/**
+ * The event a stored message of the page's user delivers: a command, a message for the bot, or
+ * nothing (a group message that does not mention the bot). Event ids name the stored message, so a
+ * retried delivery repeats them.
+ */
+export function inboundOfText(
+  conversation: WebConversation,
+  message: WebMessage,
+  user: WebAuthor,
+  botName: string,
+): { command: InboundCommand } | { message: InboundMessage } | undefined {
+  const line = interpretLine(message.text, conversation.kind, botName);
+  const base = {
+    platform: "web" as const,
+    threadKey: conversation.threadKey,
+    user: { ...user },
+    channelId: conversation.id,
+    isDirect: conversation.kind === "direct",
+    timestamp: message.createdAt,
+  };
+  if (line.kind === "command") {
+    return {
+      command: {
+        ...base,
+        eventId: `web:command:${conversation.id}:${message.id}`,
+        name: line.name,
+        args: line.args,
+        messageId: message.ref,
+      },
+    };
+  }
+  if (!line.mentioned || !line.text) return undefined;
+  return {
+    message: {
+      ...base,
+      eventId: `web:message:${conversation.id}:${message.id}`,
+      messageId: message.ref,
+      text: line.text,
+      attachments: [],
+      mentioned: true,
+    },
+  };
+}
+
+/** The event of a reaction the page's user added or removed; `seq` and `now` make its id unique. */
+export function inboundOfReaction(o: {
+  conversationId: string;
+  message: WebMessage;
+  emoji: string;
+  user: WebAuthor;
+  added: boolean;
+  seq: number;
+  now: number;
+}): InboundReaction {
+  return {
+    platform: "web",
+    threadKey: threadKeyOf(o.conversationId),
+    eventId: `web:reaction:${o.conversationId}:${o.message.id}:${o.seq}:${o.now}`,
+    messageId: o.message.ref,
+    channelId: o.conversationId,
+    emoji: o.emoji,
+    user: { ...o.user },
+    added: o.added,
+    timestamp: o.now,
+  };
 }

@@ -9,6 +9,7 @@
  * - `threads` sorted set: thread keys by last activity
  *
  * Appends and leaf moves run as Lua scripts, fenced on `{t}:lease` when the caller passes a fence.
+ * Reading and patching the thread's settings and usage (`{t}:meta`) is redis-thread-meta.ts's.
  */
 
 import {
@@ -35,6 +36,7 @@ import { type LuaScript, runScript, type ScriptReply } from "../redis/run-script
 import { EntryNotFoundError, InvalidEntryError, LeaseLostError, SessionNotFoundError } from "./errors.js";
 import { SessionKeys } from "./keys.js";
 import { scripts } from "./lua.js";
+import { addThreadUsage, patchThreadMeta, readThreadMeta } from "./redis-thread-meta.js";
 import {
   assertEntries,
   initialEntries,
@@ -42,7 +44,6 @@ import {
   prepareImport,
   renameTakenIds,
   settingsOf,
-  totalsFrom,
   usageOf,
 } from "./shared.js";
 import type {
@@ -440,46 +441,15 @@ export class RedisSessionStore implements SessionStore {
   }
 
   async getThreadMeta(threadKey: string): Promise<ThreadMeta | undefined> {
-    const h = await this.redis.hgetall(this.keys.meta(threadKey));
-    if (Object.keys(h).length === 0) return undefined;
-    const meta: ThreadMeta = {
-      threadKey,
-      leafId: h.leafId ? h.leafId : null,
-      usage: totalsFrom(h),
-      updatedAt: Number(h.updatedAt ?? 0),
-    };
-    if (h.currentSessionId) meta.currentSessionId = h.currentSessionId;
-    if (h.model) meta.model = h.model;
-    if (h.thinkingLevel) meta.thinkingLevel = h.thinkingLevel;
-    return meta;
+    return readThreadMeta(this.redis, this.keys, threadKey);
   }
 
   async updateThreadMeta(threadKey: string, patch: ThreadMetaPatch): Promise<void> {
-    const key = this.keys.meta(threadKey);
-    const now = this.now();
-    const multi = this.redis.multi();
-    for (const field of ["model", "thinkingLevel"] as const) {
-      const value = patch[field];
-      if (value === null) multi.hdel(key, field);
-      else if (value !== undefined) multi.hset(key, field, value);
-    }
-    multi.hset(key, "updatedAt", String(now));
-    await multi.exec();
-    // A command of its own: the thread index is outside the thread's hash slot (Redis Cluster).
-    await this.redis.zadd(this.keys.threads(), now, threadKey);
+    await patchThreadMeta(this.redis, this.keys, threadKey, patch, this.now());
   }
 
   async addUsage(threadKey: string, usage: Partial<UsageTotals>): Promise<void> {
-    const key = this.keys.meta(threadKey);
-    const multi = this.redis.multi();
-    for (const field of ["input", "output", "cacheRead", "cacheWrite"] as const) {
-      const v = Math.round(usage[field] ?? 0);
-      if (Number.isFinite(v) && v !== 0) multi.hincrby(key, field, v);
-    }
-    const cost = usage.cost ?? 0;
-    if (Number.isFinite(cost) && cost !== 0) multi.hincrbyfloat(key, "cost", cost.toFixed(12));
-    multi.hset(key, "updatedAt", String(this.now()));
-    await multi.exec();
+    await addThreadUsage(this.redis, this.keys, threadKey, usage, this.now());
   }
 
   async close(): Promise<void> {

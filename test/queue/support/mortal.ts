@@ -7,6 +7,13 @@
 /** Which call a death happens at. */
 export type CallMatch = (method: string, args: unknown[]) => boolean;
 
+/** When a worker dies: at the first call that `at` matches, before or after it reaches its target. */
+export interface Death {
+  at: CallMatch;
+  /** `after`: the call reaches the state or store (a command on the wire); its reply never comes. */
+  after?: boolean;
+}
+
 /** A worker process's view of shared things; once dead, no call returns. */
 export class Mortal {
   dead = false;
@@ -16,9 +23,12 @@ export class Mortal {
     this.markDead = resolve;
   });
   private watchers: { match: CallMatch; resolve: () => void }[] = [];
+  private readonly death: Death | undefined;
 
-  /** `death`: the first matching call never reaches its target and never returns. */
-  constructor(private readonly death?: CallMatch) {}
+  /** `death`: the first matching call never returns (a bare match: it never reaches its target either). */
+  constructor(death?: CallMatch | Death) {
+    this.death = typeof death === "function" ? { at: death } : death;
+  }
 
   kill(): void {
     this.dead = true;
@@ -38,11 +48,16 @@ export class Mortal {
         return (...args: unknown[]) => {
           const method = String(prop);
           if (this.dead) return new Promise(() => {});
-          if (this.death?.(method, args)) {
+          const dies = this.death?.at(method, args) ?? false;
+          if (dies && !this.death?.after) {
             this.kill();
             return new Promise(() => {});
           }
           const out: unknown = value.apply(obj, args);
+          if (dies) {
+            this.kill();
+            return new Promise(() => {});
+          }
           const done = () => {
             for (const w of this.watchers.filter((x) => x.match(method, args))) {
               this.watchers.splice(this.watchers.indexOf(w), 1);
