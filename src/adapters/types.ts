@@ -161,6 +161,11 @@ export interface AdapterCapabilities {
   typingDurationMs: number;
   /** The adapter can return earlier thread messages (`fetchHistory`). */
   history: boolean;
+  /**
+   * A post repeated with the same `idempotencyKey` within minutes returns the first message instead
+   * of making a second (Discord's enforced nonce). Absent: false.
+   */
+  idempotentPosts?: boolean;
 }
 
 /** Options of `post`. */

@@ -177,8 +177,8 @@ export function runAdapterContract(name: string, make: () => Promise<ContractHar
         }
         const again = await h.adapter.post(threadKey, "Once.", opts);
         const shown = h.thread(threadKey).filter((x) => x.fromBot && x.text === "Once.");
-        if (h.platform === "discord") {
-          // The nonce with enforce_nonce: the repeat returns the first message.
+        if (h.adapter.capabilities.idempotentPosts) {
+          // Discord's nonce with enforce_nonce: the repeat returns the first message.
           expect(again).toBe(ref);
           expect(shown).toHaveLength(1);
         } else expect(shown).toHaveLength(2);

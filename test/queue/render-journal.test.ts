@@ -12,7 +12,7 @@ import { RuntimeKeys } from "../../src/queue/keys.js";
 import { RedisRenderJournal } from "../../src/queue/redis/render-journal.js";
 import { MemoryRenderJournal } from "../../src/queue/state/render-journal.js";
 import { dropPrefix } from "../faults/support.js";
-import { connectRedis, redisUrl, uniquePrefix } from "../support/redis.js";
+import { connectBackend, connectRedis, redisBackends, redisUrl, uniquePrefix } from "../support/redis.js";
 
 const T = "telegram:42";
 const snapshot = { v: 1, messages: [{ refs: ["7"], text: "Got it." }] };
@@ -94,6 +94,29 @@ describe("RedisRenderJournal", () => {
     const journal = new RedisRenderJournal(redis, keys);
     await redis.hset(keys.renderJournal(T), "run-2", "{not json");
     expect(await journal.owed(T)).toEqual([{ runId: "run-2", snapshot: undefined, posted: new Map() }]);
+  });
+});
+
+describe.each(redisBackends())("RedisRenderJournal's posted ids (%s)", (backend) => {
+  it("are fenced, listed with their run and dropped with it, also when written past the pipeline", async () => {
+    const client = connectBackend(backend);
+    const prefix = uniquePrefix("sbt-journal-posted");
+    const k = new RuntimeKeys(prefix);
+    try {
+      const journal = new RedisRenderJournal(client, k);
+      await client.set(k.lease(T), "tok", "PX", 10_000);
+      expect(await journal.posted(T, "other", "run-5", "k5", "telegram:42:5")).toBe(false);
+      expect(await journal.put(T, "tok", "run-5", snapshot)).toBe(true);
+      expect(await journal.posted(T, "tok", "run-5", "k5", "telegram:42:5")).toBe(true);
+      expect(await journal.owed(T)).toEqual([
+        { runId: "run-5", snapshot, posted: new Map([["k5", "telegram:42:5"]]) },
+      ]);
+      expect(await journal.drop(T, "tok", "run-5")).toBe(true);
+      expect(await journal.owed(T)).toEqual([]);
+    } finally {
+      await dropPrefix(client, prefix);
+      client.disconnect();
+    }
   });
 });
 

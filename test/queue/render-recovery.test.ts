@@ -51,7 +51,7 @@ const appendsAnswer: CallMatch = (method, args) =>
   method === "append" &&
   (args[2] as { message?: { role?: string } }[] | undefined)?.[0]?.message?.role === "assistant";
 
-function cluster(o: { findPosted?: boolean; holdAnswerAppend?: Gate } = {}) {
+function cluster(o: { findPosted?: boolean; idempotentPosts?: boolean; holdAnswerAppend?: Gate } = {}) {
   const clock = new ManualClock();
   const state = new MemoryThreadState({ clock });
   const dir = mkdtempSync(join(tmpdir(), "sb-render-"));
@@ -62,7 +62,9 @@ function cluster(o: { findPosted?: boolean; holdAnswerAppend?: Gate } = {}) {
   });
   const holdAnswerAppend = o.holdAnswerAppend;
   const journal = new MemoryRenderJournal({ holds: (t, token) => state.holds(t, token) });
-  const chat = new RecordingAdapter(clock, {}, { findPosted: o.findPosted === true });
+  const chat = new RecordingAdapter(clock, o.idempotentPosts ? { idempotentPosts: true } : {}, {
+    findPosted: o.findPosted === true,
+  });
   const limiter = new MemoryRateLimiter(clock);
   const errors: string[] = [];
   const worker = (
@@ -181,7 +183,10 @@ describe("recovery of what the chat shows (test clock)", () => {
    * The post window: the platform answered a post, the worker died before the run's snapshot held
    * the id. `dieAt` is the first journal call after the post that never lands.
    */
-  const killedJustAfterPost = async (dieAt: "posted" | "put", o: { findPosted?: boolean } = {}) => {
+  const killedJustAfterPost = async (
+    dieAt: "posted" | "put",
+    o: { findPosted?: boolean; idempotentPosts?: boolean } = {},
+  ) => {
     const c = cluster(o);
     const g = createGate();
     gates.push(g);
@@ -219,6 +224,11 @@ describe("recovery of what the chat shows (test clock)", () => {
 
   it("killed before the posted id reached the journal, on a platform that finds posts by key: no second copy", async () => {
     const c = await killedJustAfterPost("posted", { findPosted: true });
+    expect(c.chat.messages()).toEqual(["ack one"]);
+  });
+
+  it("killed before the posted id reached the journal, on a platform whose repeated post returns the first (Discord): no second copy", async () => {
+    const c = await killedJustAfterPost("posted", { idempotentPosts: true });
     expect(c.chat.messages()).toEqual(["ack one"]);
   });
 

@@ -123,6 +123,7 @@ export class DiscordAdapter implements ChannelAdapter {
       edits: true,
       typingDurationMs: 10_000,
       history: true,
+      idempotentPosts: true,
     };
   }
 

@@ -128,6 +128,18 @@ export async function finishOwedRender(
       delete m.ifUnsaved;
       const text = redactSecrets(final);
       const parts = text.trim() === "" ? [] : splitMessage(text, o.adapter.capabilities.maxMessageLength);
+      const unknown = m.posting;
+      if (unknown && unknown.part >= parts.length && o.adapter.capabilities.idempotentPosts) {
+        // A post whose answer never came, for a part that must not stay: where a repeat returns the
+        // first message, repeat it to learn the id (a new message if it never arrived), then delete it.
+        const ref = await request(o, () =>
+          o.adapter.post(o.threadKey, "…", { format: "plain", idempotencyKey: unknown.key }),
+        );
+        log.posted(unknown.key, ref);
+        m.refs[unknown.part] = ref;
+        delete m.posting;
+        await record();
+      }
       for (let i = 0; i < parts.length; i++) {
         const part = parts[i] as string;
         const ref = m.refs[i];

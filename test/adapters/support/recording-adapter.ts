@@ -143,6 +143,9 @@ export class RecordingAdapter implements ChannelAdapter {
       () => {
         if (text.length > this.capabilities.maxMessageLength)
           throw new ChannelError("too_long", "too long", "web");
+        // As Discord's enforced nonce, when the capability says so: a repeat returns the first message.
+        const first = opts.idempotencyKey ? this.keys.get(opts.idempotencyKey) : undefined;
+        if (first && this.capabilities.idempotentPosts && this.chat.has(first)) return first;
         const ref = `m${++this.seq}`;
         this.chat.set(ref, text);
         if (opts.idempotencyKey) this.keys.set(opts.idempotencyKey, ref);
