@@ -176,6 +176,14 @@ export interface PostOptions {
   replyTo?: MessageRef;
   /** Ask the platform not to notify (Telegram `disable_notification`). */
   silent?: boolean;
+  /**
+   * A key naming this post (at most 25 characters of [0-9a-z]), recorded in the render journal before
+   * the post. Where the platform can, a post with the same key finds the first one instead of showing
+   * a second copy: Discord sends it as the `nonce` with `enforce_nonce` (a repeat within minutes
+   * returns the first message); Slack attaches it as message metadata, which `findPosted` looks up.
+   * Telegram has no such key: it is ignored there.
+   */
+  idempotencyKey?: string;
 }
 
 /** Options of `edit`. */
@@ -230,6 +238,17 @@ export interface ChannelAdapter {
 
   /** Post a new message into a thread; returns its reference. */
   post(threadKey: string, text: string, opts?: PostOptions): Promise<MessageRef>;
+  /**
+   * Optional: the message a post with `idempotencyKey` `key` made in `threadKey`, if the platform
+   * shows one (Slack: by its metadata, in the thread's replies or the channel's recent history);
+   * undefined when there is none. Recovery asks it before posting again what a dead worker may have
+   * posted already. Rejects when the platform cannot be asked (the post is then tried later).
+   */
+  findPosted?(
+    threadKey: string,
+    key: string,
+    opts?: { replyTo?: MessageRef },
+  ): Promise<MessageRef | undefined>;
   edit(ref: MessageRef, text: string, opts?: EditOptions): Promise<void>;
   delete(ref: MessageRef): Promise<void>;
   react(ref: MessageRef, emoji: string): Promise<void>;
@@ -411,10 +430,18 @@ export function capInboundText(text: string, max: number = DEFAULT_MAX_INBOUND_C
  * (the lease is gone: the next holder finishes from the last one stored). Never rejects.
  * - `owe(snapshot)`: the run's render state as plain JSON (platform message ids, the final text
  *   each must end with); replaces the previous snapshot of the run.
+ * - `posted(key, ref)`: the post whose snapshot carried idempotency key `key` got `ref`. Call it the
+ *   instant the platform answered (no await in between): it is sent at once, apart from the queued
+ *   snapshots, so a worker killed just after a post leaves the id. Does not wait.
+ * - `saved()`: resolves once the session holds every reply the run's events showed as ended (the
+ *   writes queued so far are done). The renderer awaits it before each request, so the chat never
+ *   shows a reply's full text that the session might lack after a crash. Never rejects.
  * - `done()`: the chat shows the final state: nothing is owed any more.
  */
 export interface RenderLog {
   owe(snapshot: unknown): Promise<void>;
+  posted(key: string, ref: MessageRef): void;
+  saved(): Promise<void>;
   done(): Promise<void>;
   /**
    * False once the lease is lost: the renderer then sends nothing more (another worker holds the

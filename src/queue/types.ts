@@ -134,13 +134,16 @@ export type RunSinkFactory = (threadKey: string, runId: string, log?: RenderLog)
  * message id in `log` before the next request), removes what must not stay. Resolves true once the
  * chat shows it, false when the platform refused for now (it stays owed; the thread's next tenure
  * tries again). `saved` tells whether the session holds the assistant message of that time stamp
- * (a reply recorded as shown but never saved is answered again, so it must not stay). Must not throw.
+ * (a reply recorded as shown but never saved is answered again, so it must not stay). `posted` maps
+ * the idempotency keys of the run's posts to the ids they got (`RenderLog.posted`): a post the
+ * snapshot records as intended but without its id is found there first. Must not throw.
  */
 export type OwedRenderFinisher = (
   threadKey: string,
   snapshot: unknown,
   log: RenderLog,
   saved: (assistantTimestamp: number) => boolean,
+  posted: ReadonlyMap<string, string>,
 ) => Promise<boolean>;
 
 /**

@@ -154,6 +154,37 @@ export function runAdapterContract(name: string, make: () => Promise<ContractHar
       expect(h.thread(m.threadKey).at(-1)).toEqual({ text: "Hello, human.", fromBot: true });
     });
 
+    it("finds a post again by its idempotency key where the platform can (else shows it twice, as Telegram)", async () => {
+      await h.groupMessage({ text: "key test", mention: true });
+      await waitFor("the mention", () => h.received.messages.length === 1);
+      const m = h.received.messages[0] as InboundMessage;
+      await h.directMessage("key test too");
+      await waitFor("the DM", () => h.received.messages.length === 2);
+      const dm = h.received.messages[1] as InboundMessage;
+      for (const [threadKey, replyTo] of [
+        [m.threadKey, m.messageId],
+        [dm.threadKey, undefined],
+      ] as const) {
+        const key = `k${threadKey.length}${Date.now().toString(36)}`;
+        const opts = { idempotencyKey: key, ...(replyTo ? { replyTo } : {}) };
+        const ref = await h.adapter.post(threadKey, "Once.", opts);
+        const find = h.adapter.findPosted?.bind(h.adapter);
+        if (find) {
+          // Slack: found by its metadata; an unknown key finds nothing.
+          expect(await find(threadKey, key, replyTo ? { replyTo } : {})).toBe(ref);
+          expect(await find(threadKey, `${key}x`, replyTo ? { replyTo } : {})).toBeUndefined();
+          continue;
+        }
+        const again = await h.adapter.post(threadKey, "Once.", opts);
+        const shown = h.thread(threadKey).filter((x) => x.fromBot && x.text === "Once.");
+        if (h.platform === "discord") {
+          // The nonce with enforce_nonce: the repeat returns the first message.
+          expect(again).toBe(ref);
+          expect(shown).toHaveLength(1);
+        } else expect(shown).toHaveLength(2);
+      }
+    });
+
     it("posts an answer that replies to a later user message into the same thread, after that message", async () => {
       const first = await h.groupMessage({ text: "first question", mention: true });
       await waitFor("the mention", () => h.received.messages.length === 1);

@@ -6,12 +6,13 @@
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Redis } from "ioredis";
 import { afterAll, describe, expect, it } from "vitest";
 import { RuntimeKeys } from "../../src/queue/keys.js";
 import { RedisRenderJournal } from "../../src/queue/redis/render-journal.js";
 import { MemoryRenderJournal } from "../../src/queue/state/render-journal.js";
 import { dropPrefix } from "../faults/support.js";
-import { connectRedis, uniquePrefix } from "../support/redis.js";
+import { connectRedis, redisUrl, uniquePrefix } from "../support/redis.js";
 
 const T = "telegram:42";
 const snapshot = { v: 1, messages: [{ refs: ["7"], text: "Got it." }] };
@@ -31,17 +32,68 @@ describe("RedisRenderJournal", () => {
     await redis.set(keys.lease(T), "tok", "PX", 10_000);
     expect(await journal.put(T, "other", "run-1", snapshot)).toBe(false);
     expect(await journal.put(T, "tok", "run-1", snapshot)).toBe(true);
-    expect(await journal.owed(T)).toEqual([{ runId: "run-1", snapshot }]);
+    expect(await journal.owed(T)).toEqual([{ runId: "run-1", snapshot, posted: new Map() }]);
     expect(await journal.drop(T, "other", "run-1")).toBe(false);
     expect(await journal.owed(T)).toHaveLength(1);
     expect(await journal.drop(T, "tok", "run-1")).toBe(true);
     expect(await journal.owed(T)).toEqual([]);
   });
 
+  it("keeps each posted id beside its run's snapshot, fenced, and drops them with the run", async () => {
+    const journal = new RedisRenderJournal(redis, keys);
+    await redis.set(keys.lease(T), "tok", "PX", 10_000);
+    expect(await journal.posted(T, "other", "run-3", "k1", "telegram:42:8")).toBe(false);
+    expect(await journal.put(T, "tok", "run-3", snapshot)).toBe(true);
+    expect(await journal.posted(T, "tok", "run-3", "k1", "telegram:42:8")).toBe(true);
+    expect(await journal.posted(T, "tok", "run-30", "k2", "telegram:42:9")).toBe(true);
+    const owed = await journal.owed(T);
+    expect(owed.find((r) => r.runId === "run-3")).toEqual({
+      runId: "run-3",
+      snapshot,
+      posted: new Map([["k1", "telegram:42:8"]]),
+    });
+    expect(await journal.drop(T, "tok", "run-3")).toBe(true);
+    // Only run-3's: another run whose id starts the same keeps its own.
+    expect(await journal.owed(T)).toEqual([
+      { runId: "run-30", snapshot: undefined, posted: new Map([["k2", "telegram:42:9"]]) },
+    ]);
+    expect(await journal.drop(T, "tok", "run-30")).toBe(true);
+    expect(await redis.exists(keys.renderJournal(T))).toBe(0);
+  });
+
+  it("writes a posted id to the socket before returning, even with auto-pipelining (which defers commands)", async () => {
+    const piped = new Redis(redisUrl(), { maxRetriesPerRequest: null, enableAutoPipelining: true });
+    try {
+      await piped.ping();
+      const journal = new RedisRenderJournal(piped, keys);
+      await redis.set(keys.lease(T), "tok", "PX", 10_000);
+      expect(await journal.put(T, "tok", "run-4", snapshot)).toBe(true);
+      const socket = (
+        piped as unknown as { stream: { write: (chunk: unknown, ...rest: unknown[]) => boolean } }
+      ).stream;
+      const sent: string[] = [];
+      const write = socket.write.bind(socket);
+      socket.write = (chunk: unknown, ...rest: unknown[]) => {
+        sent.push(String(chunk));
+        return write(chunk, ...rest);
+      };
+      const posted = journal.posted(T, "tok", "run-4", "k9", "telegram:42:99");
+      // Same tick: on the wire already (a `put` would still wait for the next loop turn).
+      expect(sent.some((c) => c.includes("telegram:42:99"))).toBe(true);
+      const put = journal.put(T, "tok", "run-4", { ...snapshot, late: true });
+      expect(sent.some((c) => c.includes("late"))).toBe(false);
+      expect(await posted).toBe(true);
+      expect(await put).toBe(true);
+      expect(await journal.drop(T, "tok", "run-4")).toBe(true);
+    } finally {
+      piped.disconnect();
+    }
+  });
+
   it("lists a damaged record without a snapshot, so that its holder drops it", async () => {
     const journal = new RedisRenderJournal(redis, keys);
     await redis.hset(keys.renderJournal(T), "run-2", "{not json");
-    expect(await journal.owed(T)).toEqual([{ runId: "run-2", snapshot: undefined }]);
+    expect(await journal.owed(T)).toEqual([{ runId: "run-2", snapshot: undefined, posted: new Map() }]);
   });
 });
 
@@ -58,9 +110,12 @@ describe("MemoryRenderJournal", () => {
     const journal = new MemoryRenderJournal({ holds: (_t, token) => token === holder, dir });
     expect(await journal.put(T, "other", "run-1", snapshot)).toBe(false);
     expect(await journal.put(T, "tok", "run-1", snapshot)).toBe(true);
+    expect(await journal.posted(T, "tok", "run-1", "k1", "telegram:42:8")).toBe(true);
     const restarted = new MemoryRenderJournal({ holds: () => true, dir });
     expect(await restarted.load()).toEqual([T]);
-    expect(await restarted.owed(T)).toEqual([{ runId: "run-1", snapshot }]);
+    expect(await restarted.owed(T)).toEqual([
+      { runId: "run-1", snapshot, posted: new Map([["k1", "telegram:42:8"]]) },
+    ]);
     holder = "next";
     expect(await journal.drop(T, "tok", "run-1")).toBe(false);
     expect(await journal.drop(T, "next", "run-1")).toBe(true);

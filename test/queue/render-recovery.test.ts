@@ -51,7 +51,7 @@ const appendsAnswer: CallMatch = (method, args) =>
   method === "append" &&
   (args[2] as { message?: { role?: string } }[] | undefined)?.[0]?.message?.role === "assistant";
 
-function cluster() {
+function cluster(o: { findPosted?: boolean; holdAnswerAppend?: Gate } = {}) {
   const clock = new ManualClock();
   const state = new MemoryThreadState({ clock });
   const dir = mkdtempSync(join(tmpdir(), "sb-render-"));
@@ -60,8 +60,9 @@ function cluster() {
     dataDir: dir,
     fenceCheck: (threadKey, fence) => state.holds(threadKey, fence.token),
   });
+  const holdAnswerAppend = o.holdAnswerAppend;
   const journal = new MemoryRenderJournal({ holds: (t, token) => state.holds(t, token) });
-  const chat = new RecordingAdapter(clock);
+  const chat = new RecordingAdapter(clock, {}, { findPosted: o.findPosted === true });
   const limiter = new MemoryRateLimiter(clock);
   const errors: string[] = [];
   const worker = (
@@ -71,12 +72,33 @@ function cluster() {
   ) => {
     const mortal = new Mortal(o.death);
     const adapter = mortal.wrap<ChannelAdapter>(chat);
+    // A slow session write of the reply (Redis behind a loaded event loop), when asked for.
+    const hold = holdAnswerAppend;
+    const slowStore: FileSessionStore = hold
+      ? new Proxy(store, {
+          get: (obj, prop) => {
+            const value: unknown = Reflect.get(obj, prop, obj);
+            if (prop !== "append" || typeof value !== "function") return value;
+            return async (...args: unknown[]) => {
+              // Only the first: the dead worker's write never lands, the next worker's does.
+              if (!hold.isReached && appendsAnswer("append", args)) await hold.arrive();
+              return value.apply(obj, args);
+            };
+          },
+        })
+      : store;
     const core = new WorkerCore({
       state: mortal.wrap(state),
-      store: mortal.wrap(store),
+      store: mortal.wrap(slowStore),
       journal: mortal.wrap<RenderJournal>(journal),
-      finishOwed: (threadKey, snapshot, log, saved) =>
-        finishOwedRender({ adapter, threadKey, clock, limiter, logger: silent }, snapshot, log, saved),
+      finishOwed: (threadKey, snapshot, log, saved, posted) =>
+        finishOwedRender(
+          { adapter, threadKey, clock, limiter, logger: silent },
+          snapshot,
+          log,
+          saved,
+          posted,
+        ),
       factory: scriptedFactory(stream, o.tools),
       sinks: (threadKey, _runId, log) =>
         new RunRenderer({ adapter, threadKey, clock, limiter, editIntervalMs: 500, ...(log ? { log } : {}) }),
@@ -153,6 +175,59 @@ describe("recovery of what the chat shows (test clock)", () => {
     expect(await c.lines()).toEqual(["user:one", "assistant:ack one"]);
     expect(await c.journal.owed(T)).toEqual([]);
     expect(c.errors).toEqual([]);
+  });
+
+  /**
+   * The post window: the platform answered a post, the worker died before the run's snapshot held
+   * the id. `dieAt` is the first journal call after the post that never lands.
+   */
+  const killedJustAfterPost = async (dieAt: "posted" | "put", o: { findPosted?: boolean } = {}) => {
+    const c = cluster(o);
+    const g = createGate();
+    gates.push(g);
+    let posts = 0;
+    const a = c.worker(
+      "A",
+      acking((t) => [t.slice(0, 5), t.slice(5)], [g]),
+      {
+        death: (method) => {
+          if (method === "post") posts++;
+          return posts === 1 && method === dieAt;
+        },
+      },
+    );
+    const b = c.worker(
+      "B",
+      acking((t) => [t]),
+    );
+    await c.deliver("one");
+    void a.core.process(T, { rerun: false });
+    await a.mortal.died;
+    expect(c.chat.messages()).toEqual(["ack o"]);
+    g.release();
+    await c.runUntil(b.core.process(T, { rerun: true }));
+    expect(await c.lines()).toEqual(["user:one", "assistant:ack one"]);
+    expect(await c.journal.owed(T)).toEqual([]);
+    expect(c.errors).toEqual([]);
+    return c;
+  };
+
+  it("killed the instant a post was answered, its id sent to the journal: the next worker finds it, no second copy", async () => {
+    const c = await killedJustAfterPost("put");
+    expect(c.chat.messages()).toEqual(["ack one"]);
+  });
+
+  it("killed before the posted id reached the journal, on a platform that finds posts by key: no second copy", async () => {
+    const c = await killedJustAfterPost("posted", { findPosted: true });
+    expect(c.chat.messages()).toEqual(["ack one"]);
+  });
+
+  it("killed before the posted id reached the journal, on a platform without lookup: the intent's key is posted again (the window Telegram keeps)", async () => {
+    const c = await killedJustAfterPost("posted");
+    // The half-written message stays beside the answer: what docs/runtime.md states for Telegram.
+    expect(c.chat.messages()).toEqual(["ack o", "ack one"]);
+    const keys = c.chat.calls.filter((x) => x.op === "post" && x.ok);
+    expect(keys).toHaveLength(2);
   });
 
   it("killed between edits: the half-written message goes, the rerun's answer is shown once", async () => {
@@ -235,10 +310,77 @@ describe("recovery of what the chat shows (test clock)", () => {
     expect(c.chat.messages()).toEqual(["ack o"]);
     g.release();
     await a.mortal.died;
+    // The full text never showed: the final edit waits for the session to hold the reply (else a
+    // user who saw the answer would see it vanish and the rerun answer a different question).
+    await c.clock.advance(2000);
+    expect(c.chat.messages()).toEqual(["ack o"]);
     await c.runUntil(b.core.process(T, { rerun: true }));
     expect(c.chat.messages()).toEqual(["ack one"]);
     expect(streamB.calls).toHaveLength(1);
     expect(await c.lines()).toEqual(["user:one", "assistant:ack one"]);
+    expect(await c.journal.owed(T)).toEqual([]);
+    expect(c.errors).toEqual([]);
+  });
+
+  it("killed while the session's write of the answer is slow: the chat never showed the full answer, the rerun shows it once", async () => {
+    const slow = createGate();
+    const c = cluster({ holdAnswerAppend: slow });
+    const g = createGate();
+    gates.push(g, slow);
+    const a = c.worker(
+      "A",
+      acking((t) => [t.slice(0, 5), t.slice(5)], [g]),
+    );
+    const streamB = acking((t) => [t]);
+    const b = c.worker("B", streamB);
+    await c.deliver("one");
+    void a.core.process(T, { rerun: false });
+    await g.reached;
+    await c.clock.advance(10);
+    expect(c.chat.messages()).toEqual(["ack o"]);
+    g.release();
+    await slow.reached;
+    // The stream ended and the final edit is due, but the session does not hold the answer yet.
+    await c.clock.advance(2000);
+    expect(c.chat.messages()).toEqual(["ack o"]);
+    a.mortal.kill();
+    await c.runUntil(b.core.process(T, { rerun: true }));
+    expect(c.chat.messages()).toEqual(["ack one"]);
+    expect(streamB.calls).toHaveLength(1);
+    expect(await c.lines()).toEqual(["user:one", "assistant:ack one"]);
+    expect(await c.journal.owed(T)).toEqual([]);
+    expect(c.errors).toEqual([]);
+  });
+
+  it("killed after the whole answer streamed into the chat, before the session saved it, the user asking on: each question gets its own answer", async () => {
+    const c = cluster();
+    const g1 = createGate();
+    const g2 = createGate();
+    gates.push(g1, g2);
+    const a = c.worker(
+      "A",
+      acking((t) => [t.slice(0, 5), t.slice(5)], [g1, g2]),
+      { death: appendsAnswer },
+    );
+    const streamB = acking((t) => [t]);
+    const b = c.worker("B", streamB);
+    await c.deliver("one");
+    void a.core.process(T, { rerun: false });
+    await g1.reached;
+    await c.clock.advance(600);
+    g1.release();
+    await g2.reached;
+    await c.clock.advance(600);
+    // The stream has not ended, but the chat shows all of it: the user reads it and asks on.
+    expect(c.chat.messages()).toEqual(["ack one"]);
+    await c.deliver("two");
+    g2.release();
+    await a.mortal.died;
+    await c.runUntil(b.core.process(T, { rerun: true }));
+    // The session lacked the reply: it is answered again, on its own, then the next question.
+    expect(streamB.calls.map((call) => lastUserText(call))).toEqual(["one", "two"]);
+    expect(c.chat.messages()).toEqual(["ack one", "ack two"]);
+    expect(await c.lines()).toEqual(["user:one", "assistant:ack one", "user:two", "assistant:ack two"]);
     expect(await c.journal.owed(T)).toEqual([]);
     expect(c.errors).toEqual([]);
   });

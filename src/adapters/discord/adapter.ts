@@ -209,6 +209,8 @@ export class DiscordAdapter implements ChannelAdapter {
         ? { message_reference: { message_id: target.replyTo, fail_if_not_exists: false } }
         : {}),
       ...(opts.silent ? { flags: 4096 } : {}),
+      // A repeat of this post within minutes returns the first message instead of a second copy.
+      ...(opts.idempotencyKey ? { nonce: opts.idempotencyKey, enforce_nonce: true } : {}),
     });
     // Messages outside a thread find their conversation through this record (reactions, replies).
     if (k.guild && target.channel === k.channel)

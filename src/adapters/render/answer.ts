@@ -132,7 +132,7 @@ export class Answer {
    * What this answer owes the chat if its run dies now: the status message with every tool still
    * running marked failed, and the reply with the text of the assistant messages that ended (the
    * session holds them; one still streaming does not count), or the final text once `finish`ed.
-   * Messages with nothing to show and nothing sent are left out.
+   * Messages with nothing to show, nothing sent and no post under way are left out.
    */
   owed(at: number): OwedMessage[] {
     const out: OwedMessage[] = [];
@@ -140,10 +140,15 @@ export class Answer {
       const lines = this.tools.map((t) =>
         t.endedAt === undefined ? { ...t, endedAt: at, isError: true } : t,
       );
-      out.push(owedMessage(this.status.refs, formatToolStatus(lines), this.replyTo));
+      out.push(owedMessage(this.status.refs, formatToolStatus(lines), this.replyTo, this.status.posting));
     }
     const join = (texts: string[]) => texts.filter((t) => t.trim() !== "").join("\n\n");
-    const reply = owedMessage(this.reply.refs, this.done ? this.text() : join(this.texts), this.replyTo);
+    const reply = owedMessage(
+      this.reply.refs,
+      this.done ? this.text() : join(this.texts),
+      this.replyTo,
+      this.reply.posting,
+    );
     const last = this.lastEnded;
     if (last)
       // The session saves a reply just after this is recorded: a worker that dies in between leaves
@@ -153,7 +158,8 @@ export class Answer {
         text: join(this.texts.filter((_, i) => i !== last.index)),
       };
     out.push(reply);
-    return out.filter((m) => m.refs.length > 0 || m.text.trim() !== "");
+    // A post about to go out counts as sent: recovery finds it (or finds that it never arrived).
+    return out.filter((m) => m.refs.length > 0 || m.text.trim() !== "" || m.posting !== undefined);
   }
 
   private text(): string {

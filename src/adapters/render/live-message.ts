@@ -12,6 +12,7 @@
  * Requests also spend the channel's shared budget through the `RateLimiter`.
  */
 
+import { randomBytes } from "node:crypto";
 import type { Clock } from "../../agent/clock.js";
 import { redactGrowingText, redactSecrets } from "../../agent/llm/redact.js";
 import { type StructuredLogger, silentLogger } from "../../agent/logger.js";
@@ -43,17 +44,40 @@ export interface LiveMessageOptions {
    */
   beforePost?: () => Promise<void>;
   /**
-   * Awaited after a new platform message was posted (its ref is in `refs`) or a superseded part was
-   * deleted, before the next request: the renderer records its message ids in the render journal
-   * here, one round trip after the platform answered. Must not reject.
+   * Awaited when what the message owes the chat changed, before the next request: a new platform
+   * message is about to be posted (`posting` names it), was posted (its ref is in `refs`), or a
+   * superseded part was deleted. The renderer records the run's snapshot in the render journal here,
+   * so a post's intent is stored before the post. Must not reject.
    */
   afterChange?: () => Promise<void>;
+  /**
+   * Called the instant the platform answered a post (no await in between) with the post's
+   * idempotency key and its ref: the renderer sends the id to the render journal at once. Must not throw.
+   */
+  onPosted?: (key: string, ref: MessageRef) => void;
+  /**
+   * Awaited before every request (post or edit): the renderer waits here, once a reply ended, until
+   * the session holds it, so the chat never shows a reply's full text that a worker killed next
+   * would leave out of the session (its successor would remove it and answer again). Must not reject.
+   */
+  beforeSend?: () => Promise<void>;
   /** Checked before every request: false stops the message for good ("cancelled"), e.g. the lease is lost. */
   mayContinue?: () => boolean;
 }
 
 /** What happened to the final text. */
 export type LiveMessageOutcome = "delivered" | "failed" | "cancelled";
+
+/** A post about to go out (or whose answer never came): the part it makes and its idempotency key. */
+export interface PostIntent {
+  part: number;
+  key: string;
+}
+
+/** A fresh idempotency key: 20 characters of [0-9a-z] (Discord nonces take at most 25). */
+export function newPostKey(): string {
+  return randomBytes(13).toString("hex").slice(0, 20);
+}
 
 export class LiveMessage {
   /** The text as last `set`, and what of it may show while it still grows. */
@@ -68,6 +92,8 @@ export class LiveMessage {
   private readonly abort = new AbortController();
   private failures = 0;
   private working = false;
+  /** The post in flight, or the last one that failed (retried with the same key). */
+  private intent: PostIntent | undefined;
   private readonly interval: number;
   private readonly channel: string;
   private readonly rule: RateRule | undefined;
@@ -110,6 +136,11 @@ export class LiveMessage {
   /** References of the platform messages, in order. */
   get refs(): MessageRef[] {
     return this.refList.filter((r): r is MessageRef => r !== undefined);
+  }
+
+  /** The post about to go out or in flight whose ref is not known yet. */
+  get posting(): PostIntent | undefined {
+    return this.intent ? { ...this.intent } : undefined;
   }
 
   /** True while a request is being prepared or is in flight (tests wait for false). */
@@ -202,6 +233,13 @@ export class LiveMessage {
     let text = candidate;
     this.lastStart[index] = clock.now();
     try {
+      if (this.o.beforeSend) {
+        this.working = false;
+        await this.o.beforeSend();
+        this.working = true;
+        if (this.abort.signal.aborted || this.o.mayContinue?.() === false) return "ok";
+        text = this.target()[index] ?? text;
+      }
       if (ref === undefined) {
         if (this.o.beforePost) {
           // Waiting on others (an earlier answer still being delivered) is not work of this message.
@@ -213,10 +251,24 @@ export class LiveMessage {
           this.lastStart[index] = clock.now();
         }
         const replyTo = index === 0 ? this.o.replyTo : undefined;
-        this.refList[index] = await adapter.post(threadKey, text, {
+        // The intent first (a retry of a post whose answer never came keeps its key), then the post.
+        let intent = this.intent;
+        if (intent?.part !== index) {
+          intent = { part: index, key: newPostKey() };
+          this.intent = intent;
+          await this.o.afterChange?.();
+          if (this.abort.signal.aborted || this.o.mayContinue?.() === false) return "ok";
+        }
+        const key = intent.key;
+        const posted = await adapter.post(threadKey, text, {
           format: this.o.format ?? "markdown",
+          idempotencyKey: key,
           ...(replyTo ? { replyTo } : {}),
         });
+        // Same tick as the platform's answer: the id is on its way to the journal before anything else runs.
+        this.o.onPosted?.(key, posted);
+        this.refList[index] = posted;
+        this.intent = undefined;
         await this.o.afterChange?.();
       } else {
         await adapter.edit(ref, text, { format: this.o.format ?? "markdown" });

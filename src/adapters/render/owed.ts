@@ -12,6 +12,7 @@ import { redactSecrets } from "../../agent/llm/redact.js";
 import type { StructuredLogger } from "../../agent/logger.js";
 import type { ChannelAdapter, MessageRef, RateLimiter, RenderLog } from "../types.js";
 import { isChannelError } from "../types.js";
+import { newPostKey } from "./live-message.js";
 import { splitMessage } from "./split.js";
 
 /** One chat message of a run: its parts' platform ids (none yet: never sent) and its final text. */
@@ -26,6 +27,12 @@ export interface OwedMessage {
    * `timestamp` (its worker died between recording it and saving it: it is answered again).
    */
   ifUnsaved?: { timestamp: number; text: string };
+  /**
+   * A post recorded as about to go out (or sent without an answer): the part it makes and its
+   * idempotency key. Its id, if the platform answered, is in the journal's posted ids, or the
+   * platform finds it by the key (`findPosted`, or Discord's nonce on a repeated post).
+   */
+  posting?: { part: number; key: string };
 }
 
 /** A run's render state as recorded in the journal. */
@@ -34,8 +41,13 @@ export interface RenderSnapshot {
   messages: OwedMessage[];
 }
 
-export function owedMessage(refs: MessageRef[], text: string, replyTo: MessageRef | undefined): OwedMessage {
-  return { refs: [...refs], text, ...(replyTo ? { replyTo } : {}) };
+export function owedMessage(
+  refs: MessageRef[],
+  text: string,
+  replyTo: MessageRef | undefined,
+  posting?: { part: number; key: string },
+): OwedMessage {
+  return { refs: [...refs], text, ...(replyTo ? { replyTo } : {}), ...(posting ? { posting } : {}) };
 }
 
 /** The snapshot in `v`, or undefined when it is not one (damaged or from an unknown version). */
@@ -46,13 +58,16 @@ function parseSnapshot(v: unknown): RenderSnapshot | undefined {
   const messages: OwedMessage[] = [];
   for (const m of raw.messages as unknown[]) {
     if (typeof m !== "object" || m === null) return undefined;
-    const { refs, text, replyTo, ifUnsaved } = m as Record<string, unknown>;
+    const { refs, text, replyTo, ifUnsaved, posting } = m as Record<string, unknown>;
     if (!Array.isArray(refs) || !refs.every((r) => typeof r === "string") || typeof text !== "string")
       return undefined;
     const message = owedMessage(refs as string[], text, typeof replyTo === "string" ? replyTo : undefined);
     const alt = ifUnsaved as { timestamp?: unknown; text?: unknown } | undefined;
     if (typeof alt?.timestamp === "number" && typeof alt.text === "string")
       message.ifUnsaved = { timestamp: alt.timestamp, text: alt.text };
+    const post = posting as { part?: unknown; key?: unknown } | undefined;
+    if (typeof post?.part === "number" && typeof post.key === "string")
+      message.posting = { part: post.part, key: post.key };
     messages.push(message);
   }
   return { v: 1, messages };
@@ -73,12 +88,16 @@ export interface FinishOwedOptions {
  * (so a worker that dies while finishing leaves a snapshot the next one continues from). True once
  * the chat shows every message's final text; false when the platform refused (it stays owed).
  * `saved` tells whether the session holds an assistant message (by time stamp), see `ifUnsaved`.
+ * `posted` holds the ids recorded the instant posts were answered (`RenderLog.posted`), by key: a
+ * post recorded as intended (`posting`) is looked up there, then on the platform (`findPosted`),
+ * and only posted again (with the same key, which Discord dedupes) when neither knows it.
  */
 export async function finishOwedRender(
   o: FinishOwedOptions,
   snapshot: unknown,
   log: RenderLog,
   saved: (timestamp: number) => boolean = () => true,
+  posted: ReadonlyMap<string, MessageRef> = new Map(),
 ): Promise<boolean> {
   const parsed = parseSnapshot(snapshot);
   if (!parsed) {
@@ -89,6 +108,20 @@ export async function finishOwedRender(
   const record = () => log.owe({ v: 1, messages } satisfies RenderSnapshot);
   try {
     for (const m of messages) {
+      if (m.posting && m.refs[m.posting.part] === undefined && m.posting.part === m.refs.length) {
+        const { key } = m.posting;
+        const find = o.adapter.findPosted?.bind(o.adapter);
+        const found =
+          posted.get(key) ??
+          (find
+            ? await request(o, () => find(o.threadKey, key, m.replyTo ? { replyTo: m.replyTo } : {}))
+            : undefined);
+        if (found !== undefined) {
+          m.refs.push(found);
+          delete m.posting;
+          await record();
+        }
+      } else delete m.posting;
       const final = m.ifUnsaved && !saved(m.ifUnsaved.timestamp) ? m.ifUnsaved.text : m.text;
       // Settled now: what is recorded from here on is this text.
       m.text = final;
@@ -100,9 +133,22 @@ export async function finishOwedRender(
         const ref = m.refs[i];
         if (ref !== undefined && (await edit(o, ref, part))) continue;
         const replyTo = i === 0 ? m.replyTo : undefined;
-        m.refs[i] = await request(o, () =>
-          o.adapter.post(o.threadKey, part, { format: "markdown", ...(replyTo ? { replyTo } : {}) }),
+        // The intent first (a dead worker's intent for this part keeps its key), then the post.
+        if (m.posting?.part !== i || ref !== undefined) {
+          m.posting = { part: i, key: newPostKey() };
+          await record();
+        }
+        const key = m.posting.key;
+        const sent = await request(o, () =>
+          o.adapter.post(o.threadKey, part, {
+            format: "markdown",
+            idempotencyKey: key,
+            ...(replyTo ? { replyTo } : {}),
+          }),
         );
+        log.posted(key, sent);
+        m.refs[i] = sent;
+        delete m.posting;
         await record();
       }
       while (m.refs.length > parts.length) {

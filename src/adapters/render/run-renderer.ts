@@ -67,6 +67,9 @@ export class RunRenderer {
   private aborted = false;
   private finishing: Promise<void> | undefined;
   private notices = 0;
+  /** Assistant replies that ended, and how many of them the session is known to hold. */
+  private ended = 0;
+  private savedUpTo = 0;
   /** Notices and the error note: messages of the run outside its answers, in posting order. */
   private readonly extras: { message: LiveMessage; text: string }[] = [];
 
@@ -137,9 +140,24 @@ export class RunRenderer {
       v: 1,
       messages: [
         ...this.answers.flatMap((a) => a.owed(now)),
-        ...this.extras.map((e) => owedMessage(e.message.refs, e.text, undefined)),
+        ...this.extras.map((e) => owedMessage(e.message.refs, e.text, undefined, e.message.posting)),
       ],
     };
+  }
+
+  /**
+   * Resolves once the session holds every assistant reply that ended so far (at once when none
+   * ended since the last check, or without a journal): what a request is about to show in full is
+   * then in the session, so a crash cannot leave a shown answer the session lacks. Never rejects.
+   */
+  private async sessionHoldsEnded(): Promise<void> {
+    const log = this.o.log;
+    if (!log) return;
+    while (this.savedUpTo < this.ended) {
+      const upTo = this.ended;
+      await log.saved();
+      this.savedUpTo = Math.max(this.savedUpTo, upTo);
+    }
   }
 
   /** Records the snapshot in the render journal (no-op without one). Never rejects. */
@@ -174,6 +192,8 @@ export class RunRenderer {
       limiter: this.limiter,
       logger: this.log,
       afterChange: () => this.record(),
+      onPosted: (key, ref) => this.o.log?.posted(key, ref),
+      beforeSend: () => this.sessionHoldsEnded(),
       ...(this.o.log ? { mayContinue: this.o.log.held } : {}),
       ...(this.o.editIntervalMs !== undefined ? { editIntervalMs: this.o.editIntervalMs } : {}),
       ...(replyTo ? { replyTo } : {}),
@@ -220,6 +240,7 @@ export class RunRenderer {
         const m = event.message;
         if (!isAssistant(m)) return;
         answer.messageEnded(textOf(m), m.timestamp);
+        this.ended++;
         // Queued before the runtime saves this reply in the session, so a session that holds it
         // implies a journal that owes it.
         void this.record();

@@ -32,6 +32,9 @@ import { type SlackIdentity, SlackWeb } from "./web.js";
 
 /** Slack's own limit on `text`. */
 const SLACK_TEXT_LIMIT = 40_000;
+/** The metadata event type of posts made with an idempotency key (`findPosted` looks for it). */
+const POST_EVENT_TYPE = "switchboard_post";
+type Json = Record<string, unknown>;
 
 /** Socket Mode: an outbound WebSocket; no public URL needed. Several processes may connect. */
 export interface SlackSocketModeConfig {
@@ -302,26 +305,80 @@ export class SlackAdapter implements ChannelAdapter {
     return out;
   }
 
+  /** The thread a post into `threadKey` (replying to `replyTo`) goes to; undefined: the top level. */
+  private async postThread(threadKey: string, replyTo: MessageRef | undefined): Promise<string | undefined> {
+    const t = decodeThreadKey(threadKey);
+    // A reply goes into the replied message's thread; a DM's top level stays the top level.
+    if (replyTo && t.threadTs === undefined && !isDmChannel(t.channel)) {
+      const r = decodeMessageRef(replyTo);
+      return (await this.web.threadOf(r.channel, r.ts)) ?? r.ts;
+    }
+    return t.threadTs;
+  }
+
   async post(threadKey: string, text: string, opts: PostOptions = {}): Promise<MessageRef> {
     const t = decodeThreadKey(threadKey);
-    let threadTs = t.threadTs;
-    // A reply goes into the replied message's thread; a DM's top level stays the top level.
-    if (opts.replyTo && threadTs === undefined && !isDmChannel(t.channel)) {
-      const r = decodeMessageRef(opts.replyTo);
-      threadTs = (await this.web.threadOf(r.channel, r.ts)) ?? r.ts;
-    }
+    const threadTs = await this.postThread(threadKey, opts.replyTo);
     const r = await this.web.call("chat.postMessage", {
       channel: t.channel,
       text: this.render(text, opts.format),
       unfurl_links: false,
       unfurl_media: false,
       ...(threadTs ? { thread_ts: threadTs } : {}),
+      // What `findPosted` looks for: a recovering worker finds this message instead of posting again.
+      ...(opts.idempotencyKey
+        ? { metadata: { event_type: POST_EVENT_TYPE, event_payload: { key: opts.idempotencyKey } } }
+        : {}),
     });
     const ts = typeof r.ts === "string" ? r.ts : undefined;
     if (!ts) throw new ChannelError("other", "Slack chat.postMessage returned no message ts", "slack");
     this.web.rememberThread(t.channel, ts, threadTs);
     if (threadTs) await this.threads.join(encodeThreadKey(t.team, t.channel, threadTs), ts);
     return encodeMessageRef(t.team, t.channel, ts);
+  }
+
+  /**
+   * The bot's message posted with `idempotencyKey` `key`, by its metadata: among the thread's
+   * first 1,000 replies, or the newest 200 messages of the top level (a DM, a channel).
+   */
+  async findPosted(
+    threadKey: string,
+    key: string,
+    opts: { replyTo?: MessageRef } = {},
+  ): Promise<MessageRef | undefined> {
+    const t = decodeThreadKey(threadKey);
+    const threadTs = await this.postThread(threadKey, opts.replyTo);
+    const ours = (m: Json) => {
+      const meta = m.metadata as Json | undefined;
+      return meta?.event_type === POST_EVENT_TYPE && (meta.event_payload as Json | undefined)?.key === key;
+    };
+    const found = (messages: unknown) =>
+      (Array.isArray(messages) ? (messages as Json[]) : []).find(ours)?.ts as string | undefined;
+    if (threadTs === undefined) {
+      const r = await this.web.call("conversations.history", {
+        channel: t.channel,
+        limit: 200,
+        include_all_metadata: true,
+      });
+      const ts = found(r.messages);
+      return ts ? encodeMessageRef(t.team, t.channel, ts) : undefined;
+    }
+    let cursor: string | undefined;
+    for (let page = 0; page < 5; page++) {
+      const r = await this.web.call("conversations.replies", {
+        channel: t.channel,
+        ts: threadTs,
+        limit: 200,
+        include_all_metadata: true,
+        ...(cursor ? { cursor } : {}),
+      });
+      const ts = found(r.messages);
+      if (ts) return encodeMessageRef(t.team, t.channel, ts);
+      const next = (r.response_metadata as Json | undefined)?.next_cursor;
+      cursor = typeof next === "string" && next ? next : undefined;
+      if (!cursor) return undefined;
+    }
+    return undefined;
   }
 
   async edit(ref: MessageRef, text: string, opts: EditOptions = {}): Promise<void> {

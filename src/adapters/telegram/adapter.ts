@@ -187,9 +187,7 @@ export class TelegramAdapter implements ChannelAdapter {
           reachable,
           clock: this.clock,
           log: this.log,
-          onUpdate: async (u) => {
-            await this.handleUpdate(u);
-          },
+          onUpdate: (u) => this.handleUpdate(u),
           onState: (s, d) => this.setState(s, d),
           ...(this.config.lease ? { lease: this.config.lease } : {}),
         },
@@ -320,19 +318,24 @@ export class TelegramAdapter implements ChannelAdapter {
       this.api.sendMessage(t.chatId, body, { ...other, ...(html ? { parse_mode: "HTML" as const } : {}) }),
     );
     const bot = this.bot ?? { id: this.botId, username: this.config.botUsername ?? "" };
-    await this.recent.add(
-      {
-        chatId: t.chatId,
-        messageId: msg.message_id,
-        topic: t.topic,
-        root: t.root,
-        user: { id: String(bot.id), isBot: true, ...(bot.username ? { name: bot.username } : {}) },
-        text,
-        timestamp: this.clock.now(),
-        fromBot: true,
-      },
-      true,
-    );
+    // Not awaited: the ref goes back to the caller in the tick Telegram answered, so the render
+    // journal records it before anything else runs (a worker killed later still leaves the id).
+    // Remembering where the message sits is for later replies to it; a failure only costs that.
+    void this.recent
+      .add(
+        {
+          chatId: t.chatId,
+          messageId: msg.message_id,
+          topic: t.topic,
+          root: t.root,
+          user: { id: String(bot.id), isBot: true, ...(bot.username ? { name: bot.username } : {}) },
+          text,
+          timestamp: this.clock.now(),
+          fromBot: true,
+        },
+        true,
+      )
+      .catch((err: unknown) => this.log.warn({ err }, "could not share where a posted message sits"));
     return messageRefOf(t.chatId, msg.message_id);
   }
 

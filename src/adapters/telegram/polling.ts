@@ -2,7 +2,11 @@
  * Long polling of `getUpdates`, owned by at most one gateway process when a `ConnectionLease` is
  * given. Updates are handed over in order; the offset advances past each handled update, and on a
  * graceful stop a last zero-timeout `getUpdates` confirms what was handled so the next holder does
- * not receive it again. Failures never end the loop: network errors and 409 conflicts back off and
+ * not receive it again. An update whose handling failed or is still busy elsewhere (the handler
+ * answers false: Redis unreachable, another attempt's live claim) is never confirmed: the loop
+ * waits and asks for it again, and the updates after it wait too, so order is kept. After
+ * `MAX_UPDATE_ATTEMPTS` failed attempts in a row it is logged as an error and passed over, so one
+ * update that can never be handled does not stop the bot for good. Failures never end the loop: network errors and 409 conflicts back off and
  * retry; only an invalid token (401) stops it, reported as the `failed` state.
  *
  * The connection counts as `connected` once a poll is running against a Bot API that answered (the
@@ -29,8 +33,11 @@ export interface PollingOptions {
   log: StructuredLogger;
   /** The Bot API answered just before polling starts (it counts as connected from the first poll on). */
   reachable?: boolean;
-  /** Handles one update; must not throw (the adapter catches handler errors). */
-  onUpdate(update: Update): Promise<void>;
+  /**
+   * Handles one update; must not throw (the adapter catches handler errors). Resolves false when it
+   * was not handled (it failed, or another attempt still holds it): it is asked for again.
+   */
+  onUpdate(update: Update): Promise<boolean>;
   onState(state: ConnectionStatus["state"], detail?: string): void;
 }
 
@@ -40,6 +47,10 @@ const IMMEDIATE_MS = 1000;
 const FREE_EMPTY_POLLS = 3;
 const FIRST_EMPTY_WAIT_MS = 100;
 export const MAX_EMPTY_WAIT_MS = 2000;
+/** Attempts at one update before it is passed over (about ten minutes of backoff). */
+const MAX_UPDATE_ATTEMPTS = 30;
+/** Wait before asking again for an update that was not handled: doubles from this, up to 30 s. */
+const RETRY_UPDATE_MS = 500;
 
 /** Run until `signal` aborts. Resolves after the last request ended. */
 export async function runPolling(o: PollingOptions, signal: AbortSignal): Promise<void> {
@@ -73,6 +84,8 @@ async function pollWhile(
   let connected = false;
   let reachable = o.reachable === true;
   let empties = 0;
+  /** The update that was not handled, and how often in a row. */
+  let retrying: { id: number; attempts: number } | undefined;
   const timeout = o.timeoutSeconds ?? 25;
   while (!signal.aborted) {
     if (reachable && !connected) {
@@ -122,11 +135,42 @@ async function pollWhile(
       }
       continue;
     }
+    let failed: Update | undefined;
     for (const u of updates) {
       // Once the lease is lost, another process owns these updates.
       if (lost?.aborted && !stop?.aborted) return;
-      await o.onUpdate(u);
+      if (!(await o.onUpdate(u))) {
+        failed = u;
+        break;
+      }
+      retrying = undefined;
       offset = u.update_id + 1;
+    }
+    if (failed) {
+      // Not confirmed: the next getUpdates (from this offset) returns it again, after a wait.
+      const attempts = retrying?.id === failed.update_id ? retrying.attempts + 1 : 1;
+      retrying = { id: failed.update_id, attempts };
+      if (attempts >= MAX_UPDATE_ATTEMPTS) {
+        o.log.error(
+          { updateId: failed.update_id, attempts },
+          "a Telegram update failed every attempt; passing over it",
+        );
+        offset = failed.update_id + 1;
+        retrying = undefined;
+        continue;
+      }
+      o.log.warn(
+        { updateId: failed.update_id, attempt: attempts },
+        "Telegram update not handled; asking again",
+      );
+      try {
+        await o.clock.sleep(Math.min(30_000, RETRY_UPDATE_MS * 2 ** Math.min(attempts - 1, 6)), signal);
+      } catch {
+        break;
+      }
+      // Asked again from the failed update on (every update before it is confirmed).
+      offset = failed.update_id;
+      continue;
     }
     if (updates.length > 0 || o.clock.now() - started >= IMMEDIATE_MS) {
       empties = 0;

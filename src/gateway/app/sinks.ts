@@ -54,7 +54,7 @@ export function createSinkFactory(o: SinkFactoryOptions): RunSinkFactory {
  * owes nothing that could be shown (true: the record is dropped).
  */
 export function createOwedFinisher(o: SinkFactoryOptions): OwedRenderFinisher {
-  return async (threadKey, snapshot, journal, saved) => {
+  return async (threadKey, snapshot, journal, saved, posted) => {
     const log = threadLogger(o.logger, { threadKey });
     const platform = platformOf(threadKey, o.platforms);
     const adapter = platform ? o.adapterOf(platform) : undefined;
@@ -67,6 +67,7 @@ export function createOwedFinisher(o: SinkFactoryOptions): OwedRenderFinisher {
       snapshot,
       journal,
       saved,
+      posted,
     );
     if (done) log.info("finished what an earlier run owed the chat");
     return done;

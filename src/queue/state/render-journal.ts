@@ -14,14 +14,53 @@ import { decodeThreadKey, encodeThreadKey } from "../store/thread-dir.js";
 /** One owed record: the run (or notice) id and the last snapshot its sink recorded. */
 export interface OwedRender {
   runId: string;
+  /** Undefined when only posted ids are left of the record (or it is damaged). */
   snapshot: unknown;
+  /** Idempotency key of a post → the platform id it got, as recorded the instant the platform answered. */
+  posted: ReadonlyMap<string, string>;
+}
+
+/**
+ * The field of a posted id beside run `runId`'s snapshot: `<runId>\n<key>` (run ids never hold a
+ * newline). One field per post, so it is written at once, apart from the run's ordered snapshots.
+ */
+export function postedField(runId: string, key: string): string {
+  return `${runId}\n${key}`;
+}
+
+/** Groups a journal's fields (`runId` → snapshot JSON, `runId\nkey` → posted id) into records. */
+export function groupRecords(
+  fields: Iterable<[string, unknown]>,
+  parse: (raw: unknown) => unknown,
+): OwedRender[] {
+  const runs = new Map<string, { snapshot: unknown; posted: Map<string, string> }>();
+  const of = (runId: string) => {
+    let r = runs.get(runId);
+    if (!r) {
+      r = { snapshot: undefined, posted: new Map() };
+      runs.set(runId, r);
+    }
+    return r;
+  };
+  for (const [field, value] of fields) {
+    const cut = field.indexOf("\n");
+    if (cut < 0) of(field).snapshot = parse(value);
+    else if (typeof value === "string") of(field.slice(0, cut)).posted.set(field.slice(cut + 1), value);
+  }
+  return [...runs.entries()].map(([runId, r]) => ({ runId, snapshot: r.snapshot, posted: r.posted }));
 }
 
 /** The journal primitives; every method is atomic on its own. */
 export interface RenderJournal {
   /** Records `snapshot` as what run `runId` owes, replacing the previous one. False: `token` does not hold the lease. */
   put(threadKey: string, token: string, runId: string, snapshot: unknown): Promise<boolean>;
-  /** Nothing is owed for `runId` any more. False: `token` does not hold the lease. */
+  /**
+   * Records that the post with idempotency key `key` of run `runId` got platform id `ref`: sent the
+   * instant the platform answered, apart from the run's snapshots (which may be queued), so that a
+   * worker killed just after a post leaves the id. False: `token` does not hold the lease.
+   */
+  posted(threadKey: string, token: string, runId: string, key: string, ref: string): Promise<boolean>;
+  /** Nothing is owed for `runId` any more (its posted ids go too). False: `token` does not hold the lease. */
   drop(threadKey: string, token: string, runId: string): Promise<boolean>;
   /** What the thread's runs still owe, in no particular order (a damaged record has `snapshot` undefined). */
   owed(threadKey: string): Promise<OwedRender[]>;
@@ -82,19 +121,25 @@ export class MemoryRenderJournal implements RenderJournal {
     return true;
   }
 
+  async posted(threadKey: string, token: string, runId: string, key: string, ref: string): Promise<boolean> {
+    return this.put(threadKey, token, postedField(runId, key), ref);
+  }
+
   async drop(threadKey: string, token: string, runId: string): Promise<boolean> {
     if (!this.o.holds(threadKey, token)) return false;
     const runs = this.threads.get(threadKey);
-    if (!runs?.delete(runId)) return true;
+    if (!runs) return true;
+    let changed = runs.delete(runId);
+    for (const field of [...runs.keys()])
+      if (field.startsWith(postedField(runId, ""))) changed = runs.delete(field) || changed;
+    if (!changed) return true;
     if (runs.size === 0) this.threads.delete(threadKey);
     await this.persist(threadKey);
     return true;
   }
 
   async owed(threadKey: string): Promise<OwedRender[]> {
-    return [...(this.threads.get(threadKey) ?? new Map<string, unknown>()).entries()].map(
-      ([runId, snapshot]) => ({ runId, snapshot }),
-    );
+    return groupRecords((this.threads.get(threadKey) ?? new Map<string, unknown>()).entries(), (v) => v);
   }
 
   /** Writes the thread's records as they are now (after the writes queued before). */

@@ -37,6 +37,12 @@ export class ActiveRun implements TenureWork {
   aborted = false;
   /** The run already compacted and retried once after an overflow (never again). */
   retried = false;
+  /**
+   * A recovery run answering what a dead predecessor left unanswered: until its first reply ends it
+   * takes nothing new from the inbox, so that reply answers the question as it stood (the user may
+   * have seen an answer streaming before the predecessor died, and asked the next question since).
+   */
+  answeringTail = false;
   /** Seqs of the run's items whose message the session holds. */
   readonly persisted = new Set<number>();
   /** The chat messages the run answers, in the order it took them (`ctx.currentInbound()`). */

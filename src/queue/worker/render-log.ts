@@ -43,6 +43,18 @@ export function renderLog(
   return {
     owe: (snapshot) =>
       step("recording what a run owes the chat", () => journal.put(threadKey, token, runId, snapshot)),
+    posted: (key, ref) => {
+      if (tenure.state === "lost" || tenure.state === "failed") return;
+      // Sent now, not queued behind the run's snapshots: the id is on its way to Redis in the same
+      // tick the platform's answer arrived. A field of its own, so it needs no order with them.
+      journal.posted(threadKey, token, runId, key, ref).then(
+        (ok) => {
+          if (!ok) tenure.lose();
+        },
+        (e: unknown) => env.onError(e, `recording a posted message id in the render journal of ${threadKey}`),
+      );
+    },
+    saved: () => session.flush().catch(() => {}),
     // Only once the session holds what the chat shows: a worker that dies before that leaves the
     // record, and the next holder, which answers again what the session lacks, finishes it too.
     done: () => step("clearing what a run owed the chat", () => journal.drop(threadKey, token, runId), true),
@@ -70,7 +82,8 @@ export async function finishOwedRenders(
       const log = renderLog(env, tenure, session, owed.runId) as RenderLog;
       const messages = session.entry?.agent.state.messages ?? [];
       const saved = (at: number) => messages.some((m) => m.role === "assistant" && m.timestamp === at);
-      const shown = owed.snapshot === undefined || (await finishOwed(threadKey, owed.snapshot, log, saved));
+      const shown =
+        owed.snapshot === undefined || (await finishOwed(threadKey, owed.snapshot, log, saved, owed.posted));
       await session.flush();
       if (!shown) continue;
       if (tenure.state === "lost") return;

@@ -62,6 +62,8 @@ export class RunDriver implements AgentBinding {
     await this.control.check();
     const run = this.run;
     if (!this.tenure.active || !run || run.aborted) return [];
+    // Newer messages wait until the recovered question has its own answer (they come next).
+    if (which === "steer" && run.answeringTail) return [];
     return this.accept(run, await this.tenure.take(which));
   }
 
@@ -76,6 +78,7 @@ export class RunDriver implements AgentBinding {
     const run = this.run;
     run?.show(event, event.type === "message_end" && this.mayRetryOverflow(run, event.message));
     if (event.type !== "message_end") return;
+    if (run && event.message.role === "assistant") run.answeringTail = false;
     const group = run?.groupOf(event.message);
     const input = group
       ? { type: "message" as const, message: event.message, inbox: group.mark }
@@ -267,6 +270,7 @@ export class RunDriver implements AgentBinding {
     const run = this.startRun(entry, maxSeq, c.stops);
     if (!run) return;
     run.adopt(heldItems);
+    run.answeringTail = true;
     await this.drive(run, () => entry.agent.continue());
   }
 }

@@ -38,13 +38,18 @@ export class RecordingAdapter implements ChannelAdapter {
   rule: RateRule | undefined;
   /** Present when built with `{ stopTyping: true }` (a platform that can end the indicator). */
   stopTyping?: (threadKey: string) => Promise<void>;
+  /** Each post's idempotency key → the message it made. */
+  readonly keys = new Map<string, MessageRef>();
+  /** Present when built with `{ findPosted: true }` (a platform that finds a post by its key, as Slack's metadata). */
+  findPosted?: (threadKey: string, key: string) => Promise<MessageRef | undefined>;
 
   constructor(
     private readonly clock: Clock,
     caps: Partial<AdapterCapabilities> = {},
-    opts: { stopTyping?: boolean } = {},
+    opts: { stopTyping?: boolean; findPosted?: boolean } = {},
   ) {
     if (opts.stopTyping) this.stopTyping = () => this.call("stop_typing", undefined, undefined, () => {});
+    if (opts.findPosted) this.findPosted = async (_t, key) => this.keys.get(key);
     this.capabilities = {
       maxMessageLength: 4096,
       editIntervalMs: 1000,
@@ -140,6 +145,7 @@ export class RecordingAdapter implements ChannelAdapter {
           throw new ChannelError("too_long", "too long", "web");
         const ref = `m${++this.seq}`;
         this.chat.set(ref, text);
+        if (opts.idempotencyKey) this.keys.set(opts.idempotencyKey, ref);
         return ref;
       },
       opts.replyTo,

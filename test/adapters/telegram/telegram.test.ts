@@ -3,7 +3,9 @@ import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { TelegramAdapter, type TelegramAdapterConfig } from "../../../src/adapters/telegram/index.js";
 import { ChannelError, type InboundMessage } from "../../../src/adapters/types.js";
+import { EventBusyError } from "../../../src/queue/event-claims.js";
 import { BOT_ID, BOT_USERNAME, type FakeChat, FakeTelegram } from "../../fakes/telegram/server.js";
+import { ManualClock } from "../../support/manual-clock.js";
 import { Received } from "../contract.js";
 import { until } from "../support/drive.js";
 import { dmWith, GROUP, USERS } from "./harness.js";
@@ -148,6 +150,50 @@ describe("Telegram inbound", () => {
     expect(group.text).not.toContain(BOT_USERNAME);
     expect(one.threadKey).toBe(`telegram:${alice.id}:0:0`);
     expect(two.threadKey).toBe(one.threadKey);
+  });
+
+  it("never confirms an update whose handling failed or is busy elsewhere: it is asked for again, in order", async () => {
+    const fake = await fakeTelegram();
+    const clock = new ManualClock();
+    // The first attempt at "one" fails (Redis unreachable), the second meets another attempt's
+    // live claim (EventBusyError); the third is handled. "two" waits behind it.
+    const failures = [new Error("Connection is closed."), new EventBusyError("telegram:x", 15_000)];
+    const received = new Received();
+    const handlers = {
+      onMessage: (m: InboundMessage) => {
+        if (m.text === "one") {
+          const failure = failures.shift();
+          if (failure) throw failure;
+        }
+        received.onMessage(m);
+      },
+      onReaction: () => {},
+      onCommand: () => {},
+    };
+    const adapter = new TelegramAdapter({
+      token: fake.token,
+      apiRoot: fake.apiRoot(),
+      pollTimeoutSeconds: 5,
+      clock,
+    });
+    await adapter.start(handlers);
+    cleanups.push(() => adapter.stop());
+    fake.userMessage({ chat: dmWith(alice), from: alice, text: "one" });
+    fake.userMessage({ chat: dmWith(alice), from: alice, text: "two" });
+    for (let i = 0; i < 200 && received.messages.length < 2; i++) {
+      await until(() => failures.length < 2 || received.messages.length > 0);
+      await clock.advance(1000);
+    }
+    expect(received.messages.map((m) => m.text)).toEqual(["one", "two"]);
+    // While "one" was not handled, no getUpdates confirmed it (its offset never went past it).
+    const first = fake.lastUpdateId - 1;
+    const offsets = fake.calls
+      .filter((c) => c.method === "getUpdates")
+      .map((c) => Number(c.params.offset ?? 0));
+    const pastFirst = offsets.findIndex((o) => o > first);
+    expect(offsets.slice(0, pastFirst).filter((o) => o === first).length).toBeGreaterThanOrEqual(2);
+    await adapter.stop();
+    expect(fake.pendingUpdates).toBe(0);
   });
 
   it("logs and skips malformed updates and keeps polling", async () => {

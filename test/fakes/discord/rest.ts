@@ -72,6 +72,8 @@ export const DEFAULT_RULES: Record<string, RateRule> = {
   "PUT /channels/:id/messages/:id/reactions/:emoji/@me": { limit: 1, windowMs: 250, realTime: true },
 };
 
+/** How long Discord remembers an enforced nonce ("the past few minutes"). */
+const NONCE_WINDOW_MS = 5 * 60_000;
 const STORM_ROUTES = ["POST /channels/:id/messages", "PATCH /channels/:id/messages/:id"];
 
 export class DiscordRest {
@@ -80,6 +82,8 @@ export class DiscordRest {
   readonly commands: Array<{ scope: string; body: unknown }> = [];
   gatewayUrl = "";
   private readonly windows = new Map<string, number[]>();
+  /** `channel:nonce` of the bot's posts sent with `enforce_nonce` → the message and when it was made. */
+  private readonly nonces = new Map<string, { messageId: string; at: number }>();
   private storm: { remaining: number; retryAfterMs: number } | undefined;
   /** Called for every message the bot creates (the gateway echoes it as MESSAGE_CREATE). */
   onCreate: (m: DMessage) => void = () => {};
@@ -222,6 +226,17 @@ export class DiscordRest {
   private create(channel: DChannel, body: Json | undefined, extra: Partial<DMessage> = {}): RestAnswer {
     const bad = this.checkContent(body?.content);
     if (bad) return bad;
+    // As Discord: with `enforce_nonce`, a post whose nonce the same author used in this channel in
+    // the past few minutes returns that message and creates none.
+    const nonce =
+      body?.enforce_nonce === true && body.nonce !== undefined
+        ? `${channel.id}:${String(body.nonce)}`
+        : undefined;
+    const earlier = nonce ? this.nonces.get(nonce) : undefined;
+    if (earlier && this.now() - earlier.at < NONCE_WINDOW_MS) {
+      const first = this.world.find(channel.id, earlier.messageId);
+      if (first) return ok(this.world.messageWire(first));
+    }
     const ref = body?.message_reference as { message_id?: string; fail_if_not_exists?: boolean } | undefined;
     let reference: DMessage["reference"];
     if (ref?.message_id) {
@@ -242,6 +257,7 @@ export class DiscordRest {
       ...(reference ? { reference } : {}),
       ...extra,
     });
+    if (nonce) this.nonces.set(nonce, { messageId: msg.id, at: this.now() });
     this.onCreate(msg);
     return ok(this.world.messageWire(msg));
   }

@@ -153,12 +153,18 @@ export class SlackWebApi {
     if (text.length > SLACK_TEXT_LIMIT) return fail("msg_too_long");
     const threadTs = typeof p.thread_ts === "string" && p.thread_ts ? p.thread_ts : undefined;
     if (threadTs && !this.world.find(channel, threadTs)) return fail("thread_not_found");
+    const meta = typeof p.metadata === "string" ? parseJson(p.metadata) : p.metadata;
+    const metadata =
+      typeof meta === "object" && meta !== null && typeof (meta as Json).event_type === "string"
+        ? (meta as Record<string, unknown>)
+        : undefined;
     const msg = this.world.add({
       channel,
       user: BOT_USER_ID,
       botId: BOT_ID,
       text,
       ...(threadTs ? { threadTs } : {}),
+      ...(metadata ? { metadata } : {}),
     });
     return ok({ channel, ts: msg.ts, message: this.world.wire(msg) });
   }
@@ -219,7 +225,7 @@ export class SlackWebApi {
     return page(
       all.filter((m) => inRange(m.ts, p)),
       p,
-      (m) => this.world.wire(m),
+      (m) => this.wire(m, p),
     );
   }
 
@@ -230,7 +236,13 @@ export class SlackWebApi {
       .topLevel(channel)
       .filter((m) => inRange(m.ts, p))
       .reverse();
-    return page(top, p, (m) => this.world.wire(m));
+    return page(top, p, (m) => this.wire(m, p));
+  }
+
+  /** A message as the history methods list it: its metadata only with `include_all_metadata`, as Slack. */
+  private wire(m: StoredMessage, p: Json): Json {
+    const all = p.include_all_metadata === true || p.include_all_metadata === "true";
+    return { ...this.world.wire(m), ...(all && m.metadata ? { metadata: m.metadata } : {}) };
   }
 
   private userInfo(p: Json): WebApiAnswer {
@@ -278,6 +290,14 @@ function page<T>(items: T[], p: Json, wire: (t: T) => Json): WebApiAnswer {
     has_more: more,
     response_metadata: { next_cursor: more ? String(offset + limit) : "" },
   });
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
 }
 
 function ok(body: Json): WebApiAnswer {

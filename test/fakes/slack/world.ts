@@ -41,6 +41,8 @@ export interface StoredMessage {
   /** Reaction name → user ids. */
   reactions: Map<string, Set<string>>;
   files?: Array<Record<string, unknown>>;
+  /** `chat.postMessage`'s `metadata` (`event_type`, `event_payload`), shown with `include_all_metadata`. */
+  metadata?: Record<string, unknown>;
 }
 
 /** A message in `chatView`: what a user sees. */

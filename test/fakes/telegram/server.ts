@@ -74,6 +74,8 @@ export interface RecordedCall {
   prefix?: string;
   /** For successful sends and edits: the text as the user sees it. */
   visibleText?: string;
+  /** For a successful `sendMessage`: the id of the message it made. */
+  messageId?: number;
 }
 
 export interface RateRule {
@@ -759,6 +761,7 @@ export class FakeTelegram {
       ...(replyTo !== undefined ? { replyTo } : {}),
       ...(topic !== undefined ? { topic } : {}),
     });
+    call.messageId = msg.message_id;
     return ok(this.wire(msg));
   }
 
