@@ -43,8 +43,13 @@ const callTool = (command: string, name = "danger", id?: string) => ({
   toolCalls: [{ name, args: { command }, ...(id ? { id } : {}) }],
 });
 
+/**
+ * Waits until `cond` holds, looking at every event-loop turn. Bounded by a generous wall-clock limit,
+ * not a count of turns: with Redis replies in between, a loaded machine needs many more turns.
+ */
 async function waitUntil(cond: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  for (let i = 0; i < 500; i++) {
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
     if (await cond()) return;
     await new Promise((r) => setImmediate(r));
   }

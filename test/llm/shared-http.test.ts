@@ -82,7 +82,8 @@ describe("fetchWithRetry", () => {
     });
     await expect(fetchWithRetry(request())).rejects.toMatchObject({
       status: 400,
-      code: "context_length_exceeded",
+      code: "provider.http",
+      providerCode: "context_length_exceeded",
       message:
         "OpenAI API error (HTTP 400, context_length_exceeded): This model's maximum context length is 8192 tokens",
     });

@@ -318,7 +318,7 @@ export const streamAnthropic: StreamFunction<"anthropic-messages", AnthropicOpti
             const type = event.error?.type;
             throw new ProviderError(
               `Anthropic stream error${type ? ` (${type})` : ""}: ${event.error?.message ?? "unknown error"}`,
-              type !== undefined ? { code: type } : {},
+              type !== undefined ? { providerCode: type } : {},
             );
           }
           default:

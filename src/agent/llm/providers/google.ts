@@ -190,7 +190,11 @@ async function readChunks(
       const { code, status, message } = chunk.error;
       throw new ProviderError(
         `${PROVIDER_NAME} stream error${status ? ` (${status})` : ""}: ${message ?? "unknown error"}`,
-        { ...(code !== undefined && { status: code }), ...(status !== undefined && { code: status }) },
+        {
+          code: "provider.stream",
+          ...(code !== undefined && { status: code }),
+          ...(status !== undefined && { providerCode: status }),
+        },
       );
     }
     if (chunk.responseId) b.setResponseId(chunk.responseId);

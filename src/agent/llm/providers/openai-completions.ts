@@ -327,7 +327,7 @@ export const streamOpenAICompletions: StreamFunction<"openai-completions", OpenA
           const code = chunk.error.code ?? chunk.error.type;
           throw new ProviderError(
             `${provider} stream error${code ? ` (${code})` : ""}: ${chunk.error.message ?? "unknown error"}`,
-            code !== undefined && code !== null ? { code: String(code) } : {},
+            code !== undefined && code !== null ? { providerCode: String(code) } : {},
           );
         }
         if (chunk.id && !builder.message.responseId) builder.setResponseId(chunk.id);

@@ -294,7 +294,7 @@ async function readEvents(
       case "error":
         throw new ProviderError(
           `${PROVIDER_NAME} stream error${event.code ? ` (${event.code})` : ""}: ${event.message ?? "unknown error"}`,
-          event.code !== undefined ? { code: event.code } : {},
+          event.code !== undefined ? { providerCode: event.code } : {},
         );
       default:
         break;

@@ -14,6 +14,7 @@
  *
  * Tests make backoff instant by passing `retry: { sleep }` (record the delay, resolve at once).
  */
+import { SwitchboardError } from "../../../errors.js";
 import { redactSecrets } from "../../redact.js";
 import { abortError } from "./sse.js";
 
@@ -58,18 +59,31 @@ export interface ProviderHttpRequest {
 /** How long a response may send nothing before it counts as stalled (`idleTimeoutMs`). */
 export const DEFAULT_STREAM_IDLE_TIMEOUT_MS = 120_000;
 
-/** A provider failure with a message that is safe to show: no stack trace, no credential. */
-export class ProviderError extends Error {
-  override readonly name = "ProviderError";
+/**
+ * What kind of provider failure a `ProviderError` is: an HTTP error response (`provider.http`, with
+ * its status), the server not reached (`provider.unreachable`), a stream that stalled, broke off or
+ * made no sense (`provider.stream`), or no API key for the model (`provider.no_api_key`).
+ */
+type ProviderErrorCode = "provider.http" | "provider.unreachable" | "provider.stream" | "provider.no_api_key";
+
+/**
+ * A provider failure with a message that is safe to show: no stack trace, no credential. Inside a
+ * stream it becomes data (an `error` event and a final message with `stopReason: "error"`).
+ */
+export class ProviderError extends SwitchboardError {
   /** HTTP status, when the failure was an HTTP error response. */
   readonly status: number | undefined;
-  /** The provider's error type or code (e.g. `rate_limit_error`, `context_length_exceeded`). */
-  readonly code: string | undefined;
+  /** The provider's own error type or code (e.g. `rate_limit_error`, `context_length_exceeded`). */
+  readonly providerCode: string | undefined;
 
-  constructor(message: string, details: { status?: number; code?: string } = {}) {
-    super(message);
+  /** `code` defaults to `provider.http` with a status, else `provider.stream`. */
+  constructor(
+    message: string,
+    details: { code?: ProviderErrorCode; status?: number; providerCode?: string } = {},
+  ) {
+    super(details.code ?? (details.status === undefined ? "provider.stream" : "provider.http"), message);
     this.status = details.status;
-    this.code = details.code;
+    this.providerCode = details.providerCode;
   }
 }
 
@@ -145,6 +159,7 @@ export async function fetchWithRetry(request: ProviderHttpRequest): Promise<Resp
               retriesNote(attempt),
             secrets,
           ),
+          { code: "provider.unreachable" },
         );
       }
       await sleep(backoff, request.signal);
@@ -177,14 +192,17 @@ export async function fetchWithRetry(request: ProviderHttpRequest): Promise<Resp
     const message = formatHttpError(request.provider, response.status, response.statusText, text, secrets);
     const retryable = isRetryableStatus(response.status) || /overloaded/i.test(text);
     if (!retryable || attempt >= maxRetries) {
-      throw new ProviderError(message + retriesNote(attempt), { status: response.status, code: parsed.code });
+      throw new ProviderError(message + retriesNote(attempt), {
+        status: response.status,
+        providerCode: parsed.code,
+      });
     }
     const asked = retryAfterMs(response.headers, text);
     if (asked !== undefined && asked > maxDelay) {
       throw new ProviderError(
         `${message}. The server asked to retry after ${formatSeconds(asked)}, longer than the allowed ` +
           `${formatSeconds(maxDelay)} (maxRetryDelayMs); try again later or raise maxRetryDelayMs.`,
-        { status: response.status, code: parsed.code },
+        { status: response.status, providerCode: parsed.code },
       );
     }
     await sleep(asked ?? backoff, request.signal);

@@ -71,7 +71,9 @@ export function resolveApiKey(
   const names = envKeyNames(model.provider);
   const hint =
     names.length > 0 ? `set ${names.join(" or ")}` : `configure an API key for provider "${model.provider}"`;
-  throw new ProviderError(`No API key for ${providerName} (model ${model.id}): ${hint}, or pass apiKey.`);
+  throw new ProviderError(`No API key for ${providerName} (model ${model.id}): ${hint}, or pass apiKey.`, {
+    code: "provider.no_api_key",
+  });
 }
 
 /** `base` without trailing slashes, plus `path` (which starts with `/`). */
