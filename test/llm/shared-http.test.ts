@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { SwitchboardError } from "../../src/agent/errors.js";
 import {
   describeError,
   fetchWithRetry,
@@ -116,6 +117,9 @@ describe("fetchWithRetry", () => {
     expect(String((error as Error).message)).toMatch(
       /^Could not reach OpenAI at http:\/\/127\.0\.0\.1:\d+: .*ECONNREFUSED/,
     );
+    // One of the project's errors, with a namespaced code (docs/errors.md).
+    expect(error).toBeInstanceOf(SwitchboardError);
+    expect(error).toMatchObject({ name: "ProviderError", code: "provider.unreachable" });
     expect(delays).toHaveLength(1);
   });
 });
