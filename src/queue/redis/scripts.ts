@@ -62,18 +62,23 @@ if ARGV[4] == 'interrupt' then
   redis.call('DEL', KEYS[1])
   if #keep > 0 then redis.call('RPUSH', KEYS[1], unpack(keep)) end
 end
-local depth = redis.call('LLEN', KEYS[1])
-if depth >= cap then
-  if ARGV[3] == 'new' then return {0, depth, active} end
-  while depth >= cap do
+-- The cap is checked after the push, from RPUSH's reply, so an inbox with room (the usual case)
+-- costs no LLEN: a refused item is popped again before anything else is written, its seq unused
+-- (seqs only need to grow; gaps are harmless).
+local seq = redis.call('INCR', KEYS[3])
+local item = '{"seq":' .. seq .. ',"at":' .. now .. ',' .. string.sub(ARGV[1], 2)
+local depth = redis.call('RPUSH', KEYS[1], item)
+if depth > cap then
+  if ARGV[3] == 'new' then
+    redis.call('RPOP', KEYS[1])
+    return {0, depth - 1, active}
+  end
+  while depth > cap do
     table.insert(dropped, redis.call('LPOP', KEYS[1]))
     depth = depth - 1
   end
 end
-local seq = redis.call('INCR', KEYS[3])
 if ARGV[6] ~= '' then redis.call('SET', KEYS[6], seq, 'PX', ARGV[7]) end
-local item = '{"seq":' .. seq .. ',"at":' .. now .. ',' .. string.sub(ARGV[1], 2)
-depth = redis.call('RPUSH', KEYS[1], item)
 if ARGV[4] == 'interrupt' then
   local current = tonumber(redis.call('HGET', KEYS[4], 'abortAt') or '0')
   if seq - 1 > current then redis.call('HSET', KEYS[4], 'abortAt', seq - 1) end
