@@ -254,11 +254,15 @@ if redis.call('GET', KEYS[3]) ~= ARGV[1] then return -1 end
 local persisted = {}
 for i = 3, #ARGV do persisted[ARGV[i]] = true end
 local raw = redis.call('LRANGE', KEYS[1], 0, -1)
+-- Nothing inflight: nothing to delete or move (the end of most runs).
+if #raw == 0 then return 0 end
 local keep, back = {}, {}
 for _, r in ipairs(raw) do
   local seq = string.match(r, '^{"seq":(%d+)')
   if seq and persisted[seq] then table.insert(keep, r) else table.insert(back, r) end
 end
+-- Every item stays where it is: rewriting the list would change nothing.
+if ARGV[2] ~= '1' and #back == 0 then return 0 end
 redis.call('DEL', KEYS[1])
 if ARGV[2] ~= '1' and #keep > 0 then redis.call('RPUSH', KEYS[1], unpack(keep)) end
 for i = #back, 1, -1 do redis.call('LPUSH', KEYS[2], back[i]) end
