@@ -49,10 +49,16 @@ export const APPEND: LuaScript = {
     `
 local now = tonumber(ARGV[5])
 local active = redis.call('EXISTS', KEYS[5])
--- Idempotent per event id: a retry finds the seq the first attempt stored.
+local seq = redis.call('INCR', KEYS[3])
+-- Idempotent per event id: a retry finds the seq the first attempt stored. SET NX both checks and
+-- writes the marker (a GET first would cost one more command on every delivery); a retry spends a
+-- seq it does not use (seqs only need to grow; gaps are harmless).
+local marked = false
 if ARGV[6] ~= '' then
-  local stored = redis.call('GET', KEYS[6])
-  if stored then return {2, tonumber(stored), redis.call('LLEN', KEYS[1]), active} end
+  if not redis.call('SET', KEYS[6], seq, 'NX', 'PX', ARGV[7]) then
+    return {2, tonumber(redis.call('GET', KEYS[6])), redis.call('LLEN', KEYS[1]), active}
+  end
+  marked = true
 end
 local cap = tonumber(ARGV[2])
 local dropped = {}
@@ -63,14 +69,14 @@ if ARGV[4] == 'interrupt' then
   if #keep > 0 then redis.call('RPUSH', KEYS[1], unpack(keep)) end
 end
 -- The cap is checked after the push, from RPUSH's reply, so an inbox with room (the usual case)
--- costs no LLEN: a refused item is popped again before anything else is written, its seq unused
--- (seqs only need to grow; gaps are harmless).
-local seq = redis.call('INCR', KEYS[3])
+-- costs no LLEN. A refused item is popped again and its event marker removed, so a retry is
+-- judged afresh.
 local item = '{"seq":' .. seq .. ',"at":' .. now .. ',' .. string.sub(ARGV[1], 2)
 local depth = redis.call('RPUSH', KEYS[1], item)
 if depth > cap then
   if ARGV[3] == 'new' then
     redis.call('RPOP', KEYS[1])
+    if marked then redis.call('DEL', KEYS[6]) end
     return {0, depth - 1, active}
   end
   while depth > cap do
@@ -78,7 +84,6 @@ if depth > cap then
     depth = depth - 1
   end
 end
-if ARGV[6] ~= '' then redis.call('SET', KEYS[6], seq, 'PX', ARGV[7]) end
 if ARGV[4] == 'interrupt' then
   local current = tonumber(redis.call('HGET', KEYS[4], 'abortAt') or '0')
   if seq - 1 > current then redis.call('HSET', KEYS[4], 'abortAt', seq - 1) end
