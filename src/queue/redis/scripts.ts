@@ -275,19 +275,6 @@ return #back
 `,
 };
 
-export const SET_WAKE_JOB: LuaScript = {
-  numberOfKeys: 1,
-  lua: `--[[
-  Records the id of the wake job added for a flag, unless a job already started and cleared it.
-  KEYS[1] wake
-  ARGV[1] the marker the append set  ARGV[2] "job:<id>"
-  Returns 1 recorded; 0 the flag changed (a job started, or a newer wake)
-]]
-if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('SET', KEYS[1], ARGV[2]) return 1 end
-return 0
-`,
-};
-
 export const PROBE: LuaScript = {
   numberOfKeys: 4,
   lua: `--[[
