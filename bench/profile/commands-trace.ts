@@ -1,8 +1,9 @@
 /**
  * Every Redis command of one message, from MONITOR: one message that wakes an idle thread, then
- * one delivered into a running thread (with the commands of the same run without it alongside is
- * not subtracted here: read the `into running` trace for the delivery and the checkpoint that
- * takes it). Prints one line per command: `L` when a script ran it, `-` when a process sent it.
+ * one delivered into a running thread. The second trace also holds the end of the run it was
+ * delivered into (the first reply's append, its checkpoints); the bench's `commands` section
+ * subtracts that, this trace does not. One line per command: `L` when a script ran it, `-` when a
+ * process sent it.
  * Run: npx tsx bench/profile/commands-trace.ts   (a throwaway Redis server; nothing else on it)
  */
 import type { Redis } from "ioredis";
@@ -33,7 +34,9 @@ async function trace(label: string, run: () => Promise<void>): Promise<void> {
   await run();
   await new Promise((r) => setTimeout(r, 300));
   monitor.disconnect();
-  console.log(`\n=== ${label}: ${lines.length} commands, ${lines.filter((l) => l.startsWith("-")).length} sent`);
+  console.log(
+    `\n=== ${label}: ${lines.length} commands, ${lines.filter((l) => l.startsWith("-")).length} sent`,
+  );
   console.log(lines.join("\n"));
 }
 

@@ -20,7 +20,7 @@ export interface WakeJobData {
  * The id of the wake job for a thread's wake flag: unique per flag (flags carry a time and a seq or
  * a random part), without ':' (BullMQ refuses it in custom ids).
  */
-export function wakeJobId(threadKey: string, flag: string): string {
+function wakeJobId(threadKey: string, flag: string): string {
   return `${encodeURIComponent(threadKey)}/${encodeURIComponent(flag)}`;
 }
 
