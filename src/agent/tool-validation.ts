@@ -1,10 +1,21 @@
-import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
+import { createRequire } from "node:module";
+import type { Ajv, ErrorObject, ValidateFunction } from "ajv";
 import { errorMessage } from "./errors.js";
 import type { Tool, ToolCall } from "./llm/types.js";
 
+// Created on the first tool call, not at import: AJV is ~9 MB resident, and a process that has
+// not run a tool yet (a gateway, a worker just started) need not hold it. AJV is CommonJS, so a
+// synchronous require keeps validation synchronous.
 // Coercion turns the strings models often send ("5", "true") into the declared types;
 // `strict: false` accepts schemas from extensions that carry extra keywords.
-const ajv = new Ajv({ coerceTypes: true, allErrors: true, strict: false });
+let ajv: Ajv | undefined;
+function theAjv(): Ajv {
+  if (!ajv) {
+    const { Ajv: AjvClass } = createRequire(import.meta.url)("ajv") as typeof import("ajv");
+    ajv = new AjvClass({ coerceTypes: true, allErrors: true, strict: false });
+  }
+  return ajv;
+}
 const validators = new WeakMap<object, ValidateFunction>();
 
 const MAX_ARGUMENTS_SHOWN = 2000;
@@ -14,7 +25,7 @@ function validatorFor(tool: Tool): ValidateFunction {
   let validate = validators.get(schema);
   if (!validate) {
     try {
-      validate = ajv.compile(schema);
+      validate = theAjv().compile(schema);
     } catch (e) {
       const reason = errorMessage(e);
       throw new Error(

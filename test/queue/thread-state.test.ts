@@ -177,4 +177,22 @@ describe.each(implementations)("%s thread state", (_name, make) => {
     expect(again).toMatchObject({ accepted: true, seq: 1, repeated: true, woke: false, dropped: [] });
     expect((await s.probe(T)).inboxDepth).toBe(2);
   });
+
+  it("an event refused by a full inbox is judged afresh when it comes again, and queued once there is room", async () => {
+    const s = make();
+    const full: AppendOptions = { cap: 1, dropPolicy: "new" };
+    const m = inbound(T, "late", "web:event:refused");
+    const item = { mode: "followUp" as const, kind: "message" as const, message: m };
+    await put(s, "first");
+    expect(await s.append(T, item, full)).toEqual({ accepted: false, depth: 1, active: false });
+    await s.acquire(T, "tok", 5000);
+    const taken = await s.take(T, "tok", "next", 0);
+    expect(taken.status === "taken" && texts(taken.items)).toEqual(["first"]);
+    await s.settle(T, "tok", [1], true);
+    const queued = await s.append(T, item, full);
+    expect(queued).toMatchObject({ accepted: true, depth: 1 });
+    expect(queued.accepted && !queued.repeated).toBe(true);
+    expect(await s.append(T, item, full)).toMatchObject({ accepted: true, repeated: true });
+    expect((await s.probe(T)).inboxDepth).toBe(1);
+  });
 });

@@ -5,7 +5,7 @@ import { EntryChain } from "../../src/agent/session/entries.js";
 import type { SessionEntry } from "../../src/agent/session/types.js";
 import type { RedisClient } from "../../src/queue/redis/client.js";
 import { LeaseLostError } from "../../src/queue/store/errors.js";
-import { RedisSessionStore } from "../../src/queue/store/redis-store.js";
+import { ACTIVITY_RESOLUTION_MS, RedisSessionStore } from "../../src/queue/store/redis-store.js";
 import { connectBackend, connectRedis, redisBackends, uniquePrefix } from "../support/redis.js";
 import { assistant, conversation, user, warnCollector } from "./fixtures.js";
 import { describeSessionStoreContract } from "./store-contract.js";
@@ -58,6 +58,28 @@ for (const backend of redisBackends()) {
 }
 
 describe("RedisSessionStore", () => {
+  it("keeps a thread's last activity to within ACTIVITY_RESOLUTION_MS across appends", async () => {
+    let t = 1_800_000_000_000;
+    const store = new RedisSessionStore({ redis, prefix: uniquePrefix("sbt-sess"), now: () => t });
+    const thread = "telegram:activity:0";
+    const header = await store.createSession(thread);
+    const activity = async () =>
+      (await store.listThreads()).find((x) => x.threadKey === thread)?.lastActivityAt;
+    const chain = new EntryChain(null);
+    const say = (text: string) =>
+      store.append(thread, header.id, [chain.add({ type: "message", message: user(text) })]);
+    t += 10;
+    await say("one");
+    expect(await activity()).toBe(t);
+    const first = t;
+    t += ACTIVITY_RESOLUTION_MS - 1;
+    await say("two");
+    expect(await activity()).toBe(first);
+    t += 1;
+    await say("three");
+    expect(await activity()).toBe(t);
+  });
+
   it("stores a batch once when the same append arrives again (ioredis resends after Redis died before replying)", async () => {
     const store = new RedisSessionStore({ redis, prefix: uniquePrefix("sbt-sess") });
     const thread = "telegram:resend:0";

@@ -13,10 +13,9 @@ import { BUILT_IN_CHANNELS, type ChannelRegistry } from "../../adapters/registry
 import type { ChannelAdapter, Platform } from "../../adapters/types.js";
 import { hasCredentials } from "../../agent/llm/models.js";
 import type { ExtensionRunner } from "../../extensions/runner.js";
-import { MemoryApprovalStore } from "../../queue/approvals/index.js";
+import { MemoryApprovalStore } from "../../queue/approvals/memory-store.js";
 import type { RedisClient, RedisTarget } from "../../queue/redis/client.js";
 import { FileSessionStore } from "../../queue/store/file-store.js";
-import { RedisSessionStore } from "../../queue/store/redis-store.js";
 import type { SessionStore } from "../../queue/store/types.js";
 import { type CheckProbe, CliError, type CliHandlers, type CommandContext, EXIT } from "../cli/types.js";
 import { redisTargetOf } from "../config/redis-target.js";
@@ -226,6 +225,8 @@ async function withStore<T>(ctx: CommandContext, fn: (store: SessionStore) => Pr
     }
   }
   const redis = await connect(target, ctx.logger);
+  // Loaded here, not at the top: `start` in embedded mode must not load ioredis through it.
+  const { RedisSessionStore } = await import("../../queue/store/redis-store.js");
   const store = new RedisSessionStore({ redis, prefix: runtime.keyPrefix, logger: ctx.logger });
   try {
     return await fn(store);

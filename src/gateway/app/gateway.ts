@@ -28,18 +28,14 @@ import {
 import { AccessGate } from "../../extensions/access/gate.js";
 import { MemoryNoticeMemory } from "../../extensions/access/notices.js";
 import type { ExtensionRunner } from "../../extensions/runner.js";
-import { MemoryApprovalStore, RedisApprovalStore } from "../../queue/approvals/index.js";
+import { MemoryApprovalStore } from "../../queue/approvals/memory-store.js";
 import { EmbeddedRuntime } from "../../queue/embedded/embedded-runtime.js";
 import { defaultQueuePrefix } from "../../queue/keys.js";
 import type { RedisClient } from "../../queue/redis/client.js";
 import type { RuntimeOptions } from "../../queue/redis/redis-runtime.js";
 import { SessionKeys } from "../../queue/store/keys.js";
-import { RedisSessionStore } from "../../queue/store/redis-store.js";
 import { encodeThreadKey } from "../../queue/store/thread-dir.js";
 import type { SessionStore } from "../../queue/store/types.js";
-import { RedisWebAuthStore } from "../../queue/store/web-auth-redis.js";
-
-import { RedisWebChatStore } from "../../queue/store/web-redis-store.js";
 import type { Runtime } from "../../queue/types.js";
 import { DEFAULT_COLLECT_WINDOW_MS, DEFAULT_INBOX_CAP } from "../../queue/types.js";
 import type { Role } from "../cli/types.js";
@@ -56,8 +52,6 @@ import {
   type ListeningAddress,
 } from "../http/server.js";
 import type { Logger } from "../log.js";
-import { RedisNoticeMemory } from "../redis-notice-memory.js";
-import { RedisRateLimiter } from "../redis-rate-limiter.js";
 import { accessConfig } from "./access.js";
 import { type BuiltAdapters, buildAdapters } from "./adapters.js";
 import { createAgentFactory } from "./agent-factory.js";
@@ -69,6 +63,7 @@ import { instrumentAdapter } from "./instrument.js";
 import { chooseDefaultModel, modelIssues, modelRefOf, registerConfiguredModels } from "./models.js";
 import { channelSlices, platformOf } from "./platforms.js";
 import { adapterProbe } from "./probes.js";
+import type * as RedisKitModule from "./redis-kit.js";
 import { reportSandbox, setUpSandbox, TOOLS_RUN_BY_WORKERS } from "./sandbox.js";
 import { createOwedFinisher, createSinkFactory } from "./sinks.js";
 import { DEFAULT_SYSTEM_PROMPT } from "./system-prompt.js";
@@ -127,12 +122,12 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
     // Before anything else connects (the runs queue, the workers): Redis down is one clear error.
     if (redis && kit && target) await kit.reachRedis(redis, target);
     const approvalStore = meteredApprovalStore(
-      redis ? new RedisApprovalStore(redis, { prefix }) : new MemoryApprovalStore(),
+      redis && kit ? new kit.RedisApprovalStore(redis, { prefix }) : new MemoryApprovalStore(),
       metrics,
     );
     const gate = new AccessGate({
       config: accessConfig(config.channels),
-      notices: redis ? new RedisNoticeMemory(redis, prefix) : new MemoryNoticeMemory(),
+      notices: redis && kit ? new kit.RedisNoticeMemory(redis, prefix) : new MemoryNoticeMemory(),
       logger,
     });
     // Only processes that run tools need the sandbox; `tools.sandbox.mode: bwrap` fails here when it cannot run.
@@ -161,7 +156,7 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
       logger.warn("no model has credentials; threads will answer with set-up instructions");
 
     const webStores = config.channels.web.enabled
-      ? webChatStores(redis, prefix, cfg.dataDir, logger)
+      ? webChatStores(redis && kit ? { redis, kit } : undefined, prefix, cfg.dataDir, logger)
       : undefined;
     if (webStores) closers.push(() => webStores.store.close());
     const built = await buildAdapters({
@@ -213,7 +208,7 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
     const rendering = {
       adapterOf,
       platforms: config.channels,
-      limiter: redis ? new RedisRateLimiter({ redis, prefix }) : new MemoryRateLimiter(),
+      limiter: redis && kit ? new kit.RedisRateLimiter({ redis, prefix }) : new MemoryRateLimiter(),
       metrics,
       logger,
       replyTargetOf: replyTargets.replyTargetOf,
@@ -251,7 +246,7 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
       instanceId: `${hostname()}:${process.pid}`,
     };
     if (redis && kit) {
-      const redisStore = new RedisSessionStore({ redis, prefix, logger });
+      const redisStore = new kit.RedisSessionStore({ redis, prefix, logger });
       store = redisStore;
       runtime = new kit.RedisRuntime({
         ...common,
@@ -389,17 +384,17 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
  * `<dataDir>/web` and sign-ins in memory (a restart prints a new sign-in link).
  */
 function webChatStores(
-  redis: RedisClient | undefined,
+  shared: { redis: RedisClient; kit: typeof RedisKitModule } | undefined,
   prefix: string,
   dataDir: string,
   logger: Logger,
 ): { store: WebChatStore; auth: WebAuthStore } {
   const log = logger.child({ platform: "web" });
   const onWarning = (message: string, detail: Record<string, unknown>) => log.warn(detail, message);
-  if (redis)
+  if (shared)
     return {
-      store: new RedisWebChatStore({ redis, prefix, onWarning }),
-      auth: new RedisWebAuthStore(redis, prefix),
+      store: new shared.kit.RedisWebChatStore({ redis: shared.redis, prefix, onWarning }),
+      auth: new shared.kit.RedisWebAuthStore(shared.redis, prefix),
     };
   return {
     store: new FileWebChatStore({ dir: join(dataDir, "web"), onWarning }),

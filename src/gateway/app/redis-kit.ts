@@ -1,7 +1,8 @@
 /**
  * The parts of a process that exist only in Redis mode and load heavy packages (ioredis, BullMQ:
- * about 250 modules). `createGateway` imports this module only when `runtime.redisUrl` or
- * `runtime.redisCluster` is set, so the embedded mode starts without them.
+ * about 250 modules, 20+ MB resident). `createGateway` imports this module only when
+ * `runtime.redisUrl` or `runtime.redisCluster` is set, so the embedded mode starts without them;
+ * every Redis-backed store is reached through it, never imported by the gateway directly.
  */
 
 import { Queue } from "bullmq";
@@ -10,8 +11,14 @@ import { createRedisClient, type RedisClient, type RedisTarget } from "../../que
 import { describeRedisTarget } from "../config/redis-target.js";
 import type { Logger } from "../log.js";
 
+export { RedisApprovalStore } from "../../queue/approvals/redis-store.js";
 export { isCluster } from "../../queue/redis/client.js";
 export { RedisRuntime } from "../../queue/redis/redis-runtime.js";
+export { RedisSessionStore } from "../../queue/store/redis-store.js";
+export { RedisWebAuthStore } from "../../queue/store/web-auth-redis.js";
+export { RedisWebChatStore } from "../../queue/store/web-redis-store.js";
+export { RedisNoticeMemory } from "../redis-notice-memory.js";
+export { RedisRateLimiter } from "../redis-rate-limiter.js";
 
 /**
  * The process's shared Redis connection (one server, or a cluster client that follows failovers).

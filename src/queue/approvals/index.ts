@@ -1,3 +1,5 @@
-/** Pending-approval stores: Redis for deployments with `REDIS_URL`, memory for the embedded runtime. */
+/**
+ * Pending-approval stores: memory for the embedded runtime; the Redis one (./redis-store.ts) is
+ * reached through the gateway's redis-kit so that the embedded mode never loads ioredis.
+ */
 export { MemoryApprovalStore } from "./memory-store.js";
-export { RedisApprovalStore } from "./redis-store.js";

@@ -9,11 +9,19 @@ import type { RuntimeKeys } from "../keys.js";
 import type { Waker } from "../state/types.js";
 import type { RedisClient } from "./client.js";
 import { runScript, type ScriptReply } from "./run-script.js";
-import { PROBE, SET_WAKE_JOB, UNPEND } from "./scripts.js";
+import { PROBE, UNPEND } from "./scripts.js";
 
 /** Data of a wake job. */
 export interface WakeJobData {
   thread: string;
+}
+
+/**
+ * The id of the wake job for a thread's wake flag: unique per flag (flags carry a time and a seq or
+ * a random part), without ':' (BullMQ refuses it in custom ids).
+ */
+function wakeJobId(threadKey: string, flag: string): string {
+  return `${encodeURIComponent(threadKey)}/${encodeURIComponent(flag)}`;
 }
 
 /** Job states in which a wake job will still run. */
@@ -28,9 +36,10 @@ export class RedisWaker implements Waker {
   ) {}
 
   /**
-   * Adds a wake job for a thread whose flag holds `marker` and records the job id in the flag (so
-   * the sweeper can tell a queued job from a lost one). Without `marker` it re-wakes: it sets a
-   * fresh flag first, whatever was there.
+   * Adds a wake job for a thread whose flag holds `marker`. The job's id is derived from the thread
+   * and the flag (`wakeJobId`), so the flag itself tells the sweeper which job to look for: no
+   * second write records the id. Without `marker` it re-wakes: it sets a fresh flag first,
+   * whatever was there. Adding the same flag's job twice adds it once (BullMQ keeps one job per id).
    */
   async wake(threadKey: string, marker?: string): Promise<void> {
     const wakeKey = this.keys.thread(threadKey).wake;
@@ -40,14 +49,13 @@ export class RedisWaker implements Waker {
       flag = `rewake:${now}:${randomUUID().slice(0, 8)}`;
       await Promise.all([this.redis.set(wakeKey, flag), this.redis.zadd(this.keys.pending, now, threadKey)]);
     }
-    const job = await this.queue.add(
+    await this.queue.add(
       "wake",
       { thread: threadKey },
       // Nothing reads a finished job (a failure is reported by the worker's "failed" handler, and
       // the sweeper treats a job it cannot find as gone): removed at once.
-      { attempts: 1, removeOnComplete: true, removeOnFail: true },
+      { jobId: wakeJobId(threadKey, flag), attempts: 1, removeOnComplete: true, removeOnFail: true },
     );
-    await runScript(this.redis, SET_WAKE_JOB, [wakeKey], [flag, `job:${job.id}`]);
   }
 
   /**
@@ -84,10 +92,11 @@ export class RedisWaker implements Waker {
       }
       if (Number(r[2]) === 1) continue;
       const flag = String(r[3] ?? "");
-      if (flag.startsWith("job:")) {
-        const state = await this.queue.getJobState(flag.slice(4));
-        if (LIVE_STATES.has(state)) continue;
-      } else if (flag) {
+      if (flag) {
+        // "job:<id>": a flag an earlier version recorded its job's id in.
+        const id = flag.startsWith("job:") ? flag.slice(4) : wakeJobId(threadKey, flag);
+        if (LIVE_STATES.has(await this.queue.getJobState(id))) continue;
+        // The job of a fresh flag may still be on its way (the adder set the flag first).
         const setAt = Number(flag.split(":")[1]);
         if (Number.isFinite(setAt) && now - setAt < minAgeMs) continue;
       }

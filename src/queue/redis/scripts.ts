@@ -51,10 +51,16 @@ export const APPEND: LuaScript = {
     `
 local now = tonumber(ARGV[5])
 local active = redis.call('EXISTS', KEYS[5])
--- Idempotent per event id: a retry finds the seq the first attempt stored.
+local seq = redis.call('INCR', KEYS[3])
+-- Idempotent per event id: a retry finds the seq the first attempt stored. SET NX both checks and
+-- writes the marker (a GET first would cost one more command on every delivery); a retry spends a
+-- seq it does not use (seqs only need to grow; gaps are harmless).
+local marked = false
 if ARGV[6] ~= '' then
-  local stored = redis.call('GET', KEYS[6])
-  if stored then return {2, tonumber(stored), redis.call('LLEN', KEYS[1]), active} end
+  if not redis.call('SET', KEYS[6], seq, 'NX', 'PX', ARGV[7]) then
+    return {2, tonumber(redis.call('GET', KEYS[6])), redis.call('LLEN', KEYS[1]), active}
+  end
+  marked = true
 end
 local cap = tonumber(ARGV[2])
 local dropped = {}
@@ -64,18 +70,22 @@ if ARGV[4] == 'interrupt' then
   redis.call('DEL', KEYS[1])
   if #keep > 0 then redis.call('RPUSH', KEYS[1], unpack(keep)) end
 end
-local depth = redis.call('LLEN', KEYS[1])
-if depth >= cap then
-  if ARGV[3] == 'new' then return {0, depth, active} end
-  while depth >= cap do
+-- The cap is checked after the push, from RPUSH's reply, so an inbox with room (the usual case)
+-- costs no LLEN. A refused item is popped again and its event marker removed, so a retry is
+-- judged afresh.
+local item = '{"seq":' .. seq .. ',"at":' .. now .. ',' .. string.sub(ARGV[1], 2)
+local depth = redis.call('RPUSH', KEYS[1], item)
+if depth > cap then
+  if ARGV[3] == 'new' then
+    redis.call('RPOP', KEYS[1])
+    if marked then redis.call('DEL', KEYS[6]) end
+    return {0, depth - 1, active}
+  end
+  while depth > cap do
     table.insert(dropped, redis.call('LPOP', KEYS[1]))
     depth = depth - 1
   end
 end
-local seq = redis.call('INCR', KEYS[3])
-if ARGV[6] ~= '' then redis.call('SET', KEYS[6], seq, 'PX', ARGV[7]) end
-local item = '{"seq":' .. seq .. ',"at":' .. now .. ',' .. string.sub(ARGV[1], 2)
-depth = redis.call('RPUSH', KEYS[1], item)
 if ARGV[4] == 'interrupt' then
   local current = tonumber(redis.call('HGET', KEYS[4], 'abortAt') or '0')
   if seq - 1 > current then redis.call('HSET', KEYS[4], 'abortAt', seq - 1) end
@@ -209,28 +219,19 @@ if redis.call('GET', KEYS[3]) ~= ARGV[1] then return -1 end
 local persisted = {}
 for i = 3, #ARGV do persisted[ARGV[i]] = true end
 local raw = redis.call('LRANGE', KEYS[1], 0, -1)
+-- Nothing inflight: nothing to delete or move (the end of most runs).
+if #raw == 0 then return 0 end
 local keep, back = {}, {}
 for _, r in ipairs(raw) do
   local seq = string.match(r, '^{"seq":(%d+)')
   if seq and persisted[seq] then table.insert(keep, r) else table.insert(back, r) end
 end
+-- Every item stays where it is: rewriting the list would change nothing.
+if ARGV[2] ~= '1' and #back == 0 then return 0 end
 redis.call('DEL', KEYS[1])
 if ARGV[2] ~= '1' and #keep > 0 then redis.call('RPUSH', KEYS[1], unpack(keep)) end
 for i = #back, 1, -1 do redis.call('LPUSH', KEYS[2], back[i]) end
 return #back
-`,
-};
-
-export const SET_WAKE_JOB: LuaScript = {
-  numberOfKeys: 1,
-  lua: `--[[
-  Records the id of the wake job added for a flag, unless a job already started and cleared it.
-  KEYS[1] wake
-  ARGV[1] the marker the append set  ARGV[2] "job:<id>"
-  Returns 1 recorded; 0 the flag changed (a job started, or a newer wake)
-]]
-if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('SET', KEYS[1], ARGV[2]) return 1 end
-return 0
 `,
 };
 

@@ -77,6 +77,16 @@ export interface RedisSessionStoreOptions {
 const IMPORT_CHUNK = 1000;
 
 /**
+ * How stale an append may leave a thread's score in the `threads` index (ms). A running thread
+ * appends several entries a second (the user's message, each answer, tool results); one ZADD per
+ * second of activity keeps the order by last activity to within this, at a fraction of the
+ * commands. Creating a session and changing settings always write the score.
+ */
+export const ACTIVITY_RESOLUTION_MS = 1000;
+/** Threads remembered for the above; past it the memory starts over (one extra ZADD each). */
+const ACTIVITY_MEMORY = 10_000;
+
+/**
  * The index values of entries written together with the session (a new or imported session):
  * `<list index>\t<parentId>\t<firstKeptEntryId>\t<thinking carrier>\t<model carrier>`, the
  * carriers computed as append.lua does. `first` is the list index of `entries[0]`.
@@ -125,6 +135,19 @@ export class RedisSessionStore implements SessionStore {
     this.keys = new SessionKeys(options.prefix ?? "sb:");
     this.logger = options.logger ?? consoleWarnLogger;
     this.now = options.now ?? Date.now;
+  }
+
+  /** When this store's appends last wrote each thread's score (see ACTIVITY_RESOLUTION_MS). */
+  private readonly appendScoredAt = new Map<string, number>();
+
+  /** The ZADD of an append, skipped while the score this store wrote is fresh enough. */
+  private async touchAfterAppend(threadKey: string): Promise<void> {
+    const now = this.now();
+    const last = this.appendScoredAt.get(threadKey);
+    if (last !== undefined && now - last >= 0 && now - last < ACTIVITY_RESOLUTION_MS) return;
+    if (this.appendScoredAt.size >= ACTIVITY_MEMORY) this.appendScoredAt.clear();
+    await this.redis.zadd(this.keys.threads(), now, threadKey);
+    this.appendScoredAt.set(threadKey, now);
   }
 
   async createSession(threadKey: string, options: CreateSessionOptions = {}): Promise<SessionHeader> {
@@ -265,7 +288,7 @@ export class RedisSessionStore implements SessionStore {
       const reply = await runList(this.redis, scripts.append, keys, args);
       const code = Number(reply[0]);
       if (code === 1) {
-        await this.redis.zadd(k.threads(), this.now(), threadKey);
+        await this.touchAfterAppend(threadKey);
         return { entries: batch, leafId: str(reply[1]) };
       }
       if (code === -1) throw new LeaseLostError(threadKey, options.fence?.key ?? "");
@@ -278,7 +301,7 @@ export class RedisSessionStore implements SessionStore {
         // running it but before replying, ioredis resends the command on reconnect: every id is
         // then taken by the very same line, and the append already happened.
         if (await this.alreadyStored(threadKey, sessionId, batch, found)) {
-          await this.redis.zadd(k.threads(), this.now(), threadKey);
+          await this.touchAfterAppend(threadKey);
           return { entries: batch, leafId: batch[batch.length - 1]?.id ?? "" };
         }
         // Otherwise an id collides with another entry: rename, try again (8 hex ids rarely collide).

@@ -102,7 +102,10 @@ export interface SessionRead {
 
 export interface ThreadSummary {
   threadKey: string;
-  /** Milliseconds since the epoch. */
+  /**
+   * Milliseconds since the epoch. The Redis store may lag up to a second behind a thread's last
+   * append (it writes the index once per second of activity, `ACTIVITY_RESOLUTION_MS`).
+   */
   lastActivityAt: number;
 }
 

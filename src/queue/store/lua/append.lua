@@ -36,7 +36,11 @@ local token = ARGV[2]
 if token ~= "" then
   if redis.call("GET", KEYS[5]) ~= token then return {-1} end
 end
-if redis.call("EXISTS", KEYS[2]) == 0 then return {-2} end
+-- Whether the session exists is asked only when nothing else shows it: a parent found in the
+-- index proves it (the list and its index are written together by one script and never deleted),
+-- which spares the usual append (one entry under a stored parent) the EXISTS.
+local known = false
+local function missing() return not known and redis.call("EXISTS", KEYS[2]) == 0 end
 
 local W = 5
 local n = tonumber(ARGV[11])
@@ -47,14 +51,24 @@ for k = 0, n - 1 do
   local base = 12 + k * W
   local id = ARGV[base + 1]
   local parent = ARGV[base + 2]
-  if batch[id] or redis.call("HEXISTS", KEYS[3], id) == 1 then return {-3, id} end
+  if batch[id] then
+    if missing() then return {-2} end
+    return {-3, id}
+  end
+  -- A stored id proves the session too (its index exists).
+  if redis.call("HEXISTS", KEYS[3], id) == 1 then return {-3, id} end
   if parent ~= "" and not batch[parent] and not stored[parent] then
     local v = redis.call("HGET", KEYS[3], parent)
-    if not v then return {-4, id, parent} end
+    if not v then
+      if missing() then return {-2} end
+      return {-4, id, parent}
+    end
     stored[parent] = v
+    known = true
   end
   batch[id] = true
 end
+if missing() then return {-2} end
 
 -- Push in slices: unpack() of thousands of values would overflow the Lua stack.
 local len = 0
