@@ -32,7 +32,7 @@ import { MemoryApprovalStore } from "../../queue/approvals/memory-store.js";
 import { EmbeddedRuntime } from "../../queue/embedded/embedded-runtime.js";
 import { defaultQueuePrefix } from "../../queue/keys.js";
 import type { RedisClient } from "../../queue/redis/client.js";
-import type { RuntimeOptions } from "../../queue/redis/redis-runtime.js";
+import type { RuntimeOptions } from "../../queue/runtime-base.js";
 import { SessionKeys } from "../../queue/store/keys.js";
 import { encodeThreadKey } from "../../queue/store/thread-dir.js";
 import type { SessionStore } from "../../queue/store/types.js";

@@ -4,96 +4,15 @@
  * also calls `start()` to take wake jobs. docs/runtime.md describes the protocol.
  */
 import { type Job, Queue, Worker } from "bullmq";
-import type { InboundMessage } from "../../adapters/types.js";
-import { type Clock, systemClock } from "../../agent/clock.js";
-import { findModel } from "../../agent/llm/models.js";
-import { Dispatcher, defaultOnError } from "../dispatcher.js";
-import { EventClaims } from "../event-claims.js";
 import { hasHashTag, RuntimeKeys } from "../keys.js";
-import type { DropPolicy, ThreadState } from "../state/types.js";
-import type { SessionStore } from "../store/types.js";
-import type {
-  AgentFactory,
-  ControlCommand,
-  ControlResult,
-  DeliverResult,
-  DeliveryMode,
-  EventOutcome,
-  InboundFormatter,
-  ModelResolver,
-  OwedRenderFinisher,
-  RunSinkFactory,
-  Runtime,
-  ThreadStatus,
-} from "../types.js";
-import { DEFAULT_COLLECT_WINDOW_MS } from "../types.js";
-import type { CompactionConfig } from "../worker/holder-env.js";
-import { plainInboundFormatter } from "../worker/item-messages.js";
-import type { LeaseEvent } from "../worker/tenure.js";
-import { DEFAULT_CONCURRENCY, WorkerCore } from "../worker/worker-core.js";
+import { DEFAULT_LEASE_TTL_MS, RuntimeBase, type RuntimeOptions } from "../runtime-base.js";
+import type { ThreadState } from "../state/types.js";
+import { DEFAULT_CONCURRENCY, type WorkerCore } from "../worker/worker-core.js";
 import { createRedisClient, duplicateClient, isCluster, type RedisClient } from "./client.js";
 import { RedisControlBus } from "./redis-control-bus.js";
 import { RedisThreadState } from "./redis-thread-state.js";
 import { RedisWaker, type WakeJobData } from "./redis-waker.js";
 import { RedisRenderJournal } from "./render-journal.js";
-
-/** Options shared by both runtimes. */
-export interface RuntimeOptions {
-  store: SessionStore;
-  sinks: RunSinkFactory;
-  /** Builds thread agents; required in a process that runs workers. */
-  agentFactory?: AgentFactory;
-  /** Lease TTL; renewed every fifth of it, lost ⅔ of it after the last confirmed renewal (`holdLease`). Default 15 s. */
-  leaseTtlMs?: number;
-  /** Collect-mode debounce window. Default 500 ms. */
-  collectDebounceMs?: number;
-  /** How often a holder re-reads control state besides pub/sub notices. Default 1 s. */
-  controlPollMs?: number;
-  /** Most queued messages per thread. Default `DEFAULT_INBOX_CAP`. */
-  inboxCap?: number;
-  dropPolicy?: DropPolicy;
-  /** Mode when `deliver` gets none. Default `steer`. */
-  defaultMode?: DeliveryMode;
-  /**
-   * The delivery mode of a thread's channel (e.g. from the channel config by the thread key's
-   * platform): used when `deliver` gets no mode, and reported by `status().mode`. Default: none
-   * (`defaultMode` everywhere).
-   */
-  modeOf?: (threadKey: string) => DeliveryMode | undefined;
-  format?: InboundFormatter;
-  /** Default `findModel` of the model catalogue. */
-  resolveModel?: ModelResolver;
-  /** Automatic compaction after runs; omit to leave sessions uncompacted. */
-  compaction?: CompactionConfig;
-  /** Drop a thread's cached agent after this long idle. Default 10 min. */
-  agentIdleMs?: number;
-  /** Parallel threads per process. Default `DEFAULT_CONCURRENCY` (64): runs mostly wait on the model. */
-  concurrency?: number;
-  /** Interval of the safety-net sweep for lost wakes. Default 5 s. */
-  sweepIntervalMs?: number;
-  onError?: (error: unknown, context: string) => void;
-  /**
-   * Finishes what a dead run owed the chat (the render journal, docs/runtime.md): given, every run's
-   * sink gets a `RenderLog` and the next holder of a thread finishes what its predecessor's runs
-   * still owed. Omitted: nothing is recorded (what the chat shows is not part of the durable state).
-   */
-  finishOwed?: OwedRenderFinisher;
-  /** Every lease event of this process's tenures (acquired, renewed, releasing, …), in order. */
-  onLease?: (event: LeaseEvent) => void;
-  /**
-   * The time every part of the runtime reads and waits on: lease renewals, the stale-lease watch,
-   * the collect window, control polls, hand-over grace, sweeps, idle eviction, item times. Default:
-   * the system clock. (A Redis lease still expires on Redis's own clock.)
-   */
-  clock?: Clock;
-  /** Names this process in event-claim owners (logs, diagnostics). Default: a random id. */
-  instanceId?: string;
-  /**
-   * How long an event claim lasts without renewal: after a gateway dies, its platform's redelivery
-   * is handled once this passed. Default 15 s.
-   */
-  eventClaimTtlMs?: number;
-}
 
 export interface RedisRuntimeOptions extends RuntimeOptions {
   /**
@@ -129,7 +48,7 @@ export interface RedisRuntimeOptions extends RuntimeOptions {
 /** Length (approximate) of BullMQ's events stream, which nothing reads. */
 const EVENTS_MAX_LEN = 100;
 
-export class RedisRuntime implements Runtime {
+export class RedisRuntime extends RuntimeBase {
   private readonly redis: RedisClient;
   private readonly ownsRedis: boolean;
   private readonly keys: RuntimeKeys;
@@ -138,18 +57,12 @@ export class RedisRuntime implements Runtime {
   private readonly bus: RedisControlBus;
   private readonly state: ThreadState;
   private readonly waker: RedisWaker;
-  private readonly dispatcher: Dispatcher;
-  private readonly claims: EventClaims;
-  private readonly onError: (error: unknown, context: string) => void;
   private core: WorkerCore | undefined;
   private worker: Worker<WakeJobData> | undefined;
   private workerConnection: RedisClient | undefined;
-  private readonly clock: Clock;
-  private readonly stopSweeping = new AbortController();
-  private sweeping: Promise<void> | undefined;
-  private stopped: Promise<void> | undefined;
 
-  constructor(private readonly o: RedisRuntimeOptions) {
+  constructor(protected override readonly o: RedisRuntimeOptions) {
+    super(o);
     this.ownsRedis = typeof o.redis === "string";
     this.redis =
       typeof o.redis === "string"
@@ -163,8 +76,6 @@ export class RedisRuntime implements Runtime {
       );
     }
     this.keys = new RuntimeKeys(o.prefix, { queuePrefix: o.queuePrefix, cluster });
-    this.onError = o.onError ?? defaultOnError;
-    this.clock = o.clock ?? systemClock;
     // BullMQ on a connection of its own, without auto-pipelining (its worker duplicates it for the
     // blocking BZPOPMIN). The events stream is written by every job step and read by no one here
     // (no QueueEvents): kept short.
@@ -178,26 +89,7 @@ export class RedisRuntime implements Runtime {
     this.bus = new RedisControlBus(this.redis, this.keys.controlChannel);
     this.state = this.createState(this.redis, this.keys);
     this.waker = new RedisWaker(this.redis, this.queue, this.keys, this.clock);
-    this.claims = new EventClaims({
-      state: this.state,
-      clock: this.clock,
-      ...(o.instanceId !== undefined ? { instanceId: o.instanceId } : {}),
-      ...(o.eventClaimTtlMs !== undefined ? { ttlMs: o.eventClaimTtlMs } : {}),
-      onError: this.onError,
-    });
-    this.dispatcher = new Dispatcher({
-      state: this.state,
-      claims: this.claims,
-      waker: this.waker,
-      bus: this.bus,
-      store: o.store,
-      sinks: o.sinks,
-      inboxCap: o.inboxCap,
-      dropPolicy: o.dropPolicy,
-      defaultMode: o.defaultMode,
-      modeOf: o.modeOf,
-      onError: this.onError,
-    });
+    this.wire({ state: this.state, store: o.store, bus: this.bus, waker: this.waker });
   }
 
   /** The coordination primitives; a subclass may wrap them (tests drive race windows this way). */
@@ -210,22 +102,6 @@ export class RedisRuntime implements Runtime {
     });
   }
 
-  deliver(inbound: InboundMessage, mode?: DeliveryMode): Promise<DeliverResult> {
-    return this.dispatcher.deliver(inbound, mode);
-  }
-
-  handleEvent<T>(eventId: string, handle: () => Promise<T>): Promise<EventOutcome<T>> {
-    return this.claims.once(eventId, handle);
-  }
-
-  control(threadKey: string, command: ControlCommand): Promise<ControlResult> {
-    return this.dispatcher.control(threadKey, command);
-  }
-
-  status(threadKey: string): Promise<ThreadStatus> {
-    return this.dispatcher.status(threadKey);
-  }
-
   /** Starts taking wake jobs (a worker process). Resolves once the control subscription is live. */
   async start(): Promise<void> {
     if (this.worker) return;
@@ -235,29 +111,19 @@ export class RedisRuntime implements Runtime {
         "RedisRuntime.start() needs `agentFactory`: a process that runs workers must build agents.",
       );
     }
-    const leaseTtlMs = o.leaseTtlMs ?? 15_000;
-    const core = new WorkerCore({
-      state: this.state,
-      store: o.store,
-      factory: o.agentFactory,
-      sinks: o.sinks,
-      format: o.format ?? plainInboundFormatter,
-      resolveModel: o.resolveModel ?? findModel,
-      fenceKey: (t) => this.keys.lease(t),
-      leaseTtlMs,
-      collectDebounceMs: o.collectDebounceMs ?? DEFAULT_COLLECT_WINDOW_MS,
-      controlPollMs: o.controlPollMs ?? 1000,
-      compaction: o.compaction,
-      onError: this.onError,
-      onLease: o.onLease,
-      clock: this.clock,
-      bus: this.bus,
-      rewake: (t) => this.waker.wake(t),
-      agentIdleMs: o.agentIdleMs,
-      ...(o.finishOwed
-        ? { journal: new RedisRenderJournal(this.redis, this.keys), finishOwed: o.finishOwed }
-        : {}),
-    });
+    const leaseTtlMs = o.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS;
+    const core = this.createCore(
+      {
+        state: this.state,
+        store: o.store,
+        bus: this.bus,
+        waker: this.waker,
+        agentFactory: o.agentFactory,
+        fenceKey: (t) => this.keys.lease(t),
+        rewake: (t) => this.waker.wake(t),
+      },
+      o.finishOwed ? new RedisRenderJournal(this.redis, this.keys) : undefined,
+    );
     this.core = core;
     await this.bus.whenSubscribed();
     const lockDuration = o.lockDurationMs ?? leaseTtlMs;
@@ -287,34 +153,15 @@ export class RedisRuntime implements Runtime {
     this.worker = worker;
     void worker.run().catch((e: unknown) => this.onError(e, "running the BullMQ worker"));
     await worker.waitUntilReady();
-    this.sweeping = this.sweepLoop(o.sweepIntervalMs ?? 5000);
-  }
-
-  /** Sweeps every `every` ms on the clock until `stop()`; a sweep in progress finishes first. */
-  private async sweepLoop(every: number): Promise<void> {
-    const signal = this.stopSweeping.signal;
-    while (!signal.aborted) {
-      try {
-        await this.clock.sleep(every, signal);
-      } catch {
-        return;
-      }
-      await this.sweepOnce(every).catch((e: unknown) => this.onError(e, "sweeping pending threads"));
-    }
+    this.startSweeping((every) => this.sweepOnce(every));
   }
 
   /** One safety-net sweep (one process at a time); tests call it directly. */
   async sweepOnce(lockMs = 5000): Promise<string[]> {
     const got = await this.redis.set(this.keys.sweepLock, "1", "PX", Math.max(50, lockMs - 10), "NX");
     if (got !== "OK") return [];
-    const minAge = 2 * (this.o.leaseTtlMs ?? 15_000);
+    const minAge = 2 * (this.o.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS);
     return this.waker.sweep(minAge);
-  }
-
-  /** Hands every held thread over and closes the queue, the worker and (if owned) the connection. */
-  stop(options: { graceMs?: number } = {}): Promise<void> {
-    this.stopped ??= this.doStop(options.graceMs ?? 30_000);
-    return this.stopped;
   }
 
   /**
@@ -322,9 +169,8 @@ export class RedisRuntime implements Runtime {
    * finishes), then the holders hand over and the BullMQ worker finishes its jobs (their re-wakes
    * included), and only then are the connections closed.
    */
-  private async doStop(graceMs: number): Promise<void> {
-    this.stopSweeping.abort();
-    await this.sweeping;
+  protected async doStop(graceMs: number): Promise<void> {
+    await this.stopSweep();
     const worker = this.worker;
     const closing: Promise<unknown>[] = [];
     if (this.core) closing.push(this.core.shutdown(graceMs));
