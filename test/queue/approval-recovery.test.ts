@@ -1,0 +1,293 @@
+/**
+ * What the chat shows when a worker dies around an approval request, on a test clock: two workers,
+ * one thread, the real approval extension on the worker's thread host, the real renderer on a
+ * recording chat, the render journal in memory. A worker "dies" at a chosen instant (none of its
+ * calls to the state, the store, the journal, the approval store or the chat comes back); the
+ * second worker takes the thread. Whatever the instant, the request shows at most once and ends
+ * saying how it ended; it is settled in the approval store; nothing stays owed.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Type } from "@sinclair/typebox";
+import { afterEach, describe, expect, it } from "vitest";
+import { finishOwedRender } from "../../src/adapters/render/owed.js";
+import { MemoryRateLimiter } from "../../src/adapters/render/rate-limiter.js";
+import { RunRenderer } from "../../src/adapters/render/run-renderer.js";
+import type { ChannelAdapter } from "../../src/adapters/types.js";
+import { Agent } from "../../src/agent/agent.js";
+import { silentLogger } from "../../src/agent/logger.js";
+import { convertToLlm } from "../../src/agent/session/messages.js";
+import { createApprovalExtension } from "../../src/extensions/approval/extension.js";
+import type { ApprovalStore } from "../../src/extensions/approval/types.js";
+import { ExtensionRunner } from "../../src/extensions/runner.js";
+import type { ExtensionTool } from "../../src/extensions/types.js";
+import { ThreadHost } from "../../src/gateway/app/thread-host.js";
+import type { Logger } from "../../src/gateway/log.js";
+import { MemoryApprovalStore } from "../../src/queue/approvals/memory-store.js";
+import { LocalControlBus } from "../../src/queue/control-bus.js";
+import { MemoryThreadState } from "../../src/queue/embedded/memory-thread-state.js";
+import { MemoryRenderJournal, type RenderJournal } from "../../src/queue/state/render-journal.js";
+import { FileSessionStore } from "../../src/queue/store/file-store.js";
+import type { AgentFactory, Runtime } from "../../src/queue/types.js";
+import { plainInboundFormatter } from "../../src/queue/worker/item-messages.js";
+import { WorkerCore } from "../../src/queue/worker/worker-core.js";
+import { RecordingAdapter } from "../adapters/support/recording-adapter.js";
+import { ManualClock } from "../support/manual-clock.js";
+import { lastUserText, ScriptedStream } from "../support/scripted-stream.js";
+import { inbound, resolveTestModel } from "./support/harness.js";
+import { type Death, Mortal } from "./support/mortal.js";
+
+const TTL = 900;
+const T = "web:approval";
+const REQUEST = "🔐 Approval needed: `danger`";
+const STOPPED = "⏹️ Cancelled: the worker waiting for this decision stopped, so the call was not run.";
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+/** A tool that needs approval and records what it ran. */
+function dangerTool(ran: string[]): ExtensionTool {
+  return {
+    name: "danger",
+    label: "danger",
+    description: "does something dangerous",
+    parameters: Type.Object({ command: Type.String() }),
+    approval: "always",
+    async execute(_id, params) {
+      ran.push((params as { command: string }).command);
+      return { content: [{ type: "text", text: "ran" }], details: {} };
+    },
+  };
+}
+
+/** Calls `danger` for a user message, then answers `ack <question>`. */
+const toolFirst = () =>
+  new ScriptedStream((call) => {
+    const last = call.context.messages.at(-1);
+    if (last?.role === "user") return { toolCalls: [{ name: "danger", args: { command: "rm x" } }] };
+    return `ack ${lastUserText(call)}`;
+  });
+
+/** The request's post (text) or an edit of it. */
+const requestCall = (method: string, args: unknown[]) =>
+  (method === "post" && String(args[1]).startsWith(REQUEST)) ||
+  (method === "edit" && String(args[1]).startsWith(REQUEST));
+
+function cluster(o: { findPosted?: boolean; idempotentPosts?: boolean } = {}) {
+  const clock = new ManualClock(Date.UTC(2024, 4, 1, 14, 0, 0));
+  const state = new MemoryThreadState({ clock });
+  const dir = mkdtempSync(join(tmpdir(), "sb-approval-"));
+  dirs.push(dir);
+  const store = new FileSessionStore({
+    dataDir: dir,
+    fenceCheck: (threadKey, fence) => state.holds(threadKey, fence.token),
+  });
+  const journal = new MemoryRenderJournal({ holds: (t, token) => state.holds(t, token) });
+  const chat = new RecordingAdapter(clock, o.idempotentPosts ? { idempotentPosts: true } : {}, {
+    findPosted: o.findPosted === true,
+  });
+  const approvals = new MemoryApprovalStore();
+  const limiter = new MemoryRateLimiter(clock);
+  const errors: string[] = [];
+  const ran: string[] = [];
+  const worker = (name: string, stream: ScriptedStream, death?: Death) => {
+    const mortal = new Mortal(death);
+    const adapter = mortal.wrap<ChannelAdapter>(chat);
+    const runner = new ExtensionRunner({ logger: silentLogger });
+    const loaded = runner.load([
+      {
+        name: "approval",
+        factory: createApprovalExtension({
+          store: mortal.wrap<ApprovalStore>(approvals),
+          isAdmin: (_p, id) => id === "UADMIN",
+          clock,
+        }),
+      },
+    ]);
+    const factory: AgentFactory = async (ctx) => {
+      await loaded;
+      const host = new ThreadHost(
+        {
+          runtime: {} as Runtime,
+          store,
+          adapterOf: () => adapter,
+          defaultModel: () => undefined,
+          logger: silentLogger as unknown as Logger,
+        },
+        {
+          threadKey: ctx.threadKey,
+          platform: "web",
+          user: () => ({ id: "U1", name: "alice" }),
+          ...(ctx.appendEntry ? { appendEntry: ctx.appendEntry } : {}),
+          ...(ctx.renderLog ? { renderLog: ctx.renderLog } : {}),
+        },
+      );
+      const thread = runner.bind(host);
+      const agent = new Agent({
+        initialState: {
+          model: resolveTestModel("scripted/scripted-1") as NonNullable<ReturnType<typeof resolveTestModel>>,
+          thinkingLevel: "off",
+          messages: ctx.messages,
+          tools: thread.tools([dangerTool(ran)]),
+        },
+        streamFn: stream.streamFn,
+        convertToLlm,
+        ...thread.agentHooks(),
+      });
+      thread.attach(agent);
+      return { agent, onSessionEvent: (event) => thread.emitSession(event) };
+    };
+    const core = new WorkerCore({
+      state: mortal.wrap(state),
+      store: mortal.wrap(store),
+      journal: mortal.wrap<RenderJournal>(journal),
+      finishOwed: (threadKey, snapshot, log, saved, posted) =>
+        finishOwedRender(
+          { adapter, threadKey, clock, limiter, logger: silentLogger },
+          snapshot,
+          log,
+          saved,
+          posted,
+        ),
+      factory,
+      sinks: (threadKey, _runId, log) =>
+        new RunRenderer({ adapter, threadKey, clock, limiter, editIntervalMs: 500, ...(log ? { log } : {}) }),
+      format: plainInboundFormatter,
+      resolveModel: resolveTestModel,
+      fenceKey: (t) => `lease:${t}`,
+      leaseTtlMs: TTL,
+      collectDebounceMs: 100,
+      controlPollMs: 250,
+      compaction: undefined,
+      clock,
+      onError: (e, context) => {
+        if (!mortal.dead) errors.push(`${name} ${context}: ${e instanceof Error ? e.message : String(e)}`);
+      },
+      bus: new LocalControlBus(),
+      rewake: async () => {},
+    });
+    return { core, mortal };
+  };
+  const deliver = (text: string) =>
+    state.append(
+      T,
+      { mode: "steer", kind: "message", message: inbound(T, text) },
+      { cap: 20, dropPolicy: "new" },
+    );
+  /** Moves the clock in steps until `done` settles, letting real file I/O land between steps. */
+  const runUntil = async (done: Promise<unknown>) => {
+    let over = false;
+    void done.finally(() => {
+      over = true;
+    });
+    for (let i = 0; i < 2000 && !over; i++) {
+      await clock.advance(50);
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+    expect(over).toBe(true);
+    await done;
+  };
+  /** Lets A's calls land (real file I/O) until `until` resolves, on a still clock. */
+  const settle = async (until: Promise<unknown>) => {
+    let over = false;
+    void until.then(() => {
+      over = true;
+    });
+    for (let i = 0; i < 2000 && !over; i++) await new Promise((resolve) => setTimeout(resolve, 1));
+    expect(over).toBe(true);
+  };
+  /** The request messages the chat shows. */
+  const requests = () => chat.messages().filter((m) => m.startsWith(REQUEST));
+  return { clock, chat, journal, approvals, errors, ran, worker, deliver, runUntil, settle, requests };
+}
+
+/**
+ * A kills at `death` (or, for "waiting", once the request shows with its reactions; for a death
+ * object with `decide`, an admin approves once it shows), B recovers.
+ */
+async function killedAt(
+  death: Death | "waiting",
+  o: { findPosted?: boolean; idempotentPosts?: boolean; decide?: boolean } = {},
+) {
+  const c = cluster(o);
+  const a = c.worker("A", toolFirst(), typeof death === "object" ? death : undefined);
+  // B answers whatever the session holds (a dangling call is closed as interrupted; without it the
+  // question is answered directly), so it never asks again.
+  const b = c.worker(
+    "B",
+    new ScriptedStream((call) => `ack ${lastUserText(call)}`),
+  );
+  await c.deliver("one");
+  const reacted = a.mortal.completed((method, args) => method === "react" && args[1] === "♾️");
+  void a.core.process(T, { rerun: false });
+  if (death === "waiting" || o.decide) await c.settle(reacted);
+  if (o.decide) {
+    const [pending] = await c.approvals.pendingIn(T);
+    await c.approvals.decide(pending?.id ?? "", {
+      outcome: "approved",
+      by: { id: "UADMIN", name: "bob" },
+      at: c.clock.now(),
+    });
+  }
+  if (death === "waiting") a.mortal.kill();
+  else await a.mortal.died;
+  await c.runUntil(b.core.process(T, { rerun: true }));
+  expect(c.ran).toEqual([]);
+  expect(c.chat.messages().at(-1)).toBe("ack one");
+  expect(await c.approvals.pendingIn(T)).toEqual([]);
+  expect(await c.journal.owed(T)).toEqual([]);
+  expect(c.errors).toEqual([]);
+  return c;
+}
+
+/** The edits the request message got. */
+const requestEdits = (c: ReturnType<typeof cluster>) => {
+  const ref = c.chat.calls.find((x) => x.op === "post" && x.ok && x.text?.startsWith(REQUEST))?.ref ?? "";
+  return c.chat.edits(ref);
+};
+
+describe("recovery of an approval request (test clock)", () => {
+  it("killed before the request's post: the next worker shows it once, cancelled", async () => {
+    const c = await killedAt({ at: requestCall });
+    expect(c.requests()).toHaveLength(1);
+    expect(c.requests()[0]).toContain(STOPPED);
+  });
+
+  it("killed after the request reached the chat, before its id came back (Slack finds it by key): one request, edited to cancelled", async () => {
+    const c = await killedAt({ at: requestCall, after: true }, { findPosted: true });
+    expect(c.requests()).toHaveLength(1);
+    expect(c.requests()[0]).toContain(STOPPED);
+  });
+
+  it("the same on a platform whose repeated post returns the first (Discord nonce): one request, edited to cancelled", async () => {
+    const c = await killedAt({ at: requestCall, after: true }, { idempotentPosts: true });
+    expect(c.requests()).toHaveLength(1);
+    expect(c.requests()[0]).toContain(STOPPED);
+  });
+
+  it("killed after the request's id was recorded: one request, edited to cancelled once", async () => {
+    const c = await killedAt({ at: (method) => method === "attachMessage", after: true });
+    expect(c.requests()).toHaveLength(1);
+    expect(c.requests()[0]).toContain(STOPPED);
+    expect(requestEdits(c)).toHaveLength(1);
+  });
+
+  it("killed while waiting for the reaction: one request, edited to cancelled once, settled in the store", async () => {
+    const c = await killedAt("waiting");
+    expect(c.requests()).toHaveLength(1);
+    expect(c.requests()[0]).toContain(STOPPED);
+    expect(requestEdits(c)).toHaveLength(1);
+  });
+
+  it("killed after an admin approved, before the request's edit: the next worker shows the decision", async () => {
+    const c = await killedAt(
+      { at: (method, args) => method === "edit" && String(args[1]).startsWith(REQUEST) },
+      { decide: true },
+    );
+    expect(c.requests()).toHaveLength(1);
+    expect(c.requests()[0]).toContain("✅ Approved by bob");
+  });
+});
