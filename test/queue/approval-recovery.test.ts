@@ -216,10 +216,7 @@ async function killedAt(
   const a = c.worker("A", toolFirst(), typeof death === "object" ? death : undefined);
   // B answers whatever the session holds (a dangling call is closed as interrupted; without it the
   // question is answered directly), so it never asks again.
-  const b = c.worker(
-    "B",
-    new ScriptedStream((call) => `ack ${lastUserText(call)}`),
-  );
+  const b = c.worker("B", new ScriptedStream((call) => `ack ${lastUserText(call)}`));
   await c.deliver("one");
   const reacted = a.mortal.completed((method, args) => method === "react" && args[1] === "♾️");
   void a.core.process(T, { rerun: false });
@@ -269,7 +266,7 @@ describe("recovery of an approval request (test clock)", () => {
   });
 
   it("killed after the request's id was recorded: one request, edited to cancelled once", async () => {
-    const c = await killedAt({ at: (method) => method === "attachMessage", after: true });
+    const c = await killedAt({ at: (method: string) => method === "attachMessage", after: true });
     expect(c.requests()).toHaveLength(1);
     expect(c.requests()[0]).toContain(STOPPED);
     expect(requestEdits(c)).toHaveLength(1);
@@ -284,7 +281,7 @@ describe("recovery of an approval request (test clock)", () => {
 
   it("killed after an admin approved, before the request's edit: the next worker shows the decision", async () => {
     const c = await killedAt(
-      { at: (method, args) => method === "edit" && String(args[1]).startsWith(REQUEST) },
+      { at: (method: string, args: unknown[]) => method === "edit" && String(args[1]).startsWith(REQUEST) },
       { decide: true },
     );
     expect(c.requests()).toHaveLength(1);

@@ -19,7 +19,11 @@ export interface JournaledMessage {
 }
 
 /** The durable message of `threadKey` recorded in `log` (markdown; one message, no split). */
-export function journaledMessage(adapter: ChannelAdapter, threadKey: string, log: RenderLog): JournaledMessage {
+export function journaledMessage(
+  adapter: ChannelAdapter,
+  threadKey: string,
+  log: RenderLog,
+): JournaledMessage {
   let ref: MessageRef | undefined;
   const owe = (refs: MessageRef[], text: string, posting?: { part: number; key: string }) =>
     log.owe({ v: 1, messages: [owedMessage(refs, text, undefined, posting)] } satisfies RenderSnapshot);
@@ -28,7 +32,8 @@ export function journaledMessage(adapter: ChannelAdapter, threadKey: string, log
       if (ref !== undefined) throw new Error("A durable message is posted once; edit it with finish().");
       const key = newPostKey();
       await owe([], ifStopped, { part: 0, key });
-      if (!log.held()) throw new Error(`The thread ${threadKey} is held by another worker now; nothing posted.`);
+      if (!log.held())
+        throw new Error(`The thread ${threadKey} is held by another worker now; nothing posted.`);
       const sent = await adapter.post(threadKey, text, { format: "markdown", idempotencyKey: key });
       // No await between the platform's answer and this: the id is on its way to the journal now.
       log.posted(key, sent);

@@ -291,10 +291,12 @@ export function createApprovalExtension(options: ApprovalExtensionOptions): Exte
     } finally {
       waiting.delete(record.id);
     }
-    await (durable ? durable.finish(decidedText(settled)) : ctx.host.edit(ref, decidedText(settled), { format: "markdown" }))
-      .catch((e: unknown) =>
-        ctx.logger.warn({ err: e, id: record.id }, "could not edit the approval request"),
-      );
+    await (durable
+      ? durable.finish(decidedText(settled))
+      : ctx.host.edit(ref, decidedText(settled), { format: "markdown" })
+    ).catch((e: unknown) =>
+      ctx.logger.warn({ err: e, id: record.id }, "could not edit the approval request"),
+    );
     await audit(ctx, auditData(settled));
     return isApproval(settled.status) ? undefined : { block: true, reason: denialReason(settled) };
   }
