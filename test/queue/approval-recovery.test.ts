@@ -287,4 +287,32 @@ describe("recovery of an approval request (test clock)", () => {
     expect(c.requests()).toHaveLength(1);
     expect(c.requests()[0]).toContain("✅ Approved by bob");
   });
+
+  it("the next worker dies too, after settling the request, before its edit: a third edits it, once", async () => {
+    const c = cluster();
+    const a = c.worker("A", toolFirst());
+    const answer = () => new ScriptedStream((call) => `ack ${lastUserText(call)}`);
+    const b = c.worker("B", answer(), {
+      at: (method, args) => method === "edit" && String(args[1]).startsWith(REQUEST),
+    });
+    const third = c.worker("C", answer());
+    await c.deliver("one");
+    const reacted = a.mortal.completed((method, args) => method === "react" && args[1] === "♾️");
+    void a.core.process(T, { rerun: false });
+    await c.settle(reacted);
+    a.mortal.kill();
+    void b.core.process(T, { rerun: true });
+    const bDied = b.mortal.died;
+    await c.runUntil(bDied);
+    // B settled it in the store (no reaction or /approve acts on it now); the chat still asks.
+    expect(await c.approvals.pendingIn(T)).toEqual([]);
+    expect(c.requests()[0]).not.toContain(STOPPED);
+    await c.runUntil(third.core.process(T, { rerun: true }));
+    expect(c.requests()).toHaveLength(1);
+    expect(c.requests()[0]).toContain(STOPPED);
+    expect(requestEdits(c)).toHaveLength(1);
+    expect(c.chat.messages().at(-1)).toBe("ack one");
+    expect(await c.journal.owed(T)).toEqual([]);
+    expect(c.errors).toEqual([]);
+  });
 });
