@@ -14,7 +14,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { finishOwedRender } from "../../src/adapters/render/owed.js";
 import { MemoryRateLimiter } from "../../src/adapters/render/rate-limiter.js";
 import { RunRenderer } from "../../src/adapters/render/run-renderer.js";
-import type { ChannelAdapter } from "../../src/adapters/types.js";
+import type { ChannelAdapter, Platform } from "../../src/adapters/types.js";
 import { Agent } from "../../src/agent/agent.js";
 import { silentLogger } from "../../src/agent/logger.js";
 import { convertToLlm } from "../../src/agent/session/messages.js";
@@ -32,7 +32,9 @@ import { FileSessionStore } from "../../src/queue/store/file-store.js";
 import type { AgentFactory, Runtime } from "../../src/queue/types.js";
 import { plainInboundFormatter } from "../../src/queue/worker/item-messages.js";
 import { WorkerCore } from "../../src/queue/worker/worker-core.js";
+import { CHANNEL, createSlackHarness, USERS } from "../adapters/harness/slack.js";
 import { RecordingAdapter } from "../adapters/support/recording-adapter.js";
+import { TEAM_ID } from "../fakes/slack/world.js";
 import { ManualClock } from "../support/manual-clock.js";
 import { lastUserText, ScriptedStream } from "../support/scripted-stream.js";
 import { inbound, resolveTestModel } from "./support/harness.js";
@@ -44,7 +46,9 @@ const REQUEST = "🔐 Approval needed: `danger`";
 const STOPPED = "⏹️ Cancelled: the worker waiting for this decision stopped, so the call was not run.";
 
 const dirs: string[] = [];
-afterEach(() => {
+const closers: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const close of closers.splice(0)) await close();
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
@@ -76,8 +80,19 @@ const requestCall = (method: string, args: unknown[]) =>
   (method === "post" && String(args[1]).startsWith(REQUEST)) ||
   (method === "edit" && String(args[1]).startsWith(REQUEST));
 
-function cluster(o: { findPosted?: boolean; idempotentPosts?: boolean } = {}) {
-  const clock = new ManualClock(Date.UTC(2024, 4, 1, 14, 0, 0));
+/** A real platform adapter over a wire fake, instead of the recording chat. */
+interface Wire {
+  adapter: ChannelAdapter;
+  clock: ManualClock;
+  threadKey: string;
+  platform: Platform;
+  /** The bot's messages in the thread as a user sees them, oldest first. */
+  shown(): string[];
+}
+
+function cluster(o: { findPosted?: boolean; idempotentPosts?: boolean; wire?: Wire } = {}) {
+  const clock = o.wire?.clock ?? new ManualClock(Date.UTC(2024, 4, 1, 14, 0, 0));
+  const t = o.wire?.threadKey ?? T;
   const state = new MemoryThreadState({ clock });
   const dir = mkdtempSync(join(tmpdir(), "sb-approval-"));
   dirs.push(dir);
@@ -95,7 +110,7 @@ function cluster(o: { findPosted?: boolean; idempotentPosts?: boolean } = {}) {
   const ran: string[] = [];
   const worker = (name: string, stream: ScriptedStream, death?: Death) => {
     const mortal = new Mortal(death);
-    const adapter = mortal.wrap<ChannelAdapter>(chat);
+    const adapter = mortal.wrap<ChannelAdapter>(o.wire?.adapter ?? chat);
     const runner = new ExtensionRunner({ logger: silentLogger });
     const loaded = runner.load([
       {
@@ -119,7 +134,7 @@ function cluster(o: { findPosted?: boolean; idempotentPosts?: boolean } = {}) {
         },
         {
           threadKey: ctx.threadKey,
-          platform: "web",
+          platform: o.wire?.platform ?? "web",
           user: () => ({ id: "U1", name: "alice" }),
           ...(ctx.appendEntry ? { appendEntry: ctx.appendEntry } : {}),
           ...(ctx.renderLog ? { renderLog: ctx.renderLog } : {}),
@@ -173,8 +188,8 @@ function cluster(o: { findPosted?: boolean; idempotentPosts?: boolean } = {}) {
   };
   const deliver = (text: string) =>
     state.append(
-      T,
-      { mode: "steer", kind: "message", message: inbound(T, text) },
+      t,
+      { mode: "steer", kind: "message", message: inbound(t, text) },
       { cap: 20, dropPolicy: "new" },
     );
   /** Moves the clock in steps until `done` settles, letting real file I/O land between steps. */
@@ -200,8 +215,23 @@ function cluster(o: { findPosted?: boolean; idempotentPosts?: boolean } = {}) {
     expect(over).toBe(true);
   };
   /** The request messages the chat shows. */
-  const requests = () => chat.messages().filter((m) => m.startsWith(REQUEST));
-  return { clock, chat, journal, approvals, errors, ran, worker, deliver, runUntil, settle, requests };
+  const shown = () => o.wire?.shown() ?? chat.messages();
+  const requests = () => shown().filter((m) => m.startsWith(REQUEST));
+  return {
+    t,
+    clock,
+    chat,
+    journal,
+    approvals,
+    errors,
+    ran,
+    worker,
+    deliver,
+    runUntil,
+    settle,
+    shown,
+    requests,
+  };
 }
 
 /**
@@ -210,7 +240,7 @@ function cluster(o: { findPosted?: boolean; idempotentPosts?: boolean } = {}) {
  */
 async function killedAt(
   death: Death | "waiting",
-  o: { findPosted?: boolean; idempotentPosts?: boolean; decide?: boolean } = {},
+  o: { findPosted?: boolean; idempotentPosts?: boolean; decide?: boolean; wire?: Wire } = {},
 ) {
   const c = cluster(o);
   const a = c.worker("A", toolFirst(), typeof death === "object" ? death : undefined);
@@ -219,10 +249,10 @@ async function killedAt(
   const b = c.worker("B", new ScriptedStream((call) => `ack ${lastUserText(call)}`));
   await c.deliver("one");
   const reacted = a.mortal.completed((method, args) => method === "react" && args[1] === "♾️");
-  void a.core.process(T, { rerun: false });
+  void a.core.process(c.t, { rerun: false });
   if (death === "waiting" || o.decide) await c.settle(reacted);
   if (o.decide) {
-    const [pending] = await c.approvals.pendingIn(T);
+    const [pending] = await c.approvals.pendingIn(c.t);
     await c.approvals.decide(pending?.id ?? "", {
       outcome: "approved",
       by: { id: "UADMIN", name: "bob" },
@@ -231,11 +261,11 @@ async function killedAt(
   }
   if (death === "waiting") a.mortal.kill();
   else await a.mortal.died;
-  await c.runUntil(b.core.process(T, { rerun: true }));
+  await c.runUntil(b.core.process(c.t, { rerun: true }));
   expect(c.ran).toEqual([]);
-  expect(c.chat.messages().at(-1)).toBe("ack one");
-  expect(await c.approvals.pendingIn(T)).toEqual([]);
-  expect(await c.journal.owed(T)).toEqual([]);
+  expect(c.shown().at(-1)).toBe("ack one");
+  expect(await c.approvals.pendingIn(c.t)).toEqual([]);
+  expect(await c.journal.owed(c.t)).toEqual([]);
   expect(c.errors).toEqual([]);
   return c;
 }
@@ -298,21 +328,43 @@ describe("recovery of an approval request (test clock)", () => {
     const third = c.worker("C", answer());
     await c.deliver("one");
     const reacted = a.mortal.completed((method, args) => method === "react" && args[1] === "♾️");
-    void a.core.process(T, { rerun: false });
+    void a.core.process(c.t, { rerun: false });
     await c.settle(reacted);
     a.mortal.kill();
-    void b.core.process(T, { rerun: true });
+    void b.core.process(c.t, { rerun: true });
     const bDied = b.mortal.died;
     await c.runUntil(bDied);
     // B settled it in the store (no reaction or /approve acts on it now); the chat still asks.
-    expect(await c.approvals.pendingIn(T)).toEqual([]);
+    expect(await c.approvals.pendingIn(c.t)).toEqual([]);
     expect(c.requests()[0]).not.toContain(STOPPED);
-    await c.runUntil(third.core.process(T, { rerun: true }));
+    await c.runUntil(third.core.process(c.t, { rerun: true }));
     expect(c.requests()).toHaveLength(1);
     expect(c.requests()[0]).toContain(STOPPED);
     expect(requestEdits(c)).toHaveLength(1);
-    expect(c.chat.messages().at(-1)).toBe("ack one");
-    expect(await c.journal.owed(T)).toEqual([]);
+    expect(c.shown().at(-1)).toBe("ack one");
+    expect(await c.journal.owed(c.t)).toEqual([]);
     expect(c.errors).toEqual([]);
+  });
+});
+
+describe("recovery of an approval request through the Slack wire fake", () => {
+  it("killed after Slack made the request, before its answer came back: it shows once and ends cancelled", async () => {
+    const slack = await createSlackHarness({ mode: "http", start: false });
+    closers.push(() => slack.close());
+    const root = slack.fake.seed({ channel: CHANNEL, user: USERS.alice ?? "", text: "please clean up" });
+    const threadKey = `slack:${TEAM_ID}:${CHANNEL}:${root.ts}`;
+    const wire: Wire = {
+      adapter: slack.adapter,
+      clock: slack.clock,
+      threadKey,
+      platform: "slack",
+      shown: () => slack.thread(threadKey).flatMap((m) => (m.fromBot ? [m.text] : [])),
+    };
+    const c = await killedAt({ at: requestCall, after: true }, { wire });
+    expect(c.requests()).toHaveLength(1);
+    expect(c.requests()[0]).toContain(STOPPED);
+    // Found by its metadata, then edited: one chat.postMessage of the request, one chat.update.
+    const calls = slack.fake.api.calls.filter((x) => String(x.params.text ?? "").startsWith(REQUEST));
+    expect(calls.map((x) => x.method)).toEqual(["chat.postMessage", "chat.update"]);
   });
 });
