@@ -219,6 +219,7 @@ function cluster(o: { findPosted?: boolean; idempotentPosts?: boolean; wire?: Wi
   const requests = () => shown().filter((m) => m.startsWith(REQUEST));
   return {
     t,
+    state,
     clock,
     chat,
     journal,
@@ -366,5 +367,44 @@ describe("recovery of an approval request through the Slack wire fake", () => {
     // Found by its metadata, then edited: one chat.postMessage of the request, one chat.update.
     const calls = slack.fake.api.calls.filter((x) => String(x.params.text ?? "").startsWith(REQUEST));
     expect(calls.map((x) => x.method)).toEqual(["chat.postMessage", "chat.update"]);
+  });
+});
+
+describe("recovery of a notice (test clock)", () => {
+  const NOTICE = "Started a new session";
+  const noticeCall = (method: string, args: unknown[]) =>
+    method === "post" && String(args[1]).startsWith(NOTICE);
+
+  /** `/new` on A, which dies at `death` around its notice; B takes the thread. */
+  async function noticeKilled(death: Death, o: { findPosted?: boolean; idempotentPosts?: boolean } = {}) {
+    const c = cluster(o);
+    const answer = () => new ScriptedStream((call) => `ack ${lastUserText(call)}`);
+    const a = c.worker("A", answer(), death);
+    const b = c.worker("B", answer());
+    await c.state.append(c.t, { mode: "followUp", kind: "newSession" }, { cap: 20, dropPolicy: "new" });
+    void a.core.process(c.t, { rerun: false });
+    await a.mortal.died;
+    await c.runUntil(b.core.process(c.t, { rerun: true }));
+    expect(c.shown().filter((m) => m.startsWith(NOTICE))).toHaveLength(1);
+    expect(await c.journal.owed(c.t)).toEqual([]);
+    expect(c.errors).toEqual([]);
+    return c;
+  }
+
+  it("killed before the notice's post: the next worker posts it once", async () => {
+    await noticeKilled({ at: noticeCall });
+  });
+
+  it("killed after the notice reached the chat, before its id came back (found by key): shown once", async () => {
+    await noticeKilled({ at: noticeCall, after: true }, { findPosted: true });
+  });
+
+  it("the same where a repeated post returns the first (Discord nonce): shown once", async () => {
+    await noticeKilled({ at: noticeCall, after: true }, { idempotentPosts: true });
+  });
+
+  it("killed after its id was recorded, before the record was cleared: shown once, not posted again", async () => {
+    const c = await noticeKilled({ at: (method) => method === "drop" });
+    expect(c.chat.calls.filter((x) => x.op === "post" && x.ok && x.text?.startsWith(NOTICE))).toHaveLength(1);
   });
 });
