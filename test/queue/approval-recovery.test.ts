@@ -1,10 +1,11 @@
 /**
- * What the chat shows when a worker dies around an approval request, on a test clock: two workers,
- * one thread, the real approval extension on the worker's thread host, the real renderer on a
- * recording chat, the render journal in memory. A worker "dies" at a chosen instant (none of its
- * calls to the state, the store, the journal, the approval store or the chat comes back); the
- * second worker takes the thread. Whatever the instant, the request shows at most once and ends
- * saying how it ended; it is settled in the approval store; nothing stays owed.
+ * What the chat shows when a worker dies around an approval request or a notice, on a test clock:
+ * two workers, one thread, the real approval extension on the worker's thread host, the real
+ * renderer on a recording chat (or the real Slack / Discord adapter over its wire fake), the render
+ * journal in memory. A worker "dies" at a chosen instant (none of its calls to the state, the
+ * store, the journal, the approval store or the chat comes back); the next worker takes the thread.
+ * Whatever the instant, the request shows once and ends saying how it ended, it is settled in the
+ * approval store, a notice shows once, and nothing stays owed.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -32,8 +33,10 @@ import { FileSessionStore } from "../../src/queue/store/file-store.js";
 import type { AgentFactory, Runtime } from "../../src/queue/types.js";
 import { plainInboundFormatter } from "../../src/queue/worker/item-messages.js";
 import { WorkerCore } from "../../src/queue/worker/worker-core.js";
+import { createDiscordHarness } from "../adapters/harness/discord.js";
 import { CHANNEL, createSlackHarness, USERS } from "../adapters/harness/slack.js";
 import { RecordingAdapter } from "../adapters/support/recording-adapter.js";
+import { GENERAL_ID, GUILD_ID } from "../fakes/discord/server.js";
 import { TEAM_ID } from "../fakes/slack/world.js";
 import { ManualClock } from "../support/manual-clock.js";
 import { lastUserText, ScriptedStream } from "../support/scripted-stream.js";
@@ -367,6 +370,33 @@ describe("recovery of an approval request through the Slack wire fake", () => {
     // Found by its metadata, then edited: one chat.postMessage of the request, one chat.update.
     const calls = slack.fake.api.calls.filter((x) => String(x.params.text ?? "").startsWith(REQUEST));
     expect(calls.map((x) => x.method)).toEqual(["chat.postMessage", "chat.update"]);
+  });
+});
+
+describe("recovery of an approval request through the Discord wire fake", () => {
+  it("killed after Discord made the request, before its answer came back: the nonce returns it, it shows once and ends cancelled", async () => {
+    const discord = await createDiscordHarness({ start: false });
+    closers.push(() => discord.close());
+    const threadKey = `discord:${GUILD_ID}:${GENERAL_ID}:0`;
+    const wire: Wire = {
+      adapter: discord.adapter,
+      clock: discord.clock,
+      threadKey,
+      platform: "discord",
+      shown: () => discord.thread(threadKey).flatMap((m) => (m.fromBot ? [m.text] : [])),
+    };
+    const c = await killedAt({ at: requestCall, after: true }, { wire });
+    expect(c.requests()).toHaveLength(1);
+    expect(c.requests()[0]).toContain(STOPPED);
+    // The repeat carried the first post's nonce and got the first message back, then one edit.
+    const request = discord.fake.rest.calls.filter((x) =>
+      String((x.body as { content?: unknown } | undefined)?.content ?? "").startsWith(REQUEST),
+    );
+    expect(request.map((x) => `${x.method} ${x.status}`)).toEqual(["POST 200", "POST 200", "PATCH 200"]);
+    const nonces = request.flatMap((x) =>
+      x.method === "POST" ? [(x.body as { nonce?: unknown }).nonce] : [],
+    );
+    expect(new Set(nonces).size).toBe(1);
   });
 });
 
