@@ -34,5 +34,6 @@ export function withStopEvents(
     deliver: (text, mode) => host.deliver(text, mode),
     compact: (instructions) => host.compact(instructions),
     status: () => host.status(),
+    ...(host.durableMessage ? { durableMessage: (id: string) => host.durableMessage?.(id) } : {}),
   };
 }

@@ -134,6 +134,22 @@ export interface HostPostOptions {
 }
 
 /**
+ * A message the chat must end up showing in a known final form whatever worker dies when (the
+ * worker side's render journal, docs/runtime.md). `post` records the post's intent (a fresh
+ * idempotency key) and `ifStopped` (the text the message must end with if this worker dies from
+ * now on) before posting `text`, and the message id the instant the platform answers; `finish`
+ * records `text` as the final form, edits the message to it and, once the platform confirmed,
+ * forgets the record. If the worker dies in between, the thread's next holder finds the post by
+ * its key where the platform allows (Discord's nonce, Slack's metadata), edits it to the recorded
+ * final text (or posts that text when the post never happened) and forgets it: once.
+ */
+export interface DurableMessage {
+  post(text: string, ifStopped: string): Promise<string>;
+  /** Rejects when the platform refused the edit (the record then stays owed for the next holder). */
+  finish(text: string): Promise<void>;
+}
+
+/**
  * The runtime side of one thread, implemented by whoever runs extensions (the gateway for commands
  * and reactions, the worker for agent hooks and tools). Every method may reject; the runner turns
  * rejections into reports, never into a crash.
@@ -167,6 +183,13 @@ export interface ExtensionHost {
   deliver(text: string, mode: "steer" | "followUp"): Promise<void>;
   compact(instructions?: string): Promise<CompactOutcome>;
   status(): Promise<ThreadStatusView>;
+  /**
+   * Worker side, while a run holds the thread and the runtime keeps a render journal: a durable
+   * message named `id` (unique in the thread, e.g. `approval:<id>`), markdown. Absent (the method,
+   * on hosts that have no journal) or undefined (no run holds the thread here now): post and edit
+   * with `post`/`edit`, which nobody finishes after a crash.
+   */
+  durableMessage?(id: string): DurableMessage | undefined;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -180,6 +180,14 @@ export interface AgentFactoryContext {
    * latest asker (e.g. who an approval request names).
    */
   currentInbound?: () => InboundMessage[];
+  /**
+   * The render-journal log of a message outside the runs' answers (an approval request), keyed
+   * `id` (unique in the thread, e.g. `approval:<id>`), fenced by the lease of the tenure driving the
+   * agent now (always set by the runtime). Undefined when no tenure drives it or the runtime keeps
+   * no journal. What is recorded there is finished by the thread's next holder if this one dies
+   * (docs/runtime.md, "The render journal").
+   */
+  renderLog?: (id: string) => RenderLog | undefined;
 }
 
 /**

@@ -146,11 +146,12 @@ export async function finishOwedRender(
         if (ref !== undefined && (await edit(o, ref, part))) continue;
         const replyTo = i === 0 ? m.replyTo : undefined;
         // The intent first (a dead worker's intent for this part keeps its key), then the post.
-        if (m.posting?.part !== i || ref !== undefined) {
+        const repeated = m.posting?.part === i && ref === undefined;
+        if (!repeated) {
           m.posting = { part: i, key: newPostKey() };
           await record();
         }
-        const key = m.posting.key;
+        const key = (m.posting as { key: string }).key;
         const sent = await request(o, () =>
           o.adapter.post(o.threadKey, part, {
             format: "markdown",
@@ -162,6 +163,9 @@ export async function finishOwedRender(
         m.refs[i] = sent;
         delete m.posting;
         await record();
+        // Where a repeat returns the first message (Discord), it shows what the dead worker posted
+        // (a half-written reply, an approval request): bring it to this part's text.
+        if (repeated && o.adapter.capabilities.idempotentPosts) await edit(o, sent, part);
       }
       while (m.refs.length > parts.length) {
         const ref = m.refs.pop() as MessageRef;

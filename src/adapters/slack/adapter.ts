@@ -5,7 +5,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { App, HTTPReceiver, SocketModeReceiver } from "@slack/bolt";
 import { type StructuredLogger, silentLogger } from "../../agent/logger.js";
-import { toSlackMrkdwn } from "../render/markdown.js";
 import {
   type AdapterCapabilities,
   type ChannelAdapter,
@@ -22,17 +21,14 @@ import {
   type RateRule,
 } from "../types.js";
 import { BoltLogger } from "./bolt-logger.js";
-import { slackNameFromEmoji } from "./emoji.js";
 import { SlackEvents } from "./events.js";
 import { acknowledgeMalformedEvent, guardRequestListener } from "./http-guard.js";
 import { decodeMessageRef, decodeThreadKey, encodeMessageRef, encodeThreadKey, isDmChannel } from "./ids.js";
 import { findPostedByKey, postMetadata, postThread } from "./posted.js";
 import { slackProbes } from "./probe.js";
+import { slackReactionName, slackText } from "./text.js";
 import { ThreadMembership } from "./threads.js";
 import { type SlackIdentity, SlackWeb } from "./web.js";
-
-/** Slack's own limit on `text`. */
-const SLACK_TEXT_LIMIT = 40_000;
 
 /** Socket Mode: an outbound WebSocket; no public URL needed. Several processes may connect. */
 export interface SlackSocketModeConfig {
@@ -95,8 +91,6 @@ export interface SlackAdapterConfig {
   /** Resolve display names with `users.info` (needs `users:read`; default true). */
   resolveUserNames?: boolean;
 }
-
-const escapePlain = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 
 export class SlackAdapter implements ChannelAdapter {
   readonly platform = "slack" as const;
@@ -290,25 +284,12 @@ export class SlackAdapter implements ChannelAdapter {
 
   // ---- outbound --------------------------------------------------------------------------
 
-  private render(text: string, format: "markdown" | "plain" | undefined): string {
-    // Slack does not show leading blank lines or trailing whitespace; sending them only makes
-    // the stored text differ from what people see.
-    const out = (format === "plain" ? escapePlain(text) : toSlackMrkdwn(text)).replace(/^\n+/, "").trimEnd();
-    if (out.length > SLACK_TEXT_LIMIT)
-      throw new ChannelError(
-        "too_long",
-        `Slack message is ${out.length} characters after formatting; the limit is ${SLACK_TEXT_LIMIT}`,
-        "slack",
-      );
-    return out;
-  }
-
   async post(threadKey: string, text: string, opts: PostOptions = {}): Promise<MessageRef> {
     const t = decodeThreadKey(threadKey);
     const threadTs = await postThread(this.web, threadKey, opts.replyTo);
     const r = await this.web.call("chat.postMessage", {
       channel: t.channel,
-      text: this.render(text, opts.format),
+      text: slackText(text, opts.format),
       unfurl_links: false,
       unfurl_media: false,
       ...(threadTs ? { thread_ts: threadTs } : {}),
@@ -332,7 +313,7 @@ export class SlackAdapter implements ChannelAdapter {
     await this.web.call("chat.update", {
       channel: r.channel,
       ts: r.ts,
-      text: this.render(text, opts.format),
+      text: slackText(text, opts.format),
     });
   }
 
@@ -341,26 +322,15 @@ export class SlackAdapter implements ChannelAdapter {
     await this.web.call("chat.delete", { channel: r.channel, ts: r.ts });
   }
 
-  private reactionName(emoji: string): string {
-    const name = slackNameFromEmoji(emoji);
-    if (!name)
-      throw new ChannelError(
-        "bad_request",
-        `no Slack reaction name known for ${emoji}; pass it as :name:`,
-        "slack",
-      );
-    return name;
-  }
-
   async react(ref: MessageRef, emoji: string): Promise<void> {
     const r = decodeMessageRef(ref);
-    const name = this.reactionName(emoji);
+    const name = slackReactionName(emoji);
     await this.web.call("reactions.add", { channel: r.channel, timestamp: r.ts, name }, ["already_reacted"]);
   }
 
   async unreact(ref: MessageRef, emoji: string): Promise<void> {
     const r = decodeMessageRef(ref);
-    const name = this.reactionName(emoji);
+    const name = slackReactionName(emoji);
     await this.web.call("reactions.remove", { channel: r.channel, timestamp: r.ts, name }, ["no_reaction"]);
   }
 

@@ -25,7 +25,7 @@ import type {
   ToolCallEvent,
   ToolCallResult,
 } from "../types.js";
-import { auditData, decidedText, denialReason, requestText } from "./messages.js";
+import { auditData, decidedText, denialReason, requestText, stoppedText } from "./messages.js";
 import { callFingerprint, needsApproval } from "./rules.js";
 import {
   type ApprovalOutcome,
@@ -42,6 +42,9 @@ export const APPROVAL_ENTRY_TYPE = "approval";
 export const APPROVAL_REACTIONS = ["✅", "❌", "♾️"] as const;
 
 const DEFAULT_TIMEOUT_MS = 10 * 60 * 1000;
+
+/** Render-journal ids of approval requests: `approval:<id>`. */
+const JOURNAL_PREFIX = "approval:";
 
 /** Emoji (normalised by adapters, plus common names and the bare ♾) → decision. */
 const EMOJI_OUTCOMES: Record<string, ApprovalOutcome> = {
@@ -84,13 +87,17 @@ export function createApprovalExtension(options: ApprovalExtensionOptions): Exte
   return (api: ExtensionAPI) => {
     // A thread's agent is built by the worker that just took the thread: a request of the thread
     // that no run of this process waits on was asked by a worker that died (its tool call is closed
-    // as interrupted). It is settled as cancelled and its message says so, once.
+    // as interrupted). It is settled as cancelled, so no later reaction or /approve acts on it. Its
+    // message is the render journal's to finish (the holder's recovery edits it to the text recorded
+    // for a stopped worker, finding it by its key when its id was never recorded); a host without a
+    // journal edits it here when its id is known.
     api.on("session_start", async (_event, ctx) => {
       try {
+        const journaled = ctx.host.durableMessage?.(`${JOURNAL_PREFIX}probe`) !== undefined;
         for (const record of await store.pendingIn(ctx.thread.threadKey)) {
           if (waiting.has(record.id)) continue;
           const settled = await settleAs(record, "cancelled");
-          if (settled.messageRef)
+          if (settled.messageRef && !journaled)
             await ctx.host.edit(settled.messageRef, decidedText(settled), { format: "markdown" });
         }
       } catch (e) {
@@ -258,9 +265,14 @@ export function createApprovalExtension(options: ApprovalExtensionOptions): Exte
       createdAt: now,
       expiresAt: now + timeoutMs,
     });
+    // Under the render journal when the host has one: the post's key and the text the request must
+    // end with if this worker dies are recorded before the post, its id as the platform answers.
+    const durable = ctx.host.durableMessage?.(`${JOURNAL_PREFIX}${record.id}`);
     let ref: string;
     try {
-      ref = await ctx.host.post(requestText(record), { format: "markdown" });
+      ref = durable
+        ? await durable.post(requestText(record), stoppedText(record))
+        : await ctx.host.post(requestText(record), { format: "markdown" });
       await store.attachMessage(record.id, ref);
     } catch (e) {
       await store.decide(record.id, { outcome: "cancelled", at: clock.now() }).catch(() => {});
@@ -279,11 +291,12 @@ export function createApprovalExtension(options: ApprovalExtensionOptions): Exte
     } finally {
       waiting.delete(record.id);
     }
-    await ctx.host
-      .edit(ref, decidedText(settled), { format: "markdown" })
-      .catch((e: unknown) =>
-        ctx.logger.warn({ err: e, id: record.id }, "could not edit the approval request"),
-      );
+    await (durable
+      ? durable.finish(decidedText(settled))
+      : ctx.host.edit(ref, decidedText(settled), { format: "markdown" })
+    ).catch((e: unknown) =>
+      ctx.logger.warn({ err: e, id: record.id }, "could not edit the approval request"),
+    );
     await audit(ctx, auditData(settled));
     return isApproval(settled.status) ? undefined : { block: true, reason: denialReason(settled) };
   }

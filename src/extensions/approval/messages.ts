@@ -70,6 +70,18 @@ function outcomeLine(record: ApprovalRecord): string {
   }
 }
 
+/**
+ * The request message when the worker that asked stopped before acting on a decision (recorded
+ * before the post, shown by the next holder of the thread if this worker dies): the call was not
+ * run, and the model was told so.
+ */
+export function stoppedText(record: ApprovalRecord): string {
+  return [
+    ...header(record),
+    "⏹️ Cancelled: the worker waiting for this decision stopped, so the call was not run.",
+  ].join("\n");
+}
+
 /** The request message after its decision. */
 export function decidedText(record: ApprovalRecord): string {
   return [...header(record), outcomeLine(record)].join("\n");

@@ -69,6 +69,7 @@ export function createAgentFactory(o: AgentFactoryOptions): AgentFactory {
       platform,
       user: runUser,
       ...(ctx.appendEntry ? { appendEntry: ctx.appendEntry } : {}),
+      ...(ctx.renderLog ? { renderLog: ctx.renderLog } : {}),
     });
     const tools = o.channels[platform].tools;
     const thread = o.runner.bind(host, tools ? { activeTools: tools } : {});

@@ -5,7 +5,8 @@
  * `thread.user` follows whoever triggered the current run).
  */
 import { randomUUID } from "node:crypto";
-import type { ChannelAdapter, InboundMessage, Platform } from "../../adapters/types.js";
+import { journaledMessage } from "../../adapters/render/durable-message.js";
+import type { ChannelAdapter, InboundMessage, Platform, RenderLog } from "../../adapters/types.js";
 import type { ThinkingLevel } from "../../agent/llm/types.js";
 import { newEntryId } from "../../agent/session/entries.js";
 import type { CustomMessage } from "../../agent/session/messages.js";
@@ -14,6 +15,7 @@ import type {
   CompactOutcome,
   ControlOutcome,
   DeliverAs,
+  DurableMessage,
   ExtensionHost,
   HostPostOptions,
   ThreadSettings,
@@ -51,13 +53,28 @@ export interface ThreadHostOptions {
   reply?: (text: string) => Promise<void>;
   /** The runtime's fenced append of the agent's holder (worker side); default: an unfenced append. */
   appendEntry?: (customType: string, data?: unknown) => Promise<void>;
+  /**
+   * The render-journal log of the tenure driving the thread's agent (worker side, see
+   * `AgentFactoryContext.renderLog`); given, the host offers `durableMessage`.
+   */
+  renderLog?: (id: string) => RenderLog | undefined;
 }
 
 export class ThreadHost implements ExtensionHost {
+  /** Present on the worker side when the runtime keeps a render journal (see `ExtensionHost`). */
+  readonly durableMessage?: (id: string) => DurableMessage | undefined;
+
   constructor(
     private readonly deps: ThreadHostDeps,
     private readonly o: ThreadHostOptions,
-  ) {}
+  ) {
+    const logOf = o.renderLog;
+    if (logOf)
+      this.durableMessage = (id) => {
+        const log = logOf(id);
+        return log ? journaledMessage(this.adapter(), this.o.threadKey, log) : undefined;
+      };
+  }
 
   get thread(): ThreadView {
     const user = this.o.user();

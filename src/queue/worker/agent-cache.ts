@@ -9,7 +9,7 @@ import type { InboundMessage } from "../../adapters/types.js";
 import type { Agent, AgentHooks } from "../../agent/agent.js";
 import type { Clock } from "../../agent/clock.js";
 import type { AgentEvent } from "../../agent/types.js";
-import type { SessionEventHook, ThreadAgent } from "../types.js";
+import type { RenderLog, SessionEventHook, ThreadAgent } from "../types.js";
 import type { CompactionView } from "./compaction-view.js";
 
 /**
@@ -23,6 +23,8 @@ export interface AgentBinding {
   onEvent(event: AgentEvent): void;
   /** The chat messages the current run answers. */
   currentInbound(): InboundMessage[];
+  /** The render-journal log of message `id` of this tenure (undefined: no journal). */
+  renderLog(id: string): RenderLog | undefined;
 }
 
 /** The tenure's side of a cached agent while it drives it: where the factory context's calls go. */
@@ -30,6 +32,8 @@ export interface AgentDriver {
   /** A fenced `custom` entry after the run's entries; rejects when it was not written. */
   appendEntry(customType: string, data: unknown): Promise<void>;
   currentInbound(): InboundMessage[];
+  /** The render-journal log of message `id`, fenced by this tenure's lease (undefined: no journal). */
+  renderLog(id: string): RenderLog | undefined;
 }
 
 export interface CachedAgent {

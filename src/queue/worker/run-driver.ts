@@ -145,6 +145,11 @@ export class RunDriver implements AgentBinding {
     return run;
   }
 
+  /** `AgentBinding`: the render-journal log of run (notice, approval request) `id` of this tenure. */
+  renderLog(id: string): RenderLog | undefined {
+    return this.logFor(id);
+  }
+
   /** The render-journal log of run (or notice) `id` of this tenure. */
   private logFor(id: string): RenderLog | undefined {
     return renderLog(this.env, this.tenure, this.session, id);

@@ -16,7 +16,7 @@ import { recordSettings } from "../../agent/session/settings.js";
 import type { SessionEntry, SessionEntryInput } from "../../agent/session/types.js";
 import { LeaseLostError } from "../store/errors.js";
 import type { Fence } from "../store/types.js";
-import type { ThreadAgent } from "../types.js";
+import type { RenderLog, ThreadAgent } from "../types.js";
 import type { AgentBinding, AgentDriver, CachedAgent } from "./agent-cache.js";
 import type { HolderEnv } from "./holder-env.js";
 import { emitSessionEvent } from "./session-events.js";
@@ -135,6 +135,7 @@ export class ThreadSession implements AgentDriver {
         return driver.appendEntry(customType, data);
       },
       currentInbound: () => entry?.driver?.currentInbound() ?? [],
+      renderLog: (id) => entry?.driver?.renderLog(id),
     });
     const threadAgent: ThreadAgent = "agent" in built ? built : { agent: built };
     const agent = threadAgent.agent;
@@ -271,6 +272,11 @@ export class ThreadSession implements AgentDriver {
   /** `AgentDriver`: the chat messages the current run answers. */
   currentInbound(): InboundMessage[] {
     return this.binding?.currentInbound() ?? [];
+  }
+
+  /** `AgentDriver`: the render-journal log of message `id`, fenced by this tenure's lease. */
+  renderLog(id: string): RenderLog | undefined {
+    return this.binding?.renderLog(id);
   }
 
   /**
