@@ -9,35 +9,22 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { finishOwedRender } from "../../src/adapters/render/owed.js";
 import { MemoryRateLimiter } from "../../src/adapters/render/rate-limiter.js";
-import { RunRenderer } from "../../src/adapters/render/run-renderer.js";
 import type { ChannelAdapter } from "../../src/adapters/types.js";
-import { silentLogger } from "../../src/agent/logger.js";
 import type { AgentTool } from "../../src/agent/types.js";
-import { LocalControlBus } from "../../src/queue/control-bus.js";
 import { MemoryThreadState } from "../../src/queue/embedded/memory-thread-state.js";
-import { MemoryRenderJournal, type RenderJournal } from "../../src/queue/state/render-journal.js";
+import { MemoryRenderJournal } from "../../src/queue/state/render-journal.js";
 import { FileSessionStore } from "../../src/queue/store/file-store.js";
-import { plainInboundFormatter } from "../../src/queue/worker/item-messages.js";
 import { INTERRUPTED_TOOL_TEXT } from "../../src/queue/worker/recovery.js";
-import { WorkerCore } from "../../src/queue/worker/worker-core.js";
 import { RecordingAdapter } from "../adapters/support/recording-adapter.js";
 import { ManualClock } from "../support/manual-clock.js";
 import { createGate, type Gate, lastUserText, ScriptedStream } from "../support/scripted-stream.js";
-import {
-  gatedTool,
-  inbound,
-  resolveTestModel,
-  scriptedFactory,
-  sessionMessages,
-  textOf,
-} from "./support/harness.js";
+import { gatedTool, inbound, scriptedFactory, sessionMessages, textOf } from "./support/harness.js";
 import { type CallMatch, Mortal } from "./support/mortal.js";
+import { recoveryWorkerCore, runClockUntil } from "./support/recovery-worker.js";
 
 const TTL = 900;
 const T = "web:render";
-const silent = silentLogger;
 
 const dirs: string[] = [];
 const gates: Gate[] = [];
@@ -89,34 +76,18 @@ function cluster(o: { findPosted?: boolean; idempotentPosts?: boolean; holdAnswe
           },
         })
       : store;
-    const core = new WorkerCore({
-      state: mortal.wrap(state),
-      store: mortal.wrap(slowStore),
-      journal: mortal.wrap<RenderJournal>(journal),
-      finishOwed: (threadKey, snapshot, log, saved, posted) =>
-        finishOwedRender(
-          { adapter, threadKey, clock, limiter, logger: silent },
-          snapshot,
-          log,
-          saved,
-          posted,
-        ),
-      factory: scriptedFactory(stream, o.tools),
-      sinks: (threadKey, _runId, log) =>
-        new RunRenderer({ adapter, threadKey, clock, limiter, editIntervalMs: 500, ...(log ? { log } : {}) }),
-      format: plainInboundFormatter,
-      resolveModel: resolveTestModel,
-      fenceKey: (t) => `lease:${t}`,
-      leaseTtlMs: TTL,
-      collectDebounceMs: 100,
-      controlPollMs: 250,
-      compaction: undefined,
+    const core = recoveryWorkerCore({
+      name,
+      mortal,
+      adapter,
+      state,
+      store: slowStore,
+      journal,
       clock,
-      onError: (e, context) => {
-        if (!mortal.dead) errors.push(`${name} ${context}: ${e instanceof Error ? e.message : String(e)}`);
-      },
-      bus: new LocalControlBus(),
-      rewake: async () => {},
+      limiter,
+      factory: scriptedFactory(stream, o.tools),
+      leaseTtlMs: TTL,
+      errors,
     });
     return { core, mortal };
   };
@@ -126,22 +97,7 @@ function cluster(o: { findPosted?: boolean; idempotentPosts?: boolean; holdAnswe
       { mode: "steer", kind: "message", message: inbound(T, text) },
       { cap: 20, dropPolicy: "new" },
     );
-  /**
-   * Moves the clock in steps until `done` settles (the rerun waits for the dead lease to expire),
-   * giving the file store's real I/O a moment between steps so the clock never outruns it.
-   */
-  const runUntil = async (done: Promise<unknown>) => {
-    let over = false;
-    void done.finally(() => {
-      over = true;
-    });
-    for (let i = 0; i < 2000 && !over; i++) {
-      await clock.advance(50);
-      await new Promise((resolve) => setTimeout(resolve, 1));
-    }
-    expect(over).toBe(true);
-    await done;
-  };
+  const runUntil = (done: Promise<unknown>) => runClockUntil(clock, done);
   const lines = async () => (await sessionMessages(store, T)).map((m) => `${m.role}:${textOf(m)}`);
   return { clock, chat, journal, errors, worker, deliver, runUntil, lines };
 }

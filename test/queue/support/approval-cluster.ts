@@ -10,9 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Type } from "@sinclair/typebox";
 import { expect } from "vitest";
-import { finishOwedRender } from "../../../src/adapters/render/owed.js";
 import { MemoryRateLimiter } from "../../../src/adapters/render/rate-limiter.js";
-import { RunRenderer } from "../../../src/adapters/render/run-renderer.js";
 import type { ChannelAdapter, Platform } from "../../../src/adapters/types.js";
 import { Agent } from "../../../src/agent/agent.js";
 import { silentLogger } from "../../../src/agent/logger.js";
@@ -24,18 +22,16 @@ import type { ExtensionTool } from "../../../src/extensions/types.js";
 import { ThreadHost } from "../../../src/gateway/app/thread-host.js";
 import type { Logger } from "../../../src/gateway/log.js";
 import { MemoryApprovalStore } from "../../../src/queue/approvals/memory-store.js";
-import { LocalControlBus } from "../../../src/queue/control-bus.js";
 import { MemoryThreadState } from "../../../src/queue/embedded/memory-thread-state.js";
-import { MemoryRenderJournal, type RenderJournal } from "../../../src/queue/state/render-journal.js";
+import { MemoryRenderJournal } from "../../../src/queue/state/render-journal.js";
 import { FileSessionStore } from "../../../src/queue/store/file-store.js";
 import type { AgentFactory, Runtime } from "../../../src/queue/types.js";
-import { plainInboundFormatter } from "../../../src/queue/worker/item-messages.js";
-import { WorkerCore } from "../../../src/queue/worker/worker-core.js";
 import { RecordingAdapter } from "../../adapters/support/recording-adapter.js";
 import { ManualClock } from "../../support/manual-clock.js";
 import { lastUserText, ScriptedStream } from "../../support/scripted-stream.js";
 import { inbound, resolveTestModel } from "./harness.js";
 import { type Death, Mortal } from "./mortal.js";
+import { recoveryWorkerCore, runClockUntil } from "./recovery-worker.js";
 
 const TTL = 900;
 const T = "web:approval";
@@ -159,34 +155,18 @@ export function cluster(o: { findPosted?: boolean; idempotentPosts?: boolean; wi
       thread.attach(agent);
       return { agent, onSessionEvent: (event) => thread.emitSession(event) };
     };
-    const core = new WorkerCore({
-      state: mortal.wrap(state),
-      store: mortal.wrap(store),
-      journal: mortal.wrap<RenderJournal>(journal),
-      finishOwed: (threadKey, snapshot, log, saved, posted) =>
-        finishOwedRender(
-          { adapter, threadKey, clock, limiter, logger: silentLogger },
-          snapshot,
-          log,
-          saved,
-          posted,
-        ),
-      factory,
-      sinks: (threadKey, _runId, log) =>
-        new RunRenderer({ adapter, threadKey, clock, limiter, editIntervalMs: 500, ...(log ? { log } : {}) }),
-      format: plainInboundFormatter,
-      resolveModel: resolveTestModel,
-      fenceKey: (t) => `lease:${t}`,
-      leaseTtlMs: TTL,
-      collectDebounceMs: 100,
-      controlPollMs: 250,
-      compaction: undefined,
+    const core = recoveryWorkerCore({
+      name,
+      mortal,
+      adapter,
+      state,
+      store,
+      journal,
       clock,
-      onError: (e, context) => {
-        if (!mortal.dead) errors.push(`${name} ${context}: ${e instanceof Error ? e.message : String(e)}`);
-      },
-      bus: new LocalControlBus(),
-      rewake: async () => {},
+      limiter,
+      factory,
+      leaseTtlMs: TTL,
+      errors,
     });
     return { core, mortal };
   };
@@ -196,19 +176,7 @@ export function cluster(o: { findPosted?: boolean; idempotentPosts?: boolean; wi
       { mode: "steer", kind: "message", message: inbound(t, text) },
       { cap: 20, dropPolicy: "new" },
     );
-  /** Moves the clock in steps until `done` settles, letting real file I/O land between steps. */
-  const runUntil = async (done: Promise<unknown>) => {
-    let over = false;
-    void done.finally(() => {
-      over = true;
-    });
-    for (let i = 0; i < 2000 && !over; i++) {
-      await clock.advance(50);
-      await new Promise((resolve) => setTimeout(resolve, 1));
-    }
-    expect(over).toBe(true);
-    await done;
-  };
+  const runUntil = (done: Promise<unknown>) => runClockUntil(clock, done);
   /** Lets A's calls land (real file I/O) until `until` resolves, on a still clock. */
   const settle = async (until: Promise<unknown>) => {
     let over = false;
