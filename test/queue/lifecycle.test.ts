@@ -55,7 +55,7 @@ function toolThenAck(): ScriptedStream {
 }
 
 /** The first tenure of a new thread: one meta read; the session it creates is built, not read back. */
-const EXPECTED_FIRST_TENURE_READS = ["getThreadMeta", "readBranch"];
+const EXPECTED_FIRST_TENURE_READS = ["getThreadMeta"];
 
 function lines(messages: { role: string }[]): string[] {
   return messages.map((m) => `${m.role}:${textOf(m as Parameters<typeof textOf>[0])}`);
@@ -120,9 +120,9 @@ describe("worker lifecycle (Redis)", () => {
     const { redis, prefix, store, make, watch } = setup();
     const fences: { call: string; key?: string; token?: string }[] = [];
     const watched = Object.create(store) as RedisSessionStore;
-    watched.createSession = (threadKey, options) => {
-      fences.push({ call: "createSession", key: options?.fence?.key, token: options?.fence?.token });
-      return store.createSession(threadKey, options);
+    watched.startSession = (threadKey, options) => {
+      fences.push({ call: "startSession", key: options?.fence?.key, token: options?.fence?.token });
+      return store.startSession(threadKey, options);
     };
     watched.newSession = (threadKey, options) => {
       fences.push({ call: "newSession", key: options?.fence?.key, token: options?.fence?.token });
@@ -141,7 +141,7 @@ describe("worker lifecycle (Redis)", () => {
       .map((e) => e.token);
     const key = new RuntimeKeys(prefix).lease(t);
     expect(fences).toEqual([
-      { call: "createSession", key, token: tokens[0] },
+      { call: "startSession", key, token: tokens[0] },
       { call: "newSession", key, token: tokens[1] },
     ]);
     // A stale holder's /new writes nothing.

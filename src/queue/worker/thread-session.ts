@@ -118,14 +118,12 @@ export class ThreadSession implements AgentDriver {
       : undefined;
     if (!branch) {
       this.meta = undefined;
-      await store.createSession(this.threadKey, {
+      // The new session holds only what `startSession` wrote: no read back.
+      branch = await store.startSession(this.threadKey, {
         model: meta?.model,
         thinkingLevel: meta?.thinkingLevel,
         fence: this.fence(),
       });
-      branch = await store.readBranch(this.threadKey);
-      if (!branch)
-        throw new Error(`The store created a session for ${this.threadKey} but cannot read it back.`);
     }
     const ctx = branchContext(branch);
     const recordedModel = ctx.model ? `${ctx.model.provider}/${ctx.model.modelId}` : undefined;
