@@ -54,6 +54,9 @@ function toolThenAck(): ScriptedStream {
   });
 }
 
+/** The first tenure of a new thread: one meta read; the session it creates is built, not read back. */
+const EXPECTED_FIRST_TENURE_READS = ["getThreadMeta"];
+
 function lines(messages: { role: string }[]): string[] {
   return messages.map((m) => `${m.role}:${textOf(m as Parameters<typeof textOf>[0])}`);
 }
@@ -117,9 +120,9 @@ describe("worker lifecycle (Redis)", () => {
     const { redis, prefix, store, make, watch } = setup();
     const fences: { call: string; key?: string; token?: string }[] = [];
     const watched = Object.create(store) as RedisSessionStore;
-    watched.createSession = (threadKey, options) => {
-      fences.push({ call: "createSession", key: options?.fence?.key, token: options?.fence?.token });
-      return store.createSession(threadKey, options);
+    watched.startSession = (threadKey, options) => {
+      fences.push({ call: "startSession", key: options?.fence?.key, token: options?.fence?.token });
+      return store.startSession(threadKey, options);
     };
     watched.newSession = (threadKey, options) => {
       fences.push({ call: "newSession", key: options?.fence?.key, token: options?.fence?.token });
@@ -138,7 +141,7 @@ describe("worker lifecycle (Redis)", () => {
       .map((e) => e.token);
     const key = new RuntimeKeys(prefix).lease(t);
     expect(fences).toEqual([
-      { call: "createSession", key, token: tokens[0] },
+      { call: "startSession", key, token: tokens[0] },
       { call: "newSession", key, token: tokens[1] },
     ]);
     // A stale holder's /new writes nothing.
@@ -147,6 +150,37 @@ describe("worker lifecycle (Redis)", () => {
       /lease/i,
     );
     expect(await store.listSessions(t)).toHaveLength(2);
+  });
+
+  it("a tenure reads the thread meta once and does not read back the session it created", async () => {
+    const { store, make, watch } = setup();
+    const calls: string[] = [];
+    const watched = Object.create(store) as RedisSessionStore;
+    watched.getThreadMeta = (threadKey) => {
+      calls.push("getThreadMeta");
+      return store.getThreadMeta(threadKey);
+    };
+    watched.readBranch = (threadKey, sessionId, leafId) => {
+      calls.push("readBranch");
+      return store.readBranch(threadKey, sessionId, leafId);
+    };
+    const stream = new ScriptedStream((call) => `ack ${lastUserText(call)}`);
+    const r = make(scriptedFactory(stream), { store: watched });
+    await r.start();
+    const t = "web:meta-once";
+    // The end of the tenure, not `waitIdle`: its status polls read the meta too.
+    const released = () => watch(r).leases.next((e) => e.threadKey === t && e.type === "released");
+    let end = released();
+    await r.deliver(inbound(t, "hello"));
+    await end;
+    expect(calls).toEqual(EXPECTED_FIRST_TENURE_READS);
+    // The next tenure reuses the parked agent: one meta read (its leaf still matches), no branch read.
+    calls.length = 0;
+    end = released();
+    await r.deliver(inbound(t, "again"));
+    await end;
+    expect(calls).toEqual(["getThreadMeta"]);
+    expect(stream.calls.map((c) => lastUserText(c))).toEqual(["hello", "again"]);
   });
 
   it("on shutdown a run stops at its next checkpoint and another worker finishes it", async () => {

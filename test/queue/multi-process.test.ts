@@ -57,7 +57,10 @@ const MODES: DeliveryMode[] = [
   "interrupt",
 ];
 
-/** The protocol steps a worker can be made to die right after. */
+/**
+ * The protocol steps a worker can be made to die right after (`settle` and `release` include the
+ * thread state's `finish`, which settles, takes and releases in one step at the end of a run).
+ */
 const DEATH_STEPS = ["release", "take", "settle", "append", "renew", "acquire"] as const;
 
 interface Delivery {

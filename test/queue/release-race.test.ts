@@ -1,6 +1,7 @@
 /**
  * The lost-wakeup race: a message that arrives while the holder is releasing the thread must never
- * be stranded. The runtime's release step is wrapped so that each release attempt triggers the
+ * be stranded. The runtime's release steps (`release`, and `finish`, which releases at the end of a
+ * finished run when nothing is left) are wrapped so that each release attempt triggers the
  * next delivery at a different point of the window: before the release Lua, concurrently with it,
  * or right after it (while the old wake job is still finishing). The sweeper is off (the test clock
  * never moves), so only the wake-flag protocol itself can bring each message to a worker.
@@ -28,7 +29,7 @@ import { LeaseLog } from "./support/lease-log.js";
 
 type Hook = (phase: "before" | "after") => Promise<void>;
 
-/** A runtime whose `release` calls a hook just before and just after the release step. */
+/** A runtime whose `release` and `finish` call a hook just before and just after the step. */
 class HookedRuntime extends RedisRuntime {
   static hook: Hook = async () => {};
 
@@ -41,6 +42,14 @@ class HookedRuntime extends RedisRuntime {
       await HookedRuntime.hook("after");
       return r;
     };
+    const finish = inner.finish;
+    if (finish)
+      wrapped.finish = async (...args) => {
+        await HookedRuntime.hook("before");
+        const r = await finish.apply(inner, args);
+        await HookedRuntime.hook("after");
+        return r;
+      };
     return wrapped;
   }
 }

@@ -304,6 +304,24 @@ export function runtimeContract(name: string, makeHarness: HarnessFactory): void
       });
     });
 
+    it("a model change made while the thread is idle reaches the agent kept from its last run", async () => {
+      const stream = new ScriptedStream((call) => `ack ${lastUserText(call)}`);
+      h = await makeHarness({ stream });
+      const t = newThread();
+      await h.runtime.deliver(inbound(t, "one"));
+      await waitIdle(h, t);
+      await h.runtime.control(t, { type: "setModel", model: "scripted/other" });
+      await h.runtime.deliver(inbound(t, "two"));
+      await waitIdle(h, t);
+      expect(stream.calls.map((c) => c.model.id)).toEqual(["scripted-1", "other"]);
+      expect((await sessionMessages(h.store, t)).map(line)).toEqual([
+        "user:one",
+        "assistant:ack one",
+        "user:two",
+        "assistant:ack two",
+      ]);
+    });
+
     it("newSession starts a fresh session and keeps the old one", async () => {
       const stream = new ScriptedStream((call) => `ack ${lastUserText(call)}`);
       h = await makeHarness({ stream });

@@ -115,6 +115,35 @@ describe.each(implementations)("%s thread state", (_name, make) => {
     expect(await s.acquire(T, "other", 5000)).toEqual({ acquired: true });
   });
 
+  it("finish settles, takes the next items and releases only when nothing is left, for the holder only", async () => {
+    const s = make();
+    if (!s.finish) return; // optional: a state without it gets the three steps from the holder
+    for (const t of ["a", "b"]) await put(s, t, "followUp");
+    await s.acquire(T, "tok", 5000);
+    await s.take(T, "tok", "next", 0);
+    await put(s, "c", "steer");
+    expect(await s.finish(T, "other", [1], 0)).toEqual({ status: "lost" });
+    expect(texts(await s.inflight(T))).toEqual(["a"]);
+    // "a" is saved and removed; "b" (followUp) is the next item.
+    const kept = await s.finish(T, "tok", [1], 0);
+    expect(kept.status === "kept" && kept.next.status === "taken" && texts(kept.next.items)).toEqual(["b"]);
+    // "b" is not saved: it goes back to the head and is taken again, before "c".
+    const again = await s.finish(T, "tok", [], 0);
+    expect(again.status === "kept" && again.next.status === "taken" && texts(again.next.items)).toEqual([
+      "b",
+    ]);
+    const last = await s.finish(T, "tok", [2], 0);
+    expect(last.status === "kept" && last.next.status === "taken" && texts(last.next.items)).toEqual(["c"]);
+    expect(await s.finish(T, "tok", [3], 0)).toEqual({ status: "released" });
+    expect(await s.inflight(T)).toEqual([]);
+    expect(await s.acquire(T, "other", 5000)).toEqual({ acquired: true });
+    // A collect group inside its window: settled, the lease kept, the wait returned.
+    await put(s, "d", "collect");
+    const wait = await s.finish(T, "other", [], 60_000);
+    expect(wait.status === "kept" && wait.next.status).toBe("wait");
+    expect(await s.release(T, "other")).toBe("busy");
+  });
+
   it("a full inbox refuses the new item (policy new) or drops the oldest (policy old)", async () => {
     const s = make();
     const cap: AppendOptions = { cap: 2, dropPolicy: "new" };

@@ -72,6 +72,16 @@ export function describeSessionStoreContract(name: string, makeHarness: () => Pr
       });
     });
 
+    it("startSession returns the new session exactly as readBranch reads it back", async () => {
+      const bare = await store.startSession(thread);
+      expect(bare).toEqual(await store.readBranch(thread));
+      expect(bare).toMatchObject({ entries: [], leafId: null });
+      const set = await store.startSession(thread, { model: "anthropic/claude-x", thinkingLevel: "high" });
+      expect(set).toEqual(await store.readBranch(thread));
+      expect(set.entries.map((e) => e.type)).toEqual(["model_change", "thinking_level_change"]);
+      expect((await store.getThreadMeta(thread))?.currentSessionId).toBe(set.header.id);
+    });
+
     it("knows nothing of a thread never written", async () => {
       expect(await store.getThreadMeta(thread)).toBeUndefined();
       expect(await store.readBranch(thread)).toBeUndefined();

@@ -16,6 +16,7 @@ import type {
   AppendOutcome,
   ControlState,
   EventClaim,
+  FinishOutcome,
   ReleaseOutcome,
   StopOutcome,
   TakeOutcome,
@@ -27,7 +28,7 @@ import type { InboxItem } from "../types.js";
 import type { RedisClient } from "./client.js";
 import { CLAIM_EVENT, RELEASE_EVENT, RENEW_EVENT } from "./event-claim-scripts.js";
 import { runScript, type ScriptReply } from "./run-script.js";
-import { APPEND, PROBE, RELEASE, SETTLE, STOP, TAKE } from "./scripts.js";
+import { APPEND, FINISH, PROBE, RELEASE, SETTLE, STOP, TAKE } from "./scripts.js";
 
 export interface RedisThreadStateOptions {
   /** How long a delivered event id is remembered (and an appended one, per thread). Default 24 h. */
@@ -270,6 +271,26 @@ export class RedisThreadState implements ThreadState {
       ),
     );
     return r !== -1;
+  }
+
+  async finish(
+    threadKey: string,
+    token: string,
+    persisted: readonly number[],
+    debounceMs: number,
+  ): Promise<FinishOutcome> {
+    const k = this.keys.thread(threadKey);
+    const r = (await runScript(
+      this.redis,
+      FINISH,
+      [k.inbox, k.inflight, k.lease],
+      [token, debounceMs, this.clock.now(), ...persisted],
+    )) as ScriptReply[];
+    const status = num(r[0]);
+    if (status === -1) return { status: "lost" };
+    if (status === 2) return { status: "released" };
+    if (status === 0) return { status: "kept", next: { status: "wait", waitMs: Math.max(1, num(r[1])) } };
+    return { status: "kept", next: { status: "taken", items: status === 1 ? parseItems(rest(r, 1)) : [] } };
   }
 
   async setContextTokens(threadKey: string, tokens: number): Promise<void> {

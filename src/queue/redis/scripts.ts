@@ -143,6 +143,82 @@ return 1
 `,
 };
 
+/**
+ * TAKE's rule as a Lua function (TAKE and FINISH share it): moves items from the head of `inbox` to
+ * `inflight` by `rule`; returns {0, waitMs} (a collect group in its window) or {1, items...}.
+ */
+const TAKE_ITEMS = `
+local function take_items(inbox, inflight, rule, debounce, now)
+  local raw = redis.call('LRANGE', inbox, 0, -1)
+  local items = {}
+  for _, r in ipairs(raw) do
+    local ok, item = pcall(cjson.decode, r)
+    if ok and type(item) == 'table' and tonumber(item.seq) then
+      table.insert(items, item)
+    elseif #items == 0 then
+      -- A damaged item at the head would block the thread forever; it cannot be delivered anyway.
+      redis.call('LPOP', inbox)
+    else
+      break
+    end
+  end
+  local function steerlike(item)
+    return item.kind == 'message' and (item.mode == 'steer' or item.mode == 'interrupt')
+  end
+  local count = 0
+  local head = items[1]
+  if rule == 'steer' then
+    while items[count + 1] and steerlike(items[count + 1]) do count = count + 1 end
+  elseif head then
+    if head.kind ~= 'message' then
+      if rule == 'next' then count = 1 end
+    elseif head.mode == 'followUp' then
+      count = 1
+    elseif steerlike(head) then
+      while items[count + 1] and steerlike(items[count + 1]) do count = count + 1 end
+    else
+      local newest = 0
+      while items[count + 1] and items[count + 1].kind == 'message' and items[count + 1].mode == 'collect' do
+        count = count + 1
+        local at = tonumber(items[count].at) or 0
+        if at > newest then newest = at end
+      end
+      local waited = now - newest
+      if waited < debounce then return {0, debounce - waited} end
+    end
+  end
+  local out = {1}
+  for i = 1, count do
+    table.insert(out, redis.call('LMOVE', inbox, inflight, 'LEFT', 'RIGHT'))
+  end
+  return out
+end
+`;
+
+/**
+ * SETTLE's rule as a Lua function (SETTLE and FINISH share it): inflight items whose seq is not in
+ * `persisted` (a set) go back to the inbox head in order; persisted ones are removed when `drop`,
+ * else kept. Returns the number of items moved back.
+ */
+const SETTLE_ITEMS = `
+local function settle_items(inflight, inbox, drop, persisted)
+  local raw = redis.call('LRANGE', inflight, 0, -1)
+  -- Nothing inflight: nothing to delete or move (the end of most runs).
+  if #raw == 0 then return 0 end
+  local keep, back = {}, {}
+  for _, r in ipairs(raw) do
+    local seq = string.match(r, '^{"seq":(%d+)')
+    if seq and persisted[seq] then table.insert(keep, r) else table.insert(back, r) end
+  end
+  -- Every item stays where it is: rewriting the list would change nothing.
+  if not drop and #back == 0 then return 0 end
+  redis.call('DEL', inflight)
+  if not drop and #keep > 0 then redis.call('RPUSH', inflight, unpack(keep)) end
+  for i = #back, 1, -1 do redis.call('LPUSH', inbox, back[i]) end
+  return #back
+end
+`;
+
 export const TAKE: LuaScript = {
   numberOfKeys: 3,
   lua: `--[[
@@ -157,51 +233,9 @@ export const TAKE: LuaScript = {
   Returns {-1} lost (not the holder); {0, waitMs} a collect group is still in its window;
           {1, items...} the items moved (possibly none)
 ]]
+${TAKE_ITEMS}
 if redis.call('GET', KEYS[3]) ~= ARGV[1] then return {-1} end
-local raw = redis.call('LRANGE', KEYS[1], 0, -1)
-local items = {}
-for _, r in ipairs(raw) do
-  local ok, item = pcall(cjson.decode, r)
-  if ok and type(item) == 'table' and tonumber(item.seq) then
-    table.insert(items, item)
-  elseif #items == 0 then
-    -- A damaged item at the head would block the thread forever; it cannot be delivered anyway.
-    redis.call('LPOP', KEYS[1])
-  else
-    break
-  end
-end
-local function steerlike(item)
-  return item.kind == 'message' and (item.mode == 'steer' or item.mode == 'interrupt')
-end
-local count = 0
-local head = items[1]
-if ARGV[2] == 'steer' then
-  while items[count + 1] and steerlike(items[count + 1]) do count = count + 1 end
-elseif head then
-  if head.kind ~= 'message' then
-    if ARGV[2] == 'next' then count = 1 end
-  elseif head.mode == 'followUp' then
-    count = 1
-  elseif steerlike(head) then
-    while items[count + 1] and steerlike(items[count + 1]) do count = count + 1 end
-  else
-    local newest = 0
-    while items[count + 1] and items[count + 1].kind == 'message' and items[count + 1].mode == 'collect' do
-      count = count + 1
-      local at = tonumber(items[count].at) or 0
-      if at > newest then newest = at end
-    end
-    local waited = tonumber(ARGV[4]) - newest
-    local debounce = tonumber(ARGV[3])
-    if waited < debounce then return {0, debounce - waited} end
-  end
-end
-local out = {1}
-for i = 1, count do
-  table.insert(out, redis.call('LMOVE', KEYS[1], KEYS[2], 'LEFT', 'RIGHT'))
-end
-return out
+return take_items(KEYS[1], KEYS[2], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]))
 `,
 };
 
@@ -215,23 +249,41 @@ export const SETTLE: LuaScript = {
   Items not listed go back to the head of the inbox in their original order.
   Returns -1 lost (not the holder), else the number of items moved back
 ]]
+${SETTLE_ITEMS}
 if redis.call('GET', KEYS[3]) ~= ARGV[1] then return -1 end
 local persisted = {}
 for i = 3, #ARGV do persisted[ARGV[i]] = true end
-local raw = redis.call('LRANGE', KEYS[1], 0, -1)
--- Nothing inflight: nothing to delete or move (the end of most runs).
-if #raw == 0 then return 0 end
-local keep, back = {}, {}
-for _, r in ipairs(raw) do
-  local seq = string.match(r, '^{"seq":(%d+)')
-  if seq and persisted[seq] then table.insert(keep, r) else table.insert(back, r) end
-end
--- Every item stays where it is: rewriting the list would change nothing.
-if ARGV[2] ~= '1' and #back == 0 then return 0 end
-redis.call('DEL', KEYS[1])
-if ARGV[2] ~= '1' and #keep > 0 then redis.call('RPUSH', KEYS[1], unpack(keep)) end
-for i = #back, 1, -1 do redis.call('LPUSH', KEYS[2], back[i]) end
-return #back
+return settle_items(KEYS[1], KEYS[2], ARGV[2] == '1', persisted)
+`,
+};
+
+export const FINISH: LuaScript = {
+  numberOfKeys: 3,
+  lua: `--[[
+  The end of a finished run, as one step under one lease check: SETTLE (persisted items removed),
+  then TAKE by the "next" rule, then, when nothing was taken, RELEASE's rule: the lease is deleted
+  only if the inbox and the inflight list are empty. Same effect as the three scripts back to back
+  with nothing between them.
+  KEYS[1] inbox  KEYS[2] inflight  KEYS[3] lease
+  ARGV[1] token  ARGV[2] collect debounce in ms  ARGV[3] now (ms, the caller's clock)
+  ARGV[4..] seqs of the inflight items the session holds
+  Returns {-1} lost (not the holder, nothing changed); {0, waitMs} settled, a collect group is
+          in its window; {1, items...} settled, the next items moved (lease kept); {2} settled,
+          nothing left: the lease is deleted; {3} settled, nothing taken, not empty: lease kept
+]]
+${SETTLE_ITEMS}
+${TAKE_ITEMS}
+if redis.call('GET', KEYS[3]) ~= ARGV[1] then return {-1} end
+local persisted = {}
+for i = 4, #ARGV do persisted[ARGV[i]] = true end
+settle_items(KEYS[2], KEYS[1], true, persisted)
+local t = take_items(KEYS[1], KEYS[2], 'next', tonumber(ARGV[2]), tonumber(ARGV[3]))
+if t[1] ~= 1 or #t > 1 then return t end
+-- The inflight list was just emptied (every item removed or moved back to the inbox, which the
+-- take then found empty or took from), so RELEASE's check of it is the inbox's alone here.
+if redis.call('LLEN', KEYS[1]) > 0 then return {3} end
+redis.call('DEL', KEYS[3])
+return {2}
 `,
 };
 

@@ -49,6 +49,15 @@ export type EventClaim = { status: "claimed" } | { status: "done" } | { status: 
 export type ReleaseOutcome = "released" | "busy" | "lost";
 
 /**
+ * What `finish` did: `lost` (not the holder; nothing changed); `released` (settled, nothing left,
+ * the lease is deleted); `kept` (settled; `next` is what the "next" rule took, or its wait).
+ */
+export type FinishOutcome =
+  | { status: "lost" }
+  | { status: "released" }
+  | { status: "kept"; next: Exclude<TakeOutcome, { status: "lost" }> };
+
+/**
  * Which items a checkpoint takes from the head of the inbox (never out of order):
  * - `steer`: the consecutive `steer`/`interrupt` messages at the head.
  * - `next`: what starts the next run: one `followUp` message, or the consecutive
@@ -149,6 +158,18 @@ export interface ThreadState {
     persisted: readonly number[],
     dropPersisted: boolean,
   ): Promise<boolean>;
+
+  /**
+   * Optional (a store with round trips to save): the end of a finished run as one fenced, atomic
+   * step, with the effect of `settle(persisted, true)`, `take("next")` and, when that took
+   * nothing, `release` back to back. Without it the holder makes the three calls.
+   */
+  finish?(
+    threadKey: string,
+    token: string,
+    persisted: readonly number[],
+    debounceMs: number,
+  ): Promise<FinishOutcome>;
 
   /** Records the holder's latest estimate of the thread's context size (tokens), for `status`. */
   setContextTokens?(threadKey: string, tokens: number): Promise<void>;

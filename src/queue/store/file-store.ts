@@ -13,7 +13,7 @@
  */
 import { mkdir, readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { settingsOfCarriers } from "../../agent/session/context.js";
+import { NO_SETTINGS, settingsOfCarriers } from "../../agent/session/context.js";
 import { createSessionHeader } from "../../agent/session/entries.js";
 import { consoleWarnLogger, serializeSession, type WarnLogger } from "../../agent/session/jsonl.js";
 import type { SessionEntry, SessionHeader } from "../../agent/session/types.js";
@@ -201,13 +201,18 @@ export class FileSessionStore implements SessionStore {
   // ---- SessionStore -------------------------------------------------------------------------
 
   async createSession(threadKey: string, options: CreateSessionOptions = {}): Promise<SessionHeader> {
+    return (await this.startSession(threadKey, options)).header;
+  }
+
+  async startSession(threadKey: string, options: CreateSessionOptions = {}): Promise<BranchRead> {
     const headerOptions = options.parentSession === undefined ? {} : { parentSession: options.parentSession };
     const header = createSessionHeader(threadKey, headerOptions);
+    const entries = initialEntries(options);
     await this.queue.run(threadKey, () => {
       this.checkFence(threadKey, options.fence);
-      return this.writeNewSession(threadKey, header, initialEntries(options));
+      return this.writeNewSession(threadKey, header, entries);
     });
-    return header;
+    return { header, entries: [...entries], leafId: entries.at(-1)?.id ?? null, inherited: NO_SETTINGS };
   }
 
   async newSession(threadKey: string, options: NewSessionOptions = {}): Promise<SessionHeader> {

@@ -151,6 +151,10 @@ export class RedisSessionStore implements SessionStore {
   }
 
   async createSession(threadKey: string, options: CreateSessionOptions = {}): Promise<SessionHeader> {
+    return (await this.startSession(threadKey, options)).header;
+  }
+
+  async startSession(threadKey: string, options: CreateSessionOptions = {}): Promise<BranchRead> {
     const headerOptions = options.parentSession === undefined ? {} : { parentSession: options.parentSession };
     const header = createSessionHeader(threadKey, headerOptions);
     const entries = initialEntries(options);
@@ -185,7 +189,7 @@ export class RedisSessionStore implements SessionStore {
     if (code !== 1)
       throw new InvalidEntryError(`Could not create session ${header.id} of ${threadKey}: the id is taken.`);
     await this.redis.zadd(k.threads(), now, threadKey);
-    return header;
+    return { header, entries, leafId: entries.at(-1)?.id ?? null, inherited: NO_SETTINGS };
   }
 
   async newSession(threadKey: string, options: NewSessionOptions = {}): Promise<SessionHeader> {

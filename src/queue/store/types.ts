@@ -143,6 +143,13 @@ export interface SessionStore {
   createSession(threadKey: string, options?: CreateSessionOptions): Promise<SessionHeader>;
 
   /**
+   * `createSession`, returning the new session as `readBranch` would read it right after (its
+   * header, the settings entries it starts with, their leaf; nothing inherited) without reading it
+   * back: whoever created it knows what it holds. Same fence and errors as `createSession`.
+   */
+  startSession(threadKey: string, options?: CreateSessionOptions): Promise<BranchRead>;
+
+  /**
    * Appends entries (each `parentId` must be null, an existing entry of the session, or an earlier
    * entry of the batch) and moves the session's leaf to the last one. Atomically with the write it
    * adds the usage of appended assistant messages to the thread's totals and, for the current

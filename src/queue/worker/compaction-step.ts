@@ -105,15 +105,21 @@ export class ThreadCompactor {
     entry.view = undefined;
   }
 
-  /** The after-run check: compacts when the agent's history is over the threshold. Never throws. */
-  async afterRun(): Promise<void> {
+  /** Whether `afterRun` would compact now (the agent's history is over the threshold). No I/O. */
+  wantsAfterRun(): boolean {
     const entry = this.session.entry;
-    if (!entry || !this.config || !this.mayCompact()) return;
+    if (!entry || !this.config || !this.mayCompact()) return false;
     const messages = entry.agent.state.messages;
     const tokens = estimateContextTokens(messages).tokens;
-    if (!shouldCompact(tokens, entry.agent.state.model.contextWindow, this.settings())) return;
+    if (!shouldCompact(tokens, entry.agent.state.model.contextWindow, this.settings())) return false;
     const last = messages[messages.length - 1];
-    if (last !== undefined && last === this.failedAt) return;
+    return !(last !== undefined && last === this.failedAt);
+  }
+
+  /** The after-run check: compacts when the agent's history is over the threshold. Never throws. */
+  async afterRun(): Promise<void> {
+    if (!this.wantsAfterRun()) return;
+    const last = this.session.entry?.agent.state.messages.at(-1);
     const r = await this.compact("threshold");
     if (r.compacted) this.settle();
     else this.failedAt = last;

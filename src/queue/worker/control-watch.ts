@@ -35,7 +35,7 @@ export class ControlWatch {
           this.tenure.work?.onControl(c);
           if (c.ver !== this.seenVer) {
             this.seenVer = c.ver;
-            await this.session.applyStoredSettings();
+            await this.session.applyStoredSettings(c.ver);
           }
         } while (this.recheck);
       } finally {

@@ -224,6 +224,15 @@ export class RunDriver implements AgentBinding {
     if (this.tenure.ended) return;
     // A handed-over run is unfinished: its delivered items stay inflight for the next holder.
     const finished = !this.tenure.handingOff;
+    const compacts =
+      finished && this.session.entry !== undefined && !run.aborted && this.compactor.wantsAfterRun();
+    if (finished && !compacts && this.tenure.mayFinish) {
+      // Nothing runs between the settle, the next take and the release: one step (the holder's
+      // next take gets what it took; a release it made ends the tenure).
+      this.session.recordContextTokens();
+      await this.tenure.finish([...run.persisted]);
+      return;
+    }
     if (!(await this.tenure.settle([...run.persisted], finished))) return;
     this.tenure.settled();
     if (finished && this.session.entry && !run.aborted) await this.compactor.afterRun();

@@ -107,6 +107,7 @@ export class SessionCommands {
     }
     const header = await this.env.store.newSession(this.threadKey, { fence: session.fence() });
     session.forgetAgent();
+    session.forgetMeta();
     if (!(await this.finish(items))) return;
     await session.ensureAgent(previous ? { switchedFrom: previous.sessionId } : {});
     await postNotice(

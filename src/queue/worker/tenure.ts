@@ -15,6 +15,7 @@
  *     ▼                 │  │ release(): nothing left to take
  *   declined      busy  │  ▼
  *                       └─ releasing ────────► released
+ *   settling ── finish() ──► releasing (a finished run's settle, take and release in one step)
  *
  *   leased, running, settling, releasing ── handOff() ──► handingOff ── end() ──► handedOff
  *   any state but idle and the terminal ones ── lose() ──► lost    ── fail() ──► failed
@@ -35,7 +36,14 @@
  */
 import type { Clock } from "../../agent/clock.js";
 import { holdLease } from "../lease/hold.js";
-import type { ControlState, ReleaseOutcome, TakeOutcome, TakeRule, ThreadState } from "../state/types.js";
+import type {
+  ControlState,
+  FinishOutcome,
+  ReleaseOutcome,
+  TakeOutcome,
+  TakeRule,
+  ThreadState,
+} from "../state/types.js";
 
 export type TenureState =
   | "idle"
@@ -55,7 +63,7 @@ const TRANSITIONS: Readonly<Record<TenureState, readonly TenureState[]>> = {
   idle: ["leased", "declined"],
   leased: ["running", "releasing", "handingOff", "lost", "failed"],
   running: ["settling", "handingOff", "lost", "failed"],
-  settling: ["leased", "handingOff", "lost", "failed"],
+  settling: ["leased", "releasing", "handingOff", "lost", "failed"],
   releasing: ["released", "leased", "handingOff", "lost", "failed"],
   handingOff: ["released", "handedOff", "lost", "failed"],
   declined: [],
@@ -123,6 +131,8 @@ export class Tenure {
   private activeWork: TenureWork | undefined;
   private readonly stopping = new AbortController();
   private readonly ending = new AbortController();
+  /** What `finish` took by the "next" rule: the next `take("next")` returns it without asking. */
+  private taken: Exclude<TakeOutcome, { status: "lost" }> | undefined;
   /** The lease's renewals: settles once they stopped (the tenure ended, or the lease was lost). */
   private holding: Promise<unknown> = Promise.resolve();
 
@@ -246,6 +256,11 @@ export class Tenure {
 
   /** Moves items from the inbox head to the inflight list by `rule` (fenced); `lost` ends the tenure. */
   async take(rule: TakeRule): Promise<TakeOutcome> {
+    const prefetched = this.taken;
+    if (prefetched && rule === "next") {
+      this.taken = undefined;
+      return prefetched;
+    }
     const t = await this.env.state.take(this.threadKey, this.token, rule, this.env.collectDebounceMs);
     if (t.status === "lost") this.lose();
     return t;
@@ -282,6 +297,47 @@ export class Tenure {
       if (this.current === "releasing") this.to("leased");
     }
     return r;
+  }
+
+  /** `finish` may be used now: `settling` (not handing over) and the store has the combined step. */
+  get mayFinish(): boolean {
+    return this.current === "settling" && this.env.state.finish !== undefined;
+  }
+
+  /**
+   * `settling → releasing`: the end of a finished run as one fenced step with the effect of
+   * `settle(persisted, true)`, `take("next")` and, when that took nothing, `release()` back to back
+   * (the state's `finish`). `released`: the tenure is over; `kept`: back to `leased`, and the next
+   * `take("next")` returns what was taken (or the wait) without asking again; `lost`: the lease was
+   * gone. Reported like a release (write-ahead `releasing`, then `released` or `kept`). Check
+   * `mayFinish` first, in the same tick.
+   */
+  async finish(persisted: readonly number[]): Promise<FinishOutcome["status"]> {
+    const finish = this.env.state.finish;
+    if (!finish)
+      throw new Error("Tenure.finish() needs a thread state with finish(); check mayFinish first.");
+    this.to("releasing");
+    this.activeWork = undefined;
+    const sentAt = this.env.clock.now();
+    this.report({ type: "releasing", at: sentAt });
+    const r = await finish.call(
+      this.env.state,
+      this.threadKey,
+      this.token,
+      persisted,
+      this.env.collectDebounceMs,
+    );
+    if (r.status === "released") {
+      this.to("released");
+      this.report({ type: "released", at: sentAt });
+    } else if (r.status === "lost") {
+      this.lose();
+    } else {
+      this.report({ type: "kept", at: this.env.clock.now() });
+      this.taken = r.next;
+      if (this.current === "releasing") this.to("leased");
+    }
+    return r.status;
   }
 
   /**

@@ -68,8 +68,10 @@ export class ThreadHolder {
 
   private async loop(): Promise<void> {
     const { tenure } = this;
-    await this.session.ensureAgent();
+    // Control first: the meta read it makes (after the lease was taken) is fresh for the control
+    // version it saw, and the agent is built or reused from that one read.
     await this.control.check();
+    await this.session.ensureAgent();
     await this.runs.recover();
     while (tenure.active) {
       const t = await tenure.take("next");

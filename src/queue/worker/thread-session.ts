@@ -15,7 +15,7 @@ import { newEntryId } from "../../agent/session/entries.js";
 import { recordSettings } from "../../agent/session/settings.js";
 import type { SessionEntry, SessionEntryInput } from "../../agent/session/types.js";
 import { LeaseLostError } from "../store/errors.js";
-import type { Fence } from "../store/types.js";
+import type { Fence, ThreadMeta } from "../store/types.js";
 import type { RenderLog, ThreadAgent } from "../types.js";
 import type { AgentBinding, AgentDriver, CachedAgent } from "./agent-cache.js";
 import type { HolderEnv } from "./holder-env.js";
@@ -34,6 +34,13 @@ export class ThreadSession implements AgentDriver {
   entry: CachedAgent | undefined;
   private chain: Promise<void> = Promise.resolve();
   private binding: AgentBinding | undefined;
+  /**
+   * The thread meta as read once in this tenure (after the lease was taken), tagged with the
+   * control version it is known to be fresh for: it was read after a control read that saw `ver`,
+   * and the gateway writes the meta before it bumps `ver`. Dropped when this tenure writes to the
+   * session (its leaf, current session or recorded model move), so a read after that is fresh.
+   */
+  private meta: { value: ThreadMeta | undefined; ver: number } | undefined;
 
   constructor(
     private readonly tenure: Tenure,
@@ -84,32 +91,39 @@ export class ThreadSession implements AgentDriver {
     // Queued writes first: one in flight moves the stored leaf before the cached one, and the
     // agent would be rebuilt (and its settings written a second time, beside the first).
     await this.flush();
-    const meta = await store.getThreadMeta(this.threadKey);
     const cached = cache.get(this.threadKey);
-    // This tenure's own agent is in step with the session whatever the leaf read says: only this
-    // holder writes, and every write moves the agent's leaf with it.
-    const own = cached !== undefined && cached === this.entry;
+    // This tenure's own agent is in step with the session: only this holder writes, every write
+    // moves the agent's leaf with it, and `/new` forgets the agent. No meta read is needed.
+    if (cached && cached === this.entry && !cached.agent.state.isStreaming) {
+      this.attach(cached);
+      return cached;
+    }
+    const meta = await this.threadMeta();
     if (
       cached &&
       meta &&
       cached.sessionId === meta.currentSessionId &&
-      (own || cached.leafId === meta.leafId) &&
+      cached.leafId === meta.leafId &&
       !cached.agent.state.isStreaming
     ) {
+      // An agent a previous tenure in this process parked: the settings may have changed since.
       this.attach(cached);
+      this.applySettings(meta);
       return cached;
     }
     if (cached) cache.drop(this.threadKey);
-    let branch = await store.readBranch(this.threadKey);
+    // No current session in the meta read under this lease: none to read (only a holder creates one).
+    let branch = meta?.currentSessionId
+      ? await store.readBranch(this.threadKey, meta.currentSessionId)
+      : undefined;
     if (!branch) {
-      await store.createSession(this.threadKey, {
+      this.meta = undefined;
+      // The new session holds only what `startSession` wrote: no read back.
+      branch = await store.startSession(this.threadKey, {
         model: meta?.model,
         thinkingLevel: meta?.thinkingLevel,
         fence: this.fence(),
       });
-      branch = await store.readBranch(this.threadKey);
-      if (!branch)
-        throw new Error(`The store created a session for ${this.threadKey} but cannot read it back.`);
     }
     const ctx = branchContext(branch);
     const recordedModel = ctx.model ? `${ctx.model.provider}/${ctx.model.modelId}` : undefined;
@@ -242,6 +256,7 @@ export class ThreadSession implements AgentDriver {
           fence: this.fence(),
         });
         entry.leafId = r.leafId;
+        this.meta = undefined;
         const stored = r.entries[r.entries.length - 1] ?? full;
         options.after?.();
         return stored;
@@ -294,13 +309,37 @@ export class ThreadSession implements AgentDriver {
   }
 
   /**
-   * Applies the thread's stored settings (`/model`, `/thinking`) to the agent, from its next LLM
-   * call, and records the changes in the session. An unknown model is reported and ignored.
+   * The thread meta, read at most once per tenure: the copy read earlier is returned while it is
+   * fresh for control version `ver` (default: any) and this tenure has not written to the session
+   * since; otherwise it is read now (and kept, fresh for `ver`).
    */
-  async applyStoredSettings(): Promise<void> {
+  async threadMeta(ver?: number): Promise<ThreadMeta | undefined> {
+    const m = this.meta;
+    if (m && (ver === undefined || m.ver >= ver)) return m.value;
+    const value = await this.env.store.getThreadMeta(this.threadKey);
+    this.meta = { value, ver: ver ?? -1 };
+    return value;
+  }
+
+  /** Forgets the meta read earlier: a command changed it (a new session). */
+  forgetMeta(): void {
+    this.meta = undefined;
+  }
+
+  /**
+   * The thread's control version `ver` was seen: applies its stored settings (`/model`,
+   * `/thinking`) to the agent, from its next LLM call, and records the changes in the session. The
+   * meta is read only when the copy this tenure holds may predate `ver`. An unknown model is
+   * reported and ignored. Without an agent yet, the meta is only read (the agent is built from it).
+   */
+  async applyStoredSettings(ver?: number): Promise<void> {
+    const meta = await this.threadMeta(ver);
+    if (this.entry) this.applySettings(meta);
+  }
+
+  private applySettings(meta: ThreadMeta | undefined): void {
     const entry = this.entry;
     if (!entry) return;
-    const meta = await this.env.store.getThreadMeta(this.threadKey);
     const agent = entry.agent;
     if (meta?.model && meta.model !== modelRef(agent.state.model)) {
       const model = this.env.resolveModel(meta.model);

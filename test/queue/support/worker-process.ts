@@ -7,7 +7,8 @@
  *
  * `SB_DIE_AT=<step>:<n>` kills the process with SIGKILL right after it sends its n-th <step>
  * (`acquire`, `renew`, `take`, `settle`, `release`, `forceRelease` of the thread state, or `append`
- * of the session store): the step reaches Redis, its reply is never seen.
+ * of the session store; `finish` counts as a `settle` and as a `release`): the step reaches Redis,
+ * its reply is never seen.
  *
  * Environment: REDIS_URL, SB_PREFIX, SB_WORKER (a name), SB_LEASE_TTL (ms), SB_CONCURRENCY,
  * SB_SWEEP (ms), SB_DIE_AT.
@@ -53,8 +54,10 @@ let steps = 0;
 /** Calls `send` (the step goes out), then dies if it was the chosen one. */
 function step<R>(name: string, send: () => R): R {
   const out = send();
-  if (name === dieStep && ++steps === Number(dieAfter)) {
-    emit({ type: "dying", step: name, n: steps });
+  // `finish` is a settle, a take and a release in one step: it counts as a `settle` or a `release`.
+  const counts = name === dieStep || (name === "finish" && (dieStep === "settle" || dieStep === "release"));
+  if (counts && ++steps === Number(dieAfter)) {
+    emit({ type: "dying", step: dieStep, n: steps });
     process.kill(process.pid, "SIGKILL");
   }
   return out;
@@ -113,6 +116,7 @@ class WorkerRuntime extends RedisRuntime {
       "take",
       "settle",
       "release",
+      "finish",
       "forceRelease",
     ]);
   }
