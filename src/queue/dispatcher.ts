@@ -62,6 +62,9 @@ export class Dispatcher {
   private readonly defaultMode: DeliveryMode;
   private readonly onError: (error: unknown, context: string) => void;
 
+  /** Wake jobs being added for deliveries that already resolved. */
+  private readonly waking = new Set<Promise<void>>();
+
   constructor(private readonly o: DispatcherOptions) {
     this.cap = Math.max(1, o.inboxCap ?? DEFAULT_INBOX_CAP);
     this.dropPolicy = o.dropPolicy ?? "new";
@@ -113,9 +116,9 @@ export class Dispatcher {
     }
     // The message is durable: from here on a failure must not make the platform retry (that would
     // queue it twice). A missing wake job is repaired by the sweeper; a missed publish by the
-    // holder's next checkpoint.
-    if (out.woke)
-      await waker.wake(threadKey, out.wakeMarker).catch((e: unknown) => this.onError(e, "adding a wake job"));
+    // holder's next checkpoint. The wake job is not waited for: the caller acknowledges the message
+    // (typing, a reaction) while it is added; `drain()` waits for the ones still on their way.
+    if (out.woke) this.track(waker.wake(threadKey, out.wakeMarker));
     if (mode === "interrupt") await this.publish(threadKey);
     const dropped = describeMessages(out.dropped);
     if (dropped.length > 0) {
@@ -124,6 +127,17 @@ export class Dispatcher {
       await this.notice(threadKey, text);
     }
     return { status: "queued", seq: out.seq, depth: out.depth, idle: !out.active, dropped };
+  }
+
+  /** Resolves once every wake job a resolved delivery started adding was added (or failed). */
+  async drain(): Promise<void> {
+    await Promise.all([...this.waking]);
+  }
+
+  private track(wake: Promise<void>): void {
+    const p = wake.catch((e: unknown) => this.onError(e, "adding a wake job"));
+    this.waking.add(p);
+    void p.finally(() => this.waking.delete(p));
   }
 
   /**

@@ -220,9 +220,12 @@ export abstract class RuntimeBase implements Runtime {
     this.sweeping = loop();
   }
 
-  /** Stops the sweep loop; resolves once a sweep in progress finished. */
+  /**
+   * Stops the sweep loop; resolves once a sweep in progress finished and the wake jobs of resolved
+   * deliveries were added (before the subclass closes their connection).
+   */
   protected async stopSweep(): Promise<void> {
     this.stopSweeping.abort();
-    await this.sweeping;
+    await Promise.all([this.sweeping, this.dispatcher?.drain()]);
   }
 }

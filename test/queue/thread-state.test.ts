@@ -157,6 +157,36 @@ describe.each(implementations)("%s thread state", (_name, make) => {
     expect(r).toMatchObject({ depth: 2 });
   });
 
+  it("a wake acquire clears the wake flag and takes the lease with the control state; a take returns the control state too", async () => {
+    const s = make();
+    await put(s, "a");
+    await s.stop(T);
+    await put(s, "b");
+    expect((await s.probe(T)).inboxDepth).toBe(1);
+    const acquire = s.wakeAcquire?.bind(s);
+    if (!acquire) throw new Error("both thread states offer wakeAcquire");
+    expect(await acquire(T, "tok", 5000)).toMatchObject({ acquired: true, control: { abortAt: 1, stops: 1 } });
+    // The flag is clear: the next message would wake the thread again once the lease is gone.
+    expect(await acquire(T, "tok", 5000)).toMatchObject({ acquired: true });
+    const other = await acquire(T, "other", 5000);
+    expect(other).toMatchObject({ acquired: false, holder: "tok" });
+    expect(other.acquired === false && other.pttl).toBeGreaterThan(4000);
+    // A stop after the take: the take's control state is read after its move, in the same step.
+    const t = await s.take(T, "tok", "next", 0);
+    expect(t).toMatchObject({ status: "taken", control: { abortAt: 1, stops: 1 } });
+    expect(t.status === "taken" && texts(t.items)).toEqual(["b"]);
+    await s.stop(T);
+    expect(await s.take(T, "tok", "steer", 0)).toMatchObject({
+      status: "taken",
+      items: [],
+      control: { abortAt: 2, stops: 2 },
+    });
+    expect(await s.take(T, "other", "steer", 0)).toEqual({ status: "lost" });
+    await s.settle(T, "tok", [2], true);
+    expect(await s.release(T, "tok")).toBe("released");
+    expect(await put(s, "c")).toMatchObject({ woke: true });
+  });
+
   it("stop and interrupt abort what was delivered before them and discard queued messages, keeping /new", async () => {
     const s = make();
     await put(s, "a", "followUp");

@@ -17,6 +17,7 @@ import type {
   TakeRule,
   ThreadProbe,
   ThreadState,
+  WakeAcquire,
 } from "../state/types.js";
 import type { InboxItem } from "../types.js";
 
@@ -227,6 +228,13 @@ export class MemoryThreadState implements ThreadState {
     return this.leases.acquire(this.thread(threadKey).key, token, ttlMs);
   }
 
+  async wakeAcquire(threadKey: string, token: string, ttlMs: number): Promise<WakeAcquire> {
+    const t = this.thread(threadKey);
+    t.wake = undefined;
+    const r = await this.leases.acquire(t.key, token, ttlMs);
+    return r.acquired ? { acquired: true, control: { ...t.control } } : r;
+  }
+
   async renew(threadKey: string, token: string, ttlMs: number): Promise<boolean> {
     return this.leases.renew(this.thread(threadKey).key, token, ttlMs);
   }
@@ -260,12 +268,13 @@ export class MemoryThreadState implements ThreadState {
         run((i) => i.kind === "message" && i.mode === "collect");
         const newest = Math.max(...t.inbox.slice(0, count).map((i) => i.at));
         const waited = this.now() - newest;
-        if (waited < debounceMs) return { status: "wait", waitMs: Math.max(1, debounceMs - waited) };
+        if (waited < debounceMs)
+          return { status: "wait", waitMs: Math.max(1, debounceMs - waited), control: { ...t.control } };
       }
     }
     const items = t.inbox.splice(0, count);
     t.inflight.push(...items);
-    return { status: "taken", items };
+    return { status: "taken", items, control: { ...t.control } };
   }
 
   async inflight(threadKey: string): Promise<InboxItem[]> {

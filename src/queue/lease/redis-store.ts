@@ -8,6 +8,23 @@ import type { RedisClient } from "../redis/client.js";
 import { type LuaScript, runScript, type ScriptReply } from "../redis/run-script.js";
 import type { LeaseAcquire, LeaseStore } from "./store.js";
 
+/**
+ * The lease's acquire rule as a Lua function, so a script that takes a lease as part of a larger
+ * step (the worker's wake acquire) takes it exactly as `lease.acquire` does: set it if nobody holds
+ * it, renew it if the caller already does. Returns {1} or {0, holder, remaining ttl in ms}.
+ */
+export const ACQUIRE_LEASE_LUA = `
+local function acquire_lease(key, owner, ttl)
+  if redis.call('SET', key, owner, 'NX', 'PX', ttl) then return {1} end
+  local holder = redis.call('GET', key)
+  if holder == owner then
+    redis.call('PEXPIRE', key, ttl)
+    return {1}
+  end
+  return {0, holder or '', redis.call('PTTL', key)}
+end
+`;
+
 const ACQUIRE: LuaScript = {
   name: "lease.acquire",
   numberOfKeys: 1,
@@ -17,13 +34,8 @@ const ACQUIRE: LuaScript = {
   ARGV[1] owner  ARGV[2] ttl in ms
   Returns {1} acquired; {0, holder, remaining ttl in ms} held by someone else
 ]]
-if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return {1} end
-local holder = redis.call('GET', KEYS[1])
-if holder == ARGV[1] then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  return {1}
-end
-return {0, holder or '', redis.call('PTTL', KEYS[1])}
+${ACQUIRE_LEASE_LUA}
+return acquire_lease(KEYS[1], ARGV[1], ARGV[2])
 `,
 };
 

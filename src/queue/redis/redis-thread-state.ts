@@ -23,12 +23,13 @@ import type {
   TakeRule,
   ThreadProbe,
   ThreadState,
+  WakeAcquire,
 } from "../state/types.js";
 import type { InboxItem } from "../types.js";
 import type { RedisClient } from "./client.js";
 import { CLAIM_EVENT, RELEASE_EVENT, RENEW_EVENT } from "./event-claim-scripts.js";
 import { runScript, type ScriptReply } from "./run-script.js";
-import { APPEND, FINISH, PROBE, RELEASE, SETTLE, STOP, TAKE } from "./scripts.js";
+import { APPEND, FINISH, PROBE, RELEASE, SETTLE, STOP, TAKE, WAKE_ACQUIRE } from "./scripts.js";
 
 export interface RedisThreadStateOptions {
   /** How long a delivered event id is remembered (and an appended one, per thread). Default 24 h. */
@@ -63,6 +64,18 @@ function num(reply: ScriptReply | undefined): number {
 
 function rest(reply: ScriptReply[], from: number): string[] {
   return reply.slice(from).filter((r): r is string => typeof r === "string");
+}
+
+/** The control state a script appended after its status: {status, abortAt, ver, stops, ...}. */
+function controlOf(r: ScriptReply[]): ControlState {
+  return { abortAt: num(r[1]), ver: num(r[2]), stops: num(r[3]) };
+}
+
+/** A take's reply with the control state after its status (TAKE, and FINISH's next take). */
+function takeOutcome(r: ScriptReply[]): Exclude<TakeOutcome, { status: "lost" }> {
+  const control = controlOf(r);
+  if (num(r[0]) === 0) return { status: "wait", waitMs: Math.max(1, num(r[4])), control };
+  return { status: "taken", items: parseItems(rest(r, 4)), control };
 }
 
 /** The Redis implementation of the coordination primitives. Uses (does not own) `redis`. */
@@ -222,6 +235,13 @@ export class RedisThreadState implements ThreadState {
     return this.leases.acquire(this.keys.lease(threadKey), token, ttlMs);
   }
 
+  async wakeAcquire(threadKey: string, token: string, ttlMs: number): Promise<WakeAcquire> {
+    const k = this.keys.thread(threadKey);
+    const r = (await runScript(this.redis, WAKE_ACQUIRE, [k.wake, k.lease, k.control], [token, ttlMs])) as ScriptReply[];
+    if (num(r[0]) === 1) return { acquired: true, control: controlOf(r) };
+    return { acquired: false, holder: String(r[1] ?? ""), pttl: num(r[2]) };
+  }
+
   async renew(threadKey: string, token: string, ttlMs: number): Promise<boolean> {
     return this.leases.renew(this.keys.lease(threadKey), token, ttlMs);
   }
@@ -241,13 +261,12 @@ export class RedisThreadState implements ThreadState {
     const r = (await runScript(
       this.redis,
       TAKE,
-      [k.inbox, k.inflight, k.lease],
+      [k.inbox, k.inflight, k.lease, k.control],
       [token, rule, debounceMs, this.clock.now()],
     )) as ScriptReply[];
     const status = num(r[0]);
     if (status === -1) return { status: "lost" };
-    if (status === 0) return { status: "wait", waitMs: Math.max(1, num(r[1])) };
-    return { status: "taken", items: parseItems(rest(r, 1)) };
+    return takeOutcome(r);
   }
 
   async inflight(threadKey: string): Promise<InboxItem[]> {
@@ -283,14 +302,14 @@ export class RedisThreadState implements ThreadState {
     const r = (await runScript(
       this.redis,
       FINISH,
-      [k.inbox, k.inflight, k.lease],
+      [k.inbox, k.inflight, k.lease, k.control],
       [token, debounceMs, this.clock.now(), ...persisted],
     )) as ScriptReply[];
     const status = num(r[0]);
     if (status === -1) return { status: "lost" };
     if (status === 2) return { status: "released" };
-    if (status === 0) return { status: "kept", next: { status: "wait", waitMs: Math.max(1, num(r[1])) } };
-    return { status: "kept", next: { status: "taken", items: status === 1 ? parseItems(rest(r, 1)) : [] } };
+    if (status === 3) return { status: "kept", next: { status: "taken", items: [] } };
+    return { status: "kept", next: takeOutcome(r) };
   }
 
   async setContextTokens(threadKey: string, tokens: number): Promise<void> {

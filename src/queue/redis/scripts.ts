@@ -6,7 +6,22 @@
  * read the lease key check its token the same way.
  */
 
+import { ACQUIRE_LEASE_LUA } from "../lease/redis-store.js";
 import type { LuaScript } from "./run-script.js";
+
+/**
+ * Appends the thread's control state to a take's reply, after its status: {status, abortAt, ver,
+ * stops, rest...}. Read after the items moved, in the same step, so the holder needs no read of
+ * its own.
+ */
+const WITH_CONTROL = `
+local function with_control(t, control)
+  local c = redis.call('HMGET', control, 'abortAt', 'ver', 'stops')
+  local out = {t[1], c[1] or '0', c[2] or '0', c[3] or '0'}
+  for i = 2, #t do out[#out + 1] = t[i] end
+  return out
+end
+`;
 
 /** Keeps `newSession` items (a `/new` must survive a later stop or interrupt). */
 const SPLIT_QUEUED = `
@@ -220,22 +235,24 @@ end
 `;
 
 export const TAKE: LuaScript = {
-  numberOfKeys: 3,
+  numberOfKeys: 4,
   lua: `--[[
   Moves items from the head of the inbox to the inflight list, never out of order.
-  KEYS[1] inbox  KEYS[2] inflight  KEYS[3] lease
+  KEYS[1] inbox  KEYS[2] inflight  KEYS[3] lease  KEYS[4] control
   ARGV[1] token  ARGV[2] rule: "steer" | "followUp" | "next"  ARGV[3] collect debounce in ms
   ARGV[4] now (ms, the caller's clock), compared with the items' "at"
   Rules: "steer" takes the consecutive steer/interrupt messages at the head. "next" takes one
   followUp message, or the consecutive steer/interrupt messages, or the consecutive collect
   messages once the newest is older than the debounce, or one newSession item. "followUp" is
   "next" without the newSession item (the run ends first).
-  Returns {-1} lost (not the holder); {0, waitMs} a collect group is still in its window;
-          {1, items...} the items moved (possibly none)
+  Returns {-1} lost (not the holder); {0, abortAt, ver, stops, waitMs} a collect group is still in
+          its window; {1, abortAt, ver, stops, items...} the items moved (possibly none). The
+          control fields are the control hash's after the move.
 ]]
 ${TAKE_ITEMS}
+${WITH_CONTROL}
 if redis.call('GET', KEYS[3]) ~= ARGV[1] then return {-1} end
-return take_items(KEYS[1], KEYS[2], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]))
+return with_control(take_items(KEYS[1], KEYS[2], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])), KEYS[4])
 `,
 };
 
@@ -258,32 +275,52 @@ return settle_items(KEYS[1], KEYS[2], ARGV[2] == '1', persisted)
 };
 
 export const FINISH: LuaScript = {
-  numberOfKeys: 3,
+  numberOfKeys: 4,
   lua: `--[[
   The end of a finished run, as one step under one lease check: SETTLE (persisted items removed),
   then TAKE by the "next" rule, then, when nothing was taken, RELEASE's rule: the lease is deleted
   only if the inbox and the inflight list are empty. Same effect as the three scripts back to back
   with nothing between them.
-  KEYS[1] inbox  KEYS[2] inflight  KEYS[3] lease
+  KEYS[1] inbox  KEYS[2] inflight  KEYS[3] lease  KEYS[4] control
   ARGV[1] token  ARGV[2] collect debounce in ms  ARGV[3] now (ms, the caller's clock)
   ARGV[4..] seqs of the inflight items the session holds
-  Returns {-1} lost (not the holder, nothing changed); {0, waitMs} settled, a collect group is
-          in its window; {1, items...} settled, the next items moved (lease kept); {2} settled,
-          nothing left: the lease is deleted; {3} settled, nothing taken, not empty: lease kept
+  Returns {-1} lost (not the holder, nothing changed); {0, abortAt, ver, stops, waitMs} settled, a
+          collect group is in its window; {1, abortAt, ver, stops, items...} settled, the next
+          items moved (lease kept); {2} settled, nothing left: the lease is deleted; {3} settled,
+          nothing taken, not empty: lease kept
 ]]
 ${SETTLE_ITEMS}
 ${TAKE_ITEMS}
+${WITH_CONTROL}
 if redis.call('GET', KEYS[3]) ~= ARGV[1] then return {-1} end
 local persisted = {}
 for i = 4, #ARGV do persisted[ARGV[i]] = true end
 settle_items(KEYS[2], KEYS[1], true, persisted)
 local t = take_items(KEYS[1], KEYS[2], 'next', tonumber(ARGV[2]), tonumber(ARGV[3]))
-if t[1] ~= 1 or #t > 1 then return t end
+if t[1] ~= 1 or #t > 1 then return with_control(t, KEYS[4]) end
 -- The inflight list was just emptied (every item removed or moved back to the inbox, which the
 -- take then found empty or took from), so RELEASE's check of it is the inbox's alone here.
 if redis.call('LLEN', KEYS[1]) > 0 then return {3} end
 redis.call('DEL', KEYS[3])
 return {2}
+`,
+};
+
+export const WAKE_ACQUIRE: LuaScript = {
+  numberOfKeys: 3,
+  lua: `--[[
+  A wake job's first step: clears the wake flag, then takes the lease by the lease's own rule.
+  KEYS[1] wake  KEYS[2] lease  KEYS[3] control
+  ARGV[1] owner  ARGV[2] ttl in ms
+  Returns {1, abortAt, ver, stops} acquired (the control state read in the same step);
+          {0, holder, remaining ttl in ms} held by someone else
+]]
+${ACQUIRE_LEASE_LUA}
+redis.call('DEL', KEYS[1])
+local r = acquire_lease(KEYS[2], ARGV[1], ARGV[2])
+if r[1] ~= 1 then return r end
+local c = redis.call('HMGET', KEYS[3], 'abortAt', 'ver', 'stops')
+return {1, c[1] or '0', c[2] or '0', c[3] or '0'}
 `,
 };
 

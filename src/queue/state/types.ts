@@ -67,12 +67,24 @@ export type FinishOutcome =
  */
 export type TakeRule = "steer" | "followUp" | "next";
 
+/**
+ * What a take did. `control`, when the state gives it, is the thread's control state read in the
+ * same atomic step (after the items moved): the holder applies it instead of reading it again.
+ */
 export type TakeOutcome =
   | { status: "lost" }
   /** The head is a collect group still within its debounce window; ask again after `waitMs`. */
-  | { status: "wait"; waitMs: number }
+  | { status: "wait"; waitMs: number; control?: ControlState }
   /** The items now in the inflight list (possibly none). */
-  | { status: "taken"; items: InboxItem[] };
+  | { status: "taken"; items: InboxItem[]; control?: ControlState };
+
+/**
+ * What `wakeAcquire` did: the lease was taken (with the control state read in the same step), or a
+ * live holder has it (as `LeaseAcquire` reports it).
+ */
+export type WakeAcquire =
+  | { acquired: true; control: ControlState }
+  | { acquired: false; holder: string; pttl: number };
 
 export interface ControlState {
   /** A run whose first item has `seq <= abortAt` must abort (a stop or an interrupt came after it). */
@@ -136,6 +148,12 @@ export interface ThreadState {
    * steps below that also read the inbox check the same key.
    */
   acquire(threadKey: string, token: string, ttlMs: number): Promise<LeaseAcquire>;
+  /**
+   * Optional (a store with round trips to save): a wake job's first step as one atomic call, with
+   * the effect of `clearWake` then `acquire`; when the lease is taken it also returns the control
+   * state read in that step. Without it the worker makes the calls one by one.
+   */
+  wakeAcquire?(threadKey: string, token: string, ttlMs: number): Promise<WakeAcquire>;
   /** Extends the lease; false when `token` no longer holds it. */
   renew(threadKey: string, token: string, ttlMs: number): Promise<boolean>;
   /** Releases the lease only if the inbox and the inflight list are empty (one atomic step). */

@@ -6,6 +6,7 @@
  * a lost notice delays a signal until the next checkpoint or poll, never loses it.
  */
 
+import type { ControlState } from "../state/types.js";
 import type { HolderEnv } from "./holder-env.js";
 import type { Tenure } from "./tenure.js";
 import type { ThreadSession } from "./thread-session.js";
@@ -31,18 +32,34 @@ export class ControlWatch {
       try {
         do {
           this.recheck = false;
-          const c = await this.env.state.readControl(this.tenure.threadKey);
-          this.tenure.work?.onControl(c);
-          if (c.ver !== this.seenVer) {
-            this.seenVer = c.ver;
-            await this.session.applyStoredSettings(c.ver);
-          }
+          // The tenure's first check uses what the lease's own step read, when it read it.
+          const c =
+            this.tenure.acquiredControlState() ?? (await this.env.state.readControl(this.tenure.threadKey));
+          await this.applyRead(c);
         } while (this.recheck);
       } finally {
         this.checking = undefined;
       }
     })();
     return this.checking;
+  }
+
+  /**
+   * Applies a control state read elsewhere (a take reads it in the same step): a stop or an
+   * interrupt reaches the work, a new version's settings reach the agent.
+   */
+  async apply(c: ControlState): Promise<void> {
+    await this.applyRead(c);
+    // A check under way may be applying this version's settings: they must be on the agent too.
+    await this.checking;
+  }
+
+  private async applyRead(c: ControlState): Promise<void> {
+    this.tenure.work?.onControl(c);
+    if (c.ver !== this.seenVer) {
+      this.seenVer = c.ver;
+      await this.session.applyStoredSettings(c.ver);
+    }
   }
 
   /** A control notice arrived: check now, reporting a failure instead of throwing. */

@@ -3,6 +3,7 @@
  * (fenced by the lease, in order with the session writes), and finishing what a predecessor's runs
  * still owe the chat when the tenure starts (docs/runtime.md, "The render journal").
  */
+import type { OwedRender } from "../state/render-journal.js";
 import type { RenderLog } from "../types.js";
 import type { RenderJournalEnv } from "./holder-env.js";
 import type { Tenure } from "./tenure.js";
@@ -65,19 +66,21 @@ export function renderLog(
 /**
  * Finishes every render the thread's journal still owes (a dead predecessor's, or one of this
  * process whose platform refused until now), then clears each one the chat now shows. Records of
- * `skip` (runs of this tenure still rendering) are left alone. Never throws.
+ * `skip` (runs of this tenure still rendering) are left alone. `read`: the journal's owed records,
+ * when the caller already asked for them. Never throws.
  */
 export async function finishOwedRenders(
   env: RenderJournalEnv & { onError: (error: unknown, context: string) => void },
   tenure: Tenure,
   session: ThreadSession,
   skip: ReadonlySet<string> = new Set(),
+  read?: Promise<OwedRender[]>,
 ): Promise<void> {
   const { journal, finishOwed } = env;
   if (!journal || !finishOwed) return;
   const { threadKey, token } = tenure;
   try {
-    for (const owed of await journal.owed(threadKey)) {
+    for (const owed of await (read ?? journal.owed(threadKey))) {
       if (skip.has(owed.runId) || !tenure.active) continue;
       const log = renderLog(env, tenure, session, owed.runId) as RenderLog;
       const messages = session.entry?.agent.state.messages ?? [];

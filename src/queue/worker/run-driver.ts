@@ -11,7 +11,8 @@ import type { AgentHooks } from "../../agent/agent.js";
 import { isContextOverflow } from "../../agent/llm/overflow.js";
 import type { AgentEvent, AgentMessage } from "../../agent/types.js";
 import { describeMessages, discardedNotice } from "../inbox-item.js";
-import type { TakeOutcome } from "../state/types.js";
+import type { OwedRender } from "../state/render-journal.js";
+import type { ControlState, TakeOutcome } from "../state/types.js";
 import type { InboxItem, RenderLog, RunSink } from "../types.js";
 import { ActiveRun } from "./active-run.js";
 import type { AgentBinding, CachedAgent } from "./agent-cache.js";
@@ -27,6 +28,8 @@ import type { ThreadSession } from "./thread-session.js";
 
 export class RunDriver implements AgentBinding {
   private run: ActiveRun | undefined;
+  /** What a predecessor may have left, asked for when the tenure began (`readLeftovers`). */
+  private leftovers: { inflight: Promise<InboxItem[]>; owed: Promise<OwedRender[]> | undefined } | undefined;
 
   /** Added in front of the factory's hooks while this tenure drives the agent. */
   readonly hooks: AgentHooks = {
@@ -59,12 +62,20 @@ export class RunDriver implements AgentBinding {
       this.tenure.stop();
       return [];
     }
-    await this.control.check();
     const run = this.run;
-    if (!this.tenure.active || !run || run.aborted) return [];
     // Newer messages wait until the recovered question has its own answer (they come next).
-    if (which === "steer" && run.answeringTail) return [];
-    return this.accept(run, await this.tenure.take(which));
+    if (which === "steer" && run?.answeringTail) {
+      await this.control.check();
+      return [];
+    }
+    if (!this.tenure.active || !run || run.aborted) return [];
+    // The take reads the control state in the same step; it is applied before the items are
+    // accepted, so a stop that came first leaves them unsaved (they go back when the run settles).
+    const t = await this.tenure.take(which);
+    if (t.status === "lost") return [];
+    if (t.control) await this.control.apply(t.control);
+    else await this.control.check();
+    return this.accept(run, t);
   }
 
   private accept(run: ActiveRun, t: TakeOutcome): AgentMessage[] {
@@ -160,9 +171,12 @@ export class RunDriver implements AgentBinding {
     return log ? this.env.sinks(this.threadKey, id, log) : this.env.sinks(this.threadKey, id);
   }
 
-  /** Runs the agent for items the holder took ("next" rule), then settles them. */
-  async runItems(items: InboxItem[]): Promise<void> {
-    const c = await this.env.state.readControl(this.threadKey);
+  /**
+   * Runs the agent for items the holder took ("next" rule), then settles them. `control`: the
+   * control state the take read in the same step (else it is read here).
+   */
+  async runItems(items: InboxItem[], control?: ControlState): Promise<void> {
+    const c = control ?? (await this.env.state.readControl(this.threadKey));
     const first = items[0] as InboxItem;
     const stale = items.filter((i) => i.seq <= c.abortAt);
     if (stale.length > 0) {
@@ -240,16 +254,36 @@ export class RunDriver implements AgentBinding {
   }
 
   /**
+   * Asks now for what `recover()` reads first (the inflight list, the renders the journal owes),
+   * so the reads travel with the tenure's first ones. Once the lease is held only this holder
+   * changes either, so they are as fresh when `recover()` uses them.
+   */
+  readLeftovers(): void {
+    const { state, journal, finishOwed } = this.env;
+    const settled = <T>(p: Promise<T>): Promise<T> => {
+      // Awaited by recover(); until then a failure must not count as unhandled.
+      p.catch(() => {});
+      return p;
+    };
+    this.leftovers = {
+      inflight: settled(state.inflight(this.threadKey)),
+      owed: journal && finishOwed ? settled(journal.owed(this.threadKey)) : undefined,
+    };
+  }
+
+  /**
    * What a dead (or handed-over) predecessor left: inflight items the session lacks go back to the
    * inbox; tool calls without a result get an error result; an unanswered tail is answered.
    */
   async recover(): Promise<void> {
     const { state, store } = this.env;
+    const read = this.leftovers;
+    this.leftovers = undefined;
     const entry = await this.session.ensureAgent();
     // What earlier runs showed comes first: a cut-off reply is finished (or a reply that never
     // completed is removed) before anything new is shown.
-    await finishOwedRenders(this.env, this.tenure, this.session);
-    const inflight = await state.inflight(this.threadKey);
+    await finishOwedRenders(this.env, this.tenure, this.session, undefined, read?.owed);
+    const inflight = await (read?.inflight ?? state.inflight(this.threadKey));
     let held: number[] = [];
     if (inflight.length > 0) {
       const branch = await store.readBranch(this.threadKey);

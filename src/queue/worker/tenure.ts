@@ -36,6 +36,7 @@
  */
 import type { Clock } from "../../agent/clock.js";
 import { holdLease } from "../lease/hold.js";
+import type { LeaseAcquire } from "../lease/store.js";
 import type {
   ControlState,
   FinishOutcome,
@@ -135,6 +136,8 @@ export class Tenure {
   private taken: Exclude<TakeOutcome, { status: "lost" }> | undefined;
   /** The lease's renewals: settles once they stopped (the tenure ended, or the lease was lost). */
   private holding: Promise<unknown> = Promise.resolve();
+  /** The control state read in the step that took the lease (a wake acquire), until first asked for. */
+  private acquiredControl: ControlState | undefined;
 
   constructor(
     readonly threadKey: string,
@@ -191,16 +194,24 @@ export class Tenure {
    * renewed within half its TTL, or any lease met by a stalled job's rerun, whose holder may be
    * the dead worker) is watched until it expires (then taken) or is renewed or replaced (then its
    * holder is alive). The lease itself expires on the store's clock (Redis's own in Redis mode);
-   * the watch only decides how long to keep asking.
+   * the watch only decides how long to keep asking. `wake`: this is a wake job's first step, so the
+   * thread's wake flag is cleared first (in the same atomic step as the first try when the state
+   * has `wakeAcquire`, which also reads the control state: `acquiredControlState()` returns it).
    */
-  async acquire(o: { rerun: boolean; signal?: AbortSignal }): Promise<boolean> {
+  async acquire(o: { rerun: boolean; wake?: boolean; signal?: AbortSignal }): Promise<boolean> {
     const { state, clock, leaseTtlMs: ttl } = this.env;
     const tolerance = Math.max(25, ttl / 20);
     const deadline = clock.now() + 2 * ttl + 1000;
     let seen: { holder: string; expiresAt: number } | undefined;
+    let clearWake = o.wake === true;
+    if (clearWake && !state.wakeAcquire) {
+      await state.clearWake(this.threadKey);
+      clearWake = false;
+    }
     for (;;) {
       const sentAt = clock.now();
-      const r = await state.acquire(this.threadKey, this.token, ttl);
+      const r = clearWake ? await this.wakeAcquire() : await state.acquire(this.threadKey, this.token, ttl);
+      clearWake = false;
       if (r.acquired) {
         this.to("leased");
         this.report({ type: "acquired", at: clock.now(), sentAt });
@@ -220,6 +231,25 @@ export class Tenure {
         return this.decline();
       }
     }
+  }
+
+  /** The state's `wakeAcquire`, keeping the control state it read. */
+  private async wakeAcquire(): Promise<LeaseAcquire> {
+    const { state, leaseTtlMs } = this.env;
+    if (!state.wakeAcquire) return state.acquire(this.threadKey, this.token, leaseTtlMs);
+    const r = await state.wakeAcquire(this.threadKey, this.token, leaseTtlMs);
+    if (r.acquired) this.acquiredControl = r.control;
+    return r.acquired ? { acquired: true } : r;
+  }
+
+  /**
+   * The control state read in the same step as the lease was taken, once: the first call after a
+   * wake acquire returns it, every other call undefined (then the caller reads it).
+   */
+  acquiredControlState(): ControlState | undefined {
+    const c = this.acquiredControl;
+    this.acquiredControl = undefined;
+    return c;
   }
 
   private decline(): false {

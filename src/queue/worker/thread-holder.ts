@@ -68,6 +68,9 @@ export class ThreadHolder {
 
   private async loop(): Promise<void> {
     const { tenure } = this;
+    // What a predecessor may have left is asked for now, beside the meta read the control check
+    // makes: one round trip for both.
+    this.runs.readLeftovers();
     // Control first: the meta read it makes (after the lease was taken) is fresh for the control
     // version it saw, and the agent is built or reused from that one read.
     await this.control.check();
@@ -86,7 +89,7 @@ export class ThreadHolder {
         if ((await tenure.release()) === "busy" && tenure.mayBegin) await this.runs.recover();
         continue;
       }
-      if (t.items[0]?.kind === "message") await this.runs.runItems(t.items);
+      if (t.items[0]?.kind === "message") await this.runs.runItems(t.items, t.control);
       else await this.commands.run(t.items);
     }
   }

@@ -68,9 +68,8 @@ export class WorkerCore {
       await this.o.rewake(threadKey);
       return;
     }
-    await this.o.state.clearWake(threadKey);
     const tenure = new Tenure(threadKey, randomUUID(), this.env);
-    if (!(await tenure.acquire({ rerun: job.rerun, signal: this.stopping.signal }))) return;
+    if (!(await tenure.acquire({ rerun: job.rerun, wake: true, signal: this.stopping.signal }))) return;
     if (this.stopping.signal.aborted) {
       tenure.handOff("now");
       await tenure.end();

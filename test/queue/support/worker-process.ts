@@ -54,8 +54,12 @@ let steps = 0;
 /** Calls `send` (the step goes out), then dies if it was the chosen one. */
 function step<R>(name: string, send: () => R): R {
   const out = send();
-  // `finish` is a settle, a take and a release in one step: it counts as a `settle` or a `release`.
-  const counts = name === dieStep || (name === "finish" && (dieStep === "settle" || dieStep === "release"));
+  // `finish` is a settle, a take and a release in one step: it counts as a `settle` or a `release`;
+  // `wakeAcquire` (a wake job's clear-and-acquire) counts as an `acquire`.
+  const counts =
+    name === dieStep ||
+    (name === "finish" && (dieStep === "settle" || dieStep === "release")) ||
+    (name === "wakeAcquire" && dieStep === "acquire");
   if (counts && ++steps === Number(dieAfter)) {
     emit({ type: "dying", step: dieStep, n: steps });
     process.kill(process.pid, "SIGKILL");
@@ -112,6 +116,7 @@ class WorkerRuntime extends RedisRuntime {
   protected override createState(r: Redis, keys: RuntimeKeys): ThreadState {
     return mortal(super.createState(r, keys), [
       "acquire",
+      "wakeAcquire",
       "renew",
       "take",
       "settle",
