@@ -211,10 +211,10 @@ const processesSection: Section = {
   title: "compiled gateway + worker processes on Redis (fake Telegram, fake LLM)",
   async run(ctx) {
     const cfg = ctx.quick
-      ? { lightRate: 10, lightSeconds: 3, loadRate: 50, loadSeconds: 2 }
-      : { lightRate: 10, lightSeconds: 5, loadRate: 50, loadSeconds: 4 };
+      ? { warmSeconds: 2, lightRate: 10, lightSeconds: 3, loadRate: 50, loadSeconds: 2 }
+      : { warmSeconds: 6, lightRate: 10, lightSeconds: 5, loadRate: 50, loadSeconds: 4 };
     ctx.log(
-      `${cfg.lightRate} msg/s for ${cfg.lightSeconds} s (latency), then ${cfg.loadRate} msg/s for ${cfg.loadSeconds} s (CPU), each message to a chat of its own`,
+      `${cfg.loadRate} msg/s for ${cfg.warmSeconds} s (warm-up), ${cfg.lightRate} msg/s for ${cfg.lightSeconds} s (latency), then ${cfg.loadRate} msg/s for ${cfg.loadSeconds} s (CPU), each message to a chat of its own`,
     );
     const samples = await repeat(ctx, ctx.quick ? 1 : 3, () => runProcesses(ctx.redisUrl, cfg));
     const s = "processes";
@@ -233,9 +233,10 @@ const processesSection: Section = {
       unit: "ms",
     });
     addFigure(ctx, s, samples, (x) => x.cpuPerMessage, {
-      name: `CPU per message, gateway + worker processes @ ${cfg.loadRate} msg/s`,
+      // Every message opens a thread of its own (a new session, a new agent): the issue's target
+      // (0.006) is for the end-to-end phase's steady traffic, reported by e2e-redis / e2e-embedded.
+      name: `CPU per message that opens a thread, gateway + worker processes @ ${cfg.loadRate} msg/s`,
       unit: "CPU-s",
-      target: { op: "<=", value: 0.006 },
     });
     addFigure(ctx, s, samples, (x) => x.gatewayCpuPerMessage, {
       name: "  of which the gateway",

@@ -6,10 +6,13 @@
  * first outbound call is the bot's first call for that chat (the gateway's typing indicator, sent
  * once the delivery is durable), and the LLM request is when the fake LLM server has it.
  *
+ * - warm-up: `loadRate` messages/s for `warmSeconds`, not measured (V8 optimises the hot path).
  * - light phase: `lightRate` messages/s, each to a chat of its own, for `lightSeconds`.
  * - CPU phase: `loadRate` messages/s for `loadSeconds`; CPU-seconds of the gateway and worker
  *   processes (from /proc, the fakes and this process excluded) divided by the messages.
  *
+ * SB_BENCH_TRACE=<file> writes each light-phase message's stamps (inbound, LLM request, the bot's
+ * calls; unix ms), to lay beside a Redis MONITOR trace.
  * SB_BENCH_LOG=<level> keeps both processes' logs at that level in $TMPDIR/sb-bench-{gateway,worker}.log;
  * SB_BENCH_PROF=<dir> writes a CPU profile of each (`npx tsx bench/profile/summarize.ts <file>`).
  */
@@ -31,6 +34,8 @@ const BIN = join(ROOT, "bin", "switchboard.js");
 const SETUP = new Set(["getUpdates", "getMe", "deleteWebhook", "setWebhook", "setMyCommands"]);
 
 export interface ProcessesConfig {
+  /** Seconds at `loadRate` before anything is measured (the processes warm up). */
+  warmSeconds: number;
   lightRate: number;
   lightSeconds: number;
   loadRate: number;
@@ -189,6 +194,9 @@ export async function runProcesses(redisUrl: string, cfg: ProcessesConfig): Prom
       return sent;
     };
 
+    // A running gateway is warm: the latencies are the steady state's, not those of code V8 has
+    // not optimised yet (a process 1 s after launch takes about twice as long per step).
+    if (cfg.warmSeconds > 0) await phase(cfg.loadRate, cfg.warmSeconds);
     const light = await phase(cfg.lightRate, cfg.lightSeconds);
     const first: number[] = [];
     const llmAt: number[] = [];
@@ -201,6 +209,18 @@ export async function runProcesses(redisUrl: string, cfg: ProcessesConfig): Prom
       if (r) reply.push(r.at - s.at);
       const q = requestedAt.get(s.tag);
       if (q !== undefined) llmAt.push(q - s.at);
+    }
+    // SB_BENCH_TRACE=<file>: each light-phase message's stamps (unix ms), to lay beside a MONITOR trace.
+    if (process.env.SB_BENCH_TRACE) {
+      const stamps = light.map((s) => ({
+        chat: s.chat,
+        inbound: s.at,
+        llm: requestedAt.get(s.tag),
+        calls: fake.calls
+          .filter((c) => Number(c.params.chat_id) === s.chat && !SETUP.has(c.method))
+          .map((c) => ({ method: c.method, at: c.at })),
+      }));
+      writeFileSync(process.env.SB_BENCH_TRACE, JSON.stringify(stamps));
     }
 
     const g0 = cpuSeconds(gateway.child.pid);

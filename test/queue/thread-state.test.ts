@@ -165,7 +165,10 @@ describe.each(implementations)("%s thread state", (_name, make) => {
     expect((await s.probe(T)).inboxDepth).toBe(1);
     const acquire = s.wakeAcquire?.bind(s);
     if (!acquire) throw new Error("both thread states offer wakeAcquire");
-    expect(await acquire(T, "tok", 5000)).toMatchObject({ acquired: true, control: { abortAt: 1, stops: 1 } });
+    expect(await acquire(T, "tok", 5000)).toMatchObject({
+      acquired: true,
+      control: { abortAt: 1, stops: 1 },
+    });
     // The flag is clear: the next message would wake the thread again once the lease is gone.
     expect(await acquire(T, "tok", 5000)).toMatchObject({ acquired: true });
     const other = await acquire(T, "other", 5000);

@@ -237,7 +237,12 @@ export class RedisThreadState implements ThreadState {
 
   async wakeAcquire(threadKey: string, token: string, ttlMs: number): Promise<WakeAcquire> {
     const k = this.keys.thread(threadKey);
-    const r = (await runScript(this.redis, WAKE_ACQUIRE, [k.wake, k.lease, k.control], [token, ttlMs])) as ScriptReply[];
+    const r = (await runScript(
+      this.redis,
+      WAKE_ACQUIRE,
+      [k.wake, k.lease, k.control],
+      [token, ttlMs],
+    )) as ScriptReply[];
     if (num(r[0]) === 1) return { acquired: true, control: controlOf(r) };
     return { acquired: false, holder: String(r[1] ?? ""), pttl: num(r[2]) };
   }

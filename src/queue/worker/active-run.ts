@@ -43,6 +43,12 @@ export class ActiveRun implements TenureWork {
    * have seen an answer streaming before the predecessor died, and asked the next question since).
    */
   answeringTail = false;
+  /**
+   * The run starts with items the holder took a moment ago (with the control state): the agent's
+   * steering read before its first model call would find what arrived in that moment only, and the
+   * read after the call finds it as well. Cleared by that first read, which is skipped.
+   */
+  justTaken = false;
   /** Seqs of the run's items whose message the session holds. */
   readonly persisted = new Set<number>();
   /** The chat messages the run answers, in the order it took them (`ctx.currentInbound()`). */

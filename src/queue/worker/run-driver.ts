@@ -69,6 +69,11 @@ export class RunDriver implements AgentBinding {
       return [];
     }
     if (!this.tenure.active || !run || run.aborted) return [];
+    if (which === "steer" && run.justTaken) {
+      // The read before the run's first model call, a moment after the take that started it.
+      run.justTaken = false;
+      return [];
+    }
     // The take reads the control state in the same step; it is applied before the items are
     // accepted, so a stop that came first leaves them unsaved (they go back when the run settles).
     const t = await this.tenure.take(which);
@@ -200,6 +205,7 @@ export class RunDriver implements AgentBinding {
       return;
     }
     const messages = this.accept(run, { status: "taken", items });
+    run.justTaken = true;
     await this.drive(run, async () => {
       if (messages.length > 0) await entry.agent.prompt(await this.prepareRun(entry, messages));
     });
