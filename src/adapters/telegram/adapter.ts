@@ -118,6 +118,7 @@ export class TelegramAdapter implements ChannelAdapter {
       ...(config.historyPerChat ? { perChat: config.historyPerChat } : {}),
       ...(config.store ? { store: config.store } : {}),
       ...(config.keyPrefix ? { prefix: config.keyPrefix } : {}),
+      onShareError: (err) => this.log.warn({ err }, "could not share where an inbound message sits"),
     });
     this.capabilities = {
       maxMessageLength: 4096,

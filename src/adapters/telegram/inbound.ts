@@ -200,7 +200,7 @@ async function normalizeMessage(
   const mentioned = isDirect || mentionedByName || repliedToBot;
   const user = userOf(m.from);
   const timestamp = m.date * 1000;
-  await recent.add(
+  recent.noteInbound(
     { chatId, messageId: m.message_id, topic, root, user, text: rawText, timestamp, fromBot: false },
     mentioned || command !== undefined,
   );

@@ -28,6 +28,8 @@ export interface RecentMessagesOptions {
   prefix?: string;
   /** How long the store keeps a message's thread (default 14 days). */
   ttlMs?: number;
+  /** Where a failed shared write of `noteInbound` is reported (it is not waited for). */
+  onShareError?: (error: unknown) => void;
 }
 
 export class RecentMessages {
@@ -61,6 +63,15 @@ export class RecentMessages {
         this.o.ttlMs ?? 14 * 86_400_000,
       );
     }
+  }
+
+  /**
+   * Remembers an inbound message at once; its shared record (`share`) is written without waiting:
+   * the message is handled meanwhile, and only a reply to it, which comes later, reads the record.
+   * A failed write goes to `onShareError` and costs only that lookup.
+   */
+  noteInbound(m: SeenMessage, share: boolean): void {
+    void this.add(m, share).catch((e: unknown) => this.o.onShareError?.(e));
   }
 
   find(chatId: number, messageId: number): SeenMessage | undefined {
