@@ -3,8 +3,9 @@
  * (its `channel.ts`), listed once in `registry.ts`. The definition declares the platform's own
  * settings (a TypeBox schema the gateway merges with the settings every channel shares), where its
  * secrets come from, when it runs, what `check` says about it, and how to build its adapter. The
- * gateway builds, mounts and checks channels from definitions and the `ChannelAdapter` contract;
- * only the web chat's page (served by the gateway's own HTTP server) is wired by name.
+ * gateway builds, mounts (`routes`, `mounts`: the web chat's page too) and checks channels from
+ * definitions and the `ChannelAdapter` contract; only the web chat's stores and sign-in link are
+ * wired by name.
  */
 import type { Static, TObject, TProperties } from "@sinclair/typebox";
 import type { StructuredLogger } from "../agent/logger.js";

@@ -14,6 +14,7 @@
  */
 
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Env, Hono } from "hono";
 import { SwitchboardError } from "../agent/errors.js";
 
 /** The chat platforms Switchboard speaks. */
@@ -304,6 +305,12 @@ export interface ChannelAdapter {
    * Empty or absent when events arrive over a connection the adapter opens.
    */
   routes?(): ChannelRoute[];
+  /**
+   * Apps the channel serves under a path prefix (the web chat's page, API and event stream), which
+   * the gateway's HTTP server mounts publicly, behind every route: each signs its users in itself.
+   * Absent for platforms that only call webhooks.
+   */
+  mounts?(): ChannelMount[];
 }
 
 /** One check of `probe()`: `name` as `check` prints it, `check` never throws for a platform's answer. */
@@ -327,6 +334,16 @@ export interface ChannelRoute {
   method: "GET" | "POST";
   path: string;
   handle(req: IncomingMessage, res: ServerResponse): void;
+}
+
+/**
+ * An app of an adapter under `prefix` (`"/"` for the root): the server takes the requests under it
+ * that no route takes, and the app sees its mount point (Hono's `baseRoutePath`). `app` is generic
+ * so the server builds it for its own Hono environment.
+ */
+export interface ChannelMount {
+  prefix: string;
+  app<E extends Env>(): Hono<E>;
 }
 
 /** Normalised kinds of platform failure. */

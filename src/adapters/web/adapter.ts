@@ -18,6 +18,7 @@ import {
   type AdapterCapabilities,
   type ChannelAdapter,
   ChannelError,
+  type ChannelMount,
   type CommandSpec,
   type ConnectionStatus,
   type EditOptions,
@@ -59,6 +60,8 @@ export interface WebChatConfig {
   botName?: string;
   /** User ids whose approval reactions count (`channels.web.admins`); the page greys the buttons out for others. */
   admins?: readonly string[];
+  /** Where the gateway serves the page (`channels.web.path`, default `/`), as `mounts()` says. */
+  path?: string;
   /** Where conversations live (default: this process's memory, bounded by the two limits below). */
   store?: WebChatStore;
   /** Where sign-ins live (default: this process's memory). */
@@ -164,6 +167,11 @@ export class WebChatAdapter implements ChannelAdapter, WebChatService {
   /** The HTTP routes (page, API, event stream) for the gateway to mount under `channels.web.path`. */
   app<E extends Env = BlankEnv>(): Hono<E> {
     return createWebChatApp<E>(this);
+  }
+
+  /** The page's app at `path`, for the gateway to mount like any channel's. */
+  mounts(): ChannelMount[] {
+    return [{ prefix: this.config.path ?? "/", app: <E extends Env>() => this.app<E>() }];
   }
 
   get started(): boolean {

@@ -35,6 +35,7 @@ export const webChannel = defineChannel({
     return new WebChatAdapter({
       userId: WEB_USER_ID,
       admins: webAdmins(c.admins),
+      path: c.path,
       ...(ctx.webChat ? { store: ctx.webChat.store, auth: ctx.webChat.auth } : {}),
       isAllowedHost: ctx.isAllowedHost,
       ...(c.editIntervalMs ? { editIntervalMs: c.editIntervalMs } : {}),

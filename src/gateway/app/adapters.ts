@@ -49,7 +49,7 @@ export interface BuildAdaptersOptions {
 export interface BuiltAdapters {
   /** Enabled adapters by platform. */
   byPlatform: Map<Platform, ChannelAdapter>;
-  /** The web chat, when enabled (the HTTP server serves its page; it prints the sign-in link). */
+  /** The web chat, when enabled (the gateway prints its sign-in link; its page is one of its `mounts()`). */
   web: WebChatAdapter | undefined;
 }
 

@@ -53,7 +53,7 @@ import {
 } from "../http/server.js";
 import type { Logger } from "../log.js";
 import { accessConfig } from "./access.js";
-import { type BuiltAdapters, buildAdapters } from "./adapters.js";
+import { buildAdapters } from "./adapters.js";
 import { createAgentFactory } from "./agent-factory.js";
 import { toolIssues } from "./config-check.js";
 import { loadExtensions, meteredApprovalStore } from "./extensions.js";
@@ -289,7 +289,7 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
       metrics.sampleQueueDepth(depth.sample);
       closers.push(depth.close);
     }
-    if (role !== "worker") mountChannels(http, built, built.byPlatform.values(), config);
+    if (role !== "worker") mountChannels(http, built.byPlatform.values());
 
     let url: string | undefined;
     let webUrl: string | undefined;
@@ -410,18 +410,15 @@ function reachable(address: ListeningAddress): string {
 }
 
 /**
- * Mounts the web chat and the adapters' webhook routes (`ChannelAdapter.routes`). Webhooks are
- * routes, matched before the web chat whatever its path, and public: each adapter authenticates its
- * platform's requests itself; the web chat signs its users in itself.
+ * Mounts the adapters' webhook routes (`ChannelAdapter.routes`) and apps (`ChannelAdapter.mounts`:
+ * the web chat's page). Routes are matched before any app whatever its prefix; all are public: each
+ * adapter authenticates its platform's requests itself, and an app signs its users in itself.
  */
-function mountChannels(
-  http: GatewayHttpServer,
-  built: BuiltAdapters,
-  adapters: Iterable<ChannelAdapter>,
-  config: SwitchboardConfig,
-): void {
-  if (built.web) http.mount(config.channels.web.path, built.web.app<GatewayEnv>(), { public: true });
-  for (const adapter of adapters)
+function mountChannels(http: GatewayHttpServer, adapters: Iterable<ChannelAdapter>): void {
+  for (const adapter of adapters) {
     for (const route of adapter.routes?.() ?? [])
       http.mountNode(route.method, route.path, route.handle, { public: true });
+    for (const mount of adapter.mounts?.() ?? [])
+      http.mount(mount.prefix, mount.app<GatewayEnv>(), { public: true });
+  }
 }

@@ -9,33 +9,32 @@
  * - `threads` sorted set: thread keys by last activity
  *
  * Appends and leaf moves run as Lua scripts, fenced on `{t}:lease` when the caller passes a fence.
- * Reading and patching the thread's settings and usage (`{t}:meta`) is redis-thread-meta.ts's.
+ * This file writes sessions and entries; reading them (branches, whole sessions, the session and
+ * thread lists) is redis-session-reads.ts's, and the thread's settings and usage (`{t}:meta`)
+ * redis-thread-meta.ts's.
  */
 
 import {
   NO_CARRIERS,
   NO_SETTINGS,
   nextCarriers,
-  pathToLeaf,
-  resolveSettings,
   type SettingCarriers,
   settingKind,
 } from "../../agent/session/context.js";
 import { createSessionHeader } from "../../agent/session/entries.js";
-import {
-  consoleWarnLogger,
-  isSessionEntry,
-  isSessionHeader,
-  repairEntries,
-  serializeSession,
-  type WarnLogger,
-} from "../../agent/session/jsonl.js";
-import type { SessionEntry, SessionHeader, SessionSettings } from "../../agent/session/types.js";
+import { consoleWarnLogger, serializeSession, type WarnLogger } from "../../agent/session/jsonl.js";
+import type { SessionEntry, SessionHeader } from "../../agent/session/types.js";
 import type { RedisClient } from "../redis/client.js";
-import { type LuaScript, runScript, type ScriptReply } from "../redis/run-script.js";
 import { EntryNotFoundError, InvalidEntryError, LeaseLostError, SessionNotFoundError } from "./errors.js";
 import { SessionKeys } from "./keys.js";
-import { scripts } from "./lua.js";
+import { replyStr, runList, scripts } from "./lua.js";
+import {
+  listSessions,
+  listThreads,
+  readAll,
+  readBranch,
+  type SessionReadContext,
+} from "./redis-session-reads.js";
 import { addThreadUsage, patchThreadMeta, readThreadMeta } from "./redis-thread-meta.js";
 import {
   assertEntries,
@@ -108,20 +107,6 @@ function kindOf(entry: SessionEntry): string {
   return kind === "thinking" ? "t" : kind === "model" ? "m" : "";
 }
 
-/** The store's scripts all answer with an array. */
-async function runList(
-  redis: RedisClient,
-  script: LuaScript,
-  keys: string[],
-  args: (string | number)[],
-): Promise<ScriptReply[]> {
-  return (await runScript(redis, script, keys, args)) as ScriptReply[];
-}
-
-function str(v: ScriptReply | undefined): string {
-  return typeof v === "string" ? v : String(v ?? "");
-}
-
 export class RedisSessionStore implements SessionStore {
   readonly keys: SessionKeys;
   /** Counts list elements read from Redis, so tests and benchmarks can see what a read costs. */
@@ -129,12 +114,15 @@ export class RedisSessionStore implements SessionStore {
   private readonly redis: RedisClient;
   private readonly logger: WarnLogger;
   private readonly now: () => number;
+  /** What redis-session-reads.ts reads with: this store's connection, keys, logger and stats. */
+  private readonly reads: SessionReadContext;
 
   constructor(options: RedisSessionStoreOptions) {
     this.redis = options.redis;
     this.keys = new SessionKeys(options.prefix ?? "sb:");
     this.logger = options.logger ?? consoleWarnLogger;
     this.now = options.now ?? Date.now;
+    this.reads = { redis: this.redis, keys: this.keys, logger: this.logger, stats: this.stats };
   }
 
   /** When this store's appends last wrote each thread's score (see ACTIVITY_RESOLUTION_MS). */
@@ -293,11 +281,11 @@ export class RedisSessionStore implements SessionStore {
       const code = Number(reply[0]);
       if (code === 1) {
         await this.touchAfterAppend(threadKey);
-        return { entries: batch, leafId: str(reply[1]) };
+        return { entries: batch, leafId: replyStr(reply[1]) };
       }
       if (code === -1) throw new LeaseLostError(threadKey, options.fence?.key ?? "");
       if (code === -2) throw new SessionNotFoundError(threadKey, sessionId);
-      if (code === -4) throw new EntryNotFoundError(threadKey, sessionId, str(reply[2]));
+      if (code === -4) throw new EntryNotFoundError(threadKey, sessionId, replyStr(reply[2]));
       if (code === -3 && attempt < 5) {
         const ids = batch.map((e) => e.id);
         const found = await this.redis.hmget(k.index(threadKey, sessionId), ...ids);
@@ -314,7 +302,7 @@ export class RedisSessionStore implements SessionStore {
         continue;
       }
       throw new InvalidEntryError(
-        `Could not append to session ${sessionId}: entry id ${str(reply[1])} stays taken.`,
+        `Could not append to session ${sessionId}: entry id ${replyStr(reply[1])} stays taken.`,
       );
     }
   }
@@ -335,61 +323,11 @@ export class RedisSessionStore implements SessionStore {
   }
 
   async readBranch(threadKey: string, sessionId?: string, leafId?: string): Promise<BranchRead | undefined> {
-    const sid = sessionId ?? (await this.redis.hget(this.keys.meta(threadKey), "currentSessionId"));
-    if (!sid) return undefined;
-    const k = this.keys;
-    const reply = await runList(
-      this.redis,
-      scripts.readBranch,
-      [k.session(threadKey, sid), k.index(threadKey, sid), k.leaves(threadKey)],
-      [sid, leafId ?? ""],
-    );
-    const code = Number(reply[0]);
-    if (code === -2) throw new SessionNotFoundError(threadKey, sid);
-    if (code === -5) throw new EntryNotFoundError(threadKey, sid, str(reply[1]));
-    this.stats.elementsFetched += Number(reply[2]);
-    const header = this.parseHeader(str(reply[3]), threadKey, sid);
-    const entries = this.parseEntries(reply.slice(6).map(str), threadKey, sid);
-    const leaf = str(reply[1]);
-    const carried = [str(reply[4]), str(reply[5])];
-    const inherited = carried.includes("?")
-      ? await this.inheritedFromAll(threadKey, sid, entries[0])
-      : resolveSettings(
-          this.parseEntries(
-            carried.filter((l) => l !== ""),
-            threadKey,
-            sid,
-          ),
-        );
-    return { header, entries, leafId: leaf === "" ? null : leaf, inherited };
-  }
-
-  /**
-   * The settings set before `first` on its path, from the whole session: for sessions whose index
-   * predates the settings carriers (written by an older version), so their reads stay correct.
-   */
-  private async inheritedFromAll(
-    threadKey: string,
-    sessionId: string,
-    first: SessionEntry | undefined,
-  ): Promise<SessionSettings> {
-    if (!first?.parentId) return NO_SETTINGS;
-    const all = await this.readAll(threadKey, sessionId);
-    return resolveSettings(pathToLeaf(all.entries, first.parentId));
+    return readBranch(this.reads, threadKey, sessionId, leafId);
   }
 
   async readAll(threadKey: string, sessionId: string): Promise<SessionRead> {
-    const k = this.keys;
-    const [lines, leaf] = await Promise.all([
-      this.redis.lrange(k.session(threadKey, sessionId), 0, -1),
-      this.redis.hget(k.leaves(threadKey), sessionId),
-    ]);
-    const [first, ...rest] = lines;
-    if (first === undefined) throw new SessionNotFoundError(threadKey, sessionId);
-    this.stats.elementsFetched += lines.length;
-    const source = `${threadKey}/${sessionId}`;
-    const entries = repairEntries(this.parseEntries(rest, threadKey, sessionId), this.logger, source);
-    return { header: this.parseHeader(first, threadKey, sessionId), entries, leafId: leaf ? leaf : null };
+    return readAll(this.reads, threadKey, sessionId);
   }
 
   async setLeaf(
@@ -419,37 +357,11 @@ export class RedisSessionStore implements SessionStore {
   }
 
   async listThreads(options: { limit?: number } = {}): Promise<ThreadSummary[]> {
-    const stop = options.limit === undefined ? -1 : Math.max(0, options.limit) - 1;
-    if (stop < -1 || options.limit === 0) return [];
-    const flat = await this.redis.zrevrange(this.keys.threads(), 0, stop, "WITHSCORES");
-    const out: ThreadSummary[] = [];
-    for (let i = 0; i + 1 < flat.length; i += 2)
-      out.push({ threadKey: flat[i] as string, lastActivityAt: Number(flat[i + 1]) });
-    return out;
+    return listThreads(this.reads, options);
   }
 
   async listSessions(threadKey: string): Promise<SessionSummary[]> {
-    const k = this.keys;
-    const ids = await this.redis.lrange(k.sessions(threadKey), 0, -1);
-    if (ids.length === 0) return [];
-    const pipeline = this.redis.pipeline();
-    for (const id of ids) {
-      pipeline.lindex(k.session(threadKey, id), 0);
-      pipeline.llen(k.session(threadKey, id));
-    }
-    pipeline.hgetall(k.leaves(threadKey));
-    const results = (await pipeline.exec()) ?? [];
-    const leaves = (results[results.length - 1]?.[1] ?? {}) as Record<string, string>;
-    return ids.map((id, i) => {
-      const headerLine = results[2 * i]?.[1];
-      const length = Number(results[2 * i + 1]?.[1] ?? 0);
-      const leaf = leaves[id];
-      return {
-        header: this.parseHeader(typeof headerLine === "string" ? headerLine : "", threadKey, id),
-        entryCount: Math.max(0, length - 1),
-        leafId: leaf ? leaf : null,
-      };
-    });
+    return listSessions(this.reads, threadKey);
   }
 
   async exportJsonl(threadKey: string, sessionId: string): Promise<string> {
@@ -481,35 +393,5 @@ export class RedisSessionStore implements SessionStore {
 
   async close(): Promise<void> {
     // The connection belongs to the caller.
-  }
-
-  private parseHeader(line: string, threadKey: string, sessionId: string): SessionHeader {
-    try {
-      const v: unknown = JSON.parse(line);
-      if (isSessionHeader(v)) return v;
-    } catch {
-      // fall through to the substitute header
-    }
-    this.logger.warn({ threadKey, sessionId }, "Session header is unreadable; using a substitute");
-    return { ...createSessionHeader(threadKey, { id: sessionId }), timestamp: new Date(0).toISOString() };
-  }
-
-  private parseEntries(lines: readonly string[], threadKey: string, sessionId: string): SessionEntry[] {
-    const out: SessionEntry[] = [];
-    for (const line of lines) {
-      let v: unknown;
-      try {
-        v = JSON.parse(line);
-      } catch {
-        v = undefined;
-      }
-      if (isSessionEntry(v)) out.push(v);
-      else
-        this.logger.warn(
-          { threadKey, sessionId, preview: line.slice(0, 80) },
-          "Skipping an unreadable session entry in Redis",
-        );
-    }
-    return out;
   }
 }

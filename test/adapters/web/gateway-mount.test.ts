@@ -46,10 +46,10 @@ async function start(path: string, o: { token?: string; publicUrl?: string } = {
         : c.json({ slack: "bad signature" }, 401),
     { public: true },
   );
-  const adapter = new WebChatAdapter({ admins: ["web:local"], isAllowedHost: hostRule(o) });
+  const adapter = new WebChatAdapter({ admins: ["web:local"], path, isAllowedHost: hostRule(o) });
   const received = new Received();
   await adapter.start(received);
-  server.mount(path, adapter.app<GatewayEnv>(), { public: true });
+  for (const m of adapter.mounts()) server.mount(m.prefix, m.app<GatewayEnv>(), { public: true });
   server.mountNode(
     "POST",
     "/telegram/webhook",

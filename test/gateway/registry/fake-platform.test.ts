@@ -2,8 +2,8 @@
  * A platform is its folder plus one registry line. This test adds one that exists only here
  * (./fake-platform/: an adapter and its channel definition) with one line, and takes a message
  * through the gateway to it: the config accepts `channels.fake` (its secret from the environment),
- * the gateway builds the adapter and mounts its webhook route, the model's answer is posted back
- * through it, and `switchboard check` runs its credential check. Nothing under src/ names it.
+ * the gateway builds the adapter and mounts its webhook route and page, the model's answer is posted
+ * back through it, and `switchboard check` runs its credential check. Nothing under src/ names it.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -107,6 +107,10 @@ describe("a platform registered with one line", () => {
       await new Promise((r) => setTimeout(r, 20));
     }
     expect(adapter.posted.get("fake:U1")).toEqual(["hello from the model"]);
+    // Its page is mounted like the web chat's, from the adapter's `mounts()`.
+    const page = await fetch(`${gateway.url}/fake/page`);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toBe("the fake platform's page");
   });
 
   it("is checked by switchboard check through its adapter's probe", async () => {

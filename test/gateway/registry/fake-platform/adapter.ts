@@ -1,12 +1,15 @@
 /**
  * A small chat platform that exists only in this test: it receives messages through a webhook
- * route (`POST <path>` with a JSON body and the token in `x-fake-token`), keeps what the bot posts in
- * memory, and answers its credential check from the token. Everything is DMs with one user.
+ * route (`POST <path>` with a JSON body and the token in `x-fake-token`), serves a page under
+ * `/fake/page` (as the web chat serves its own), keeps what the bot posts in memory, and answers its
+ * credential check from the token. Everything is DMs with one user.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { type Env, Hono } from "hono";
 import type {
   AdapterCapabilities,
   ChannelAdapter,
+  ChannelMount,
   ChannelRoute,
   ConnectionStatus,
   CredentialProbe,
@@ -57,6 +60,15 @@ export class FakeAdapter implements ChannelAdapter {
 
   routes(): ChannelRoute[] {
     return [{ method: "POST", path: this.config.path, handle: (req, res) => void this.receive(req, res) }];
+  }
+
+  mounts(): ChannelMount[] {
+    const app = <E extends Env>() => {
+      const page = new Hono<E>();
+      page.get("/", (c) => c.text("the fake platform's page"));
+      return page;
+    };
+    return [{ prefix: "/fake/page", app }];
   }
 
   probe(): CredentialProbe[] {
