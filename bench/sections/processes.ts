@@ -7,7 +7,8 @@
  * once the delivery is durable), and the LLM request is when the fake LLM server has it.
  *
  * - warm-up: `loadRate` messages/s for `warmSeconds`, not measured (V8 optimises the hot path).
- * - light phase: `lightRate` messages/s, each to a chat of its own, for `lightSeconds`.
+ * - light phase: `lightRate` messages/s, each to a chat of its own, for `lightSeconds`; then one
+ *   more message to each of those chats at the same rate (a chat's next message).
  * - CPU phase: `loadRate` messages/s for `loadSeconds`; CPU-seconds of the gateway and worker
  *   processes (from /proc, the fakes and this process excluded) divided by the messages.
  *
@@ -47,6 +48,9 @@ export interface ProcessesSample {
   llmRequestP50: number;
   /** inbound → the reply's text at the fake (sendMessage with the answer). */
   replyP50: number;
+  /** The same two figures for a chat's next message (its thread idle, session and agent there). */
+  nextFirstOutboundP50: number;
+  nextLlmRequestP50: number;
   cpuPerMessage: number;
   gatewayCpuPerMessage: number;
   workerCpuPerMessage: number;
@@ -166,8 +170,8 @@ export async function runProcesses(redisUrl: string, cfg: ProcessesConfig): Prom
       `the gateway to poll (${gateway.stderr.join("").slice(-300)})`,
     );
     let chat = 2_000_000 + Math.floor(Math.random() * 1000) * 1000;
-    const send = (text: string) => {
-      const c = chat++;
+    const send = (text: string, to?: number) => {
+      const c = to ?? chat++;
       const at = nowMs();
       fake.userMessage({ ...chatOf(c), text });
       return { chat: c, at };
@@ -180,15 +184,16 @@ export async function runProcesses(redisUrl: string, cfg: ProcessesConfig): Prom
       `warm-up replies (bot calls: ${[...new Set(fake.calls.map((c) => c.method))].join(" ")}; LLM requests: ${llm.requests.length}; gateway: ${gateway.stderr.join("").slice(-1500)}; worker: ${worker.stderr.join("").slice(-1500)})`,
     );
 
-    const phase = async (rate: number, seconds: number) => {
+    /** `rate` messages/s for `seconds`, each to a new chat, or to each of `chats` in turn. */
+    const phase = async (rate: number, seconds: number, chats?: number[]) => {
       const sent: { tag: string; chat: number; at: number }[] = [];
-      const total = Math.round(rate * seconds);
+      const total = chats ? chats.length : Math.round(rate * seconds);
       const start = nowMs();
       for (let i = 0; i < total; i++) {
         const wait = start + (i * 1000) / rate - nowMs();
         if (wait > 1) await new Promise((r) => setTimeout(r, wait));
         const tag = newTag();
-        sent.push({ tag, ...send(`hello [${tag}]`) });
+        sent.push({ tag, ...send(`hello [${tag}]`, chats?.[i]) });
       }
       await until(() => sent.every((s) => replied(s.tag)), 60_000, "every reply of the phase");
       return sent;
@@ -198,18 +203,30 @@ export async function runProcesses(redisUrl: string, cfg: ProcessesConfig): Prom
     // not optimised yet (a process 1 s after launch takes about twice as long per step).
     if (cfg.warmSeconds > 0) await phase(cfg.loadRate, cfg.warmSeconds);
     const light = await phase(cfg.lightRate, cfg.lightSeconds);
-    const first: number[] = [];
-    const llmAt: number[] = [];
-    const reply: number[] = [];
-    for (const s of light) {
-      const calls = fake.calls.filter((c) => Number(c.params.chat_id) === s.chat && !SETUP.has(c.method));
-      const c = calls.find((x) => x.at >= s.at);
-      if (c) first.push(c.at - s.at);
-      const r = calls.find((x) => x.visibleText === `ok [${s.tag}]`);
-      if (r) reply.push(r.at - s.at);
-      const q = requestedAt.get(s.tag);
-      if (q !== undefined) llmAt.push(q - s.at);
-    }
+    const latencies = (sent: { tag: string; chat: number; at: number }[]) => {
+      const first: number[] = [];
+      const llmAt: number[] = [];
+      const reply: number[] = [];
+      for (const s of sent) {
+        const calls = fake.calls.filter((c) => Number(c.params.chat_id) === s.chat && !SETUP.has(c.method));
+        const c = calls.find((x) => x.at >= s.at);
+        if (c) first.push(c.at - s.at);
+        const r = calls.find((x) => x.visibleText === `ok [${s.tag}]`);
+        if (r) reply.push(r.at - s.at);
+        const q = requestedAt.get(s.tag);
+        if (q !== undefined) llmAt.push(q - s.at);
+      }
+      return { first: percentile(first, 50), llm: percentile(llmAt, 50), reply: percentile(reply, 50) };
+    };
+    const opening = latencies(light);
+    // The same chats again, at the same rate: each thread is idle, its session and agent exist.
+    const next = latencies(
+      await phase(
+        cfg.lightRate,
+        cfg.lightSeconds,
+        light.map((s) => s.chat),
+      ),
+    );
     // SB_BENCH_TRACE=<file>: each light-phase message's stamps (unix ms), to lay beside a MONITOR trace.
     if (process.env.SB_BENCH_TRACE) {
       const stamps = light.map((s) => ({
@@ -229,9 +246,11 @@ export async function runProcesses(redisUrl: string, cfg: ProcessesConfig): Prom
     const g = cpuSeconds(gateway.child.pid) - g0;
     const w = cpuSeconds(worker.child.pid) - w0;
     return {
-      firstOutboundP50: percentile(first, 50),
-      llmRequestP50: percentile(llmAt, 50),
-      replyP50: percentile(reply, 50),
+      firstOutboundP50: opening.first,
+      llmRequestP50: opening.llm,
+      replyP50: opening.reply,
+      nextFirstOutboundP50: next.first,
+      nextLlmRequestP50: next.llm,
       cpuPerMessage: (g + w) / load.length,
       gatewayCpuPerMessage: g / load.length,
       workerCpuPerMessage: w / load.length,
