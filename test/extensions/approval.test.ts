@@ -1,5 +1,5 @@
 import { Type } from "@sinclair/typebox";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { createApprovalExtension } from "../../src/extensions/approval/extension.js";
 import { bashApprovalRule } from "../../src/extensions/approval/rules.js";
 import type { ApprovalStore } from "../../src/extensions/approval/types.js";
@@ -410,12 +410,16 @@ describe("approval requests a dead worker left", () => {
       { name: "approval", factory: createApprovalExtension({ store: s.store, isAdmin, clock: s.clock }) },
     ]);
     const thread = next.bind(s.worker.host);
+    // The session start does not wait for the closing (it is off the first model call's path).
     await thread.emitSession({ type: "session_start", sessionId: "s2" });
+    await vi.waitFor(() => expect(message.versions.at(-1)).toContain("⏹️ Cancelled at"));
     expect((await s.store.get(id))?.status).toBe("cancelled");
-    expect(message.versions.at(-1)).toContain("⏹️ Cancelled at");
     const edits = message.versions.length;
-    // Building it again (another start) finds nothing pending: no second edit.
+    // Building it again (two more starts at once) finds nothing pending: no second edit.
     await thread.emitSession({ type: "session_start", sessionId: "s3" });
+    await thread.emitSession({ type: "session_start", sessionId: "s4" });
+    // The memory store and the test host do no I/O: one turn of the event loop runs both closings.
+    await new Promise((resolve) => setImmediate(resolve));
     expect(message.versions).toHaveLength(edits);
     // The first worker's wait (a zombie here) ends with the decision; the call was not run.
     await running;

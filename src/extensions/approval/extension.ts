@@ -83,26 +83,22 @@ export function createApprovalExtension(options: ApprovalExtensionOptions): Exte
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   /** Ids of the requests a run of this process waits on (the others of a thread have no waiter here). */
   const waiting = new Set<string>();
+  /** Per thread, the closing of requests a stopped worker left, while it is under way (never rejects). */
+  const closing = new Map<string, Promise<void>>();
 
   return (api: ExtensionAPI) => {
-    // A thread's agent is built by the worker that just took the thread: a request of the thread
-    // that no run of this process waits on was asked by a worker that died (its tool call is closed
-    // as interrupted). It is settled as cancelled, so no later reaction or /approve acts on it. Its
-    // message is the render journal's to finish (the holder's recovery edits it to the text recorded
-    // for a stopped worker, finding it by its key when its id was never recorded); a host without a
-    // journal edits it here when its id is known.
-    api.on("session_start", async (_event, ctx) => {
-      try {
-        const journaled = ctx.host.durableMessage?.(`${JOURNAL_PREFIX}probe`) !== undefined;
-        for (const record of await store.pendingIn(ctx.thread.threadKey)) {
-          if (waiting.has(record.id)) continue;
-          const settled = await settleAs(record, "cancelled");
-          if (settled.messageRef && !journaled)
-            await ctx.host.edit(settled.messageRef, decidedText(settled), { format: "markdown" });
-        }
-      } catch (e) {
-        ctx.logger.warn({ err: errorText(e) }, "could not close approval requests a stopped worker left");
-      }
+    // Not awaited by the session start (a round trip off every tenure's first model call): a
+    // request this thread's run creates waits for it first, so a fresh request is never read as
+    // one a stopped worker left.
+    api.on("session_start", (_event, ctx) => {
+      const threadKey = ctx.thread.threadKey;
+      // After an earlier start's closing of the same thread, so no request is settled twice.
+      const before = closing.get(threadKey) ?? Promise.resolve();
+      const done = before.then(() => closeLeftRequests(ctx)).finally(() => {
+        if (closing.get(threadKey) === done) closing.delete(threadKey);
+      });
+      closing.set(threadKey, done);
+      return undefined;
     });
 
     api.on("tool_call", async (event, ctx) => {
@@ -227,6 +223,28 @@ export function createApprovalExtension(options: ApprovalExtensionOptions): Exte
     }
   };
 
+  /**
+   * A thread's agent is built by the worker that just took the thread: a request of the thread
+   * that no run of this process waits on was asked by a worker that died (its tool call is closed
+   * as interrupted). It is settled as cancelled, so no later reaction or /approve acts on it. Its
+   * message is the render journal's to finish (the holder's recovery edits it to the text recorded
+   * for a stopped worker, finding it by its key when its id was never recorded); a host without a
+   * journal edits it here when its id is known.
+   */
+  async function closeLeftRequests(ctx: ExtensionContext): Promise<void> {
+    try {
+      const journaled = ctx.host.durableMessage?.(`${JOURNAL_PREFIX}probe`) !== undefined;
+      for (const record of await store.pendingIn(ctx.thread.threadKey)) {
+        if (waiting.has(record.id)) continue;
+        const settled = await settleAs(record, "cancelled");
+        if (settled.messageRef && !journaled)
+          await ctx.host.edit(settled.messageRef, decidedText(settled), { format: "markdown" });
+      }
+    } catch (e) {
+      ctx.logger.warn({ err: errorText(e) }, "could not close approval requests a stopped worker left");
+    }
+  }
+
   function policyAsks(toolName: string, thread: ThreadView): boolean {
     if (!options.mustAsk) return false;
     try {
@@ -242,6 +260,7 @@ export function createApprovalExtension(options: ApprovalExtensionOptions): Exte
 
   async function gate(event: ToolCallEvent, ctx: ExtensionContext): Promise<ToolCallResult | undefined> {
     const { thread } = ctx;
+    await closing.get(thread.threadKey);
     const fingerprint = callFingerprint(event.toolName, event.input);
     if (await store.isRemembered(thread.threadKey, fingerprint)) {
       await audit(ctx, {
