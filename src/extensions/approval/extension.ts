@@ -94,9 +94,11 @@ export function createApprovalExtension(options: ApprovalExtensionOptions): Exte
       const threadKey = ctx.thread.threadKey;
       // After an earlier start's closing of the same thread, so no request is settled twice.
       const before = closing.get(threadKey) ?? Promise.resolve();
-      const done = before.then(() => closeLeftRequests(ctx)).finally(() => {
-        if (closing.get(threadKey) === done) closing.delete(threadKey);
-      });
+      const done = before
+        .then(() => closeLeftRequests(ctx))
+        .finally(() => {
+          if (closing.get(threadKey) === done) closing.delete(threadKey);
+        });
       closing.set(threadKey, done);
       return undefined;
     });
