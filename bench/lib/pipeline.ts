@@ -135,6 +135,9 @@ export async function startPipeline(o: PipelineOptions): Promise<Pipeline> {
       const r = await runtime.deliver(m);
       if (tag) queuedAt.set(tag, nowMs());
       if (tag && r.status === "queued") idleAt.set(tag, r.idle);
+      // The gateway's acknowledgement of a private message to an idle thread (src/gateway/app/inbound.ts):
+      // the typing action once the delivery is durable, not awaited.
+      if (r.status === "queued" && r.idle && m.isDirect) void adapter.typing(m.threadKey).catch(() => {});
       if (r.status !== "queued") errors.push(`deliver ${m.eventId}: ${r.status}`);
     },
     onReaction: () => {},
