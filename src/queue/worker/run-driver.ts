@@ -309,7 +309,10 @@ export class RunDriver implements AgentBinding {
     const heldItems = inflight.filter((i) => held.includes(i.seq));
     if (!needsAnswer(entry.agent.state.messages)) {
       if (heldItems.length > 0) await this.tenure.settle(held, true);
-      await this.session.flush();
+      // What the recovery wrote is stored before the thread moves on. Without such writes nothing
+      // is awaited: a new session's setting entries (its model) go on beside the next take, and the
+      // write chain keeps them before the run's own.
+      if (closing.length > 0) await this.session.flush();
       return;
     }
     const c = await state.readControl(this.threadKey);
