@@ -49,6 +49,18 @@ export interface InboundPipelineOptions {
   logger: Logger;
 }
 
+/** A thread's metadata as read ahead of its event's claim: the value, or the read's error. */
+interface MetaRead {
+  readonly at: number;
+  readonly result: Promise<{ meta: ThreadMeta | undefined } | { error: unknown }>;
+}
+
+/**
+ * How old a read-ahead may be when the handler runs. Older means the claim waited for another
+ * attempt at the same event (a redelivery), during which the thread may have changed: read again.
+ */
+const META_READ_FRESH_MS = 250;
+
 function threadUser(user: { id: string; name?: string }): ThreadUser {
   return user.name ? { id: user.id, name: user.name } : { id: user.id };
 }
@@ -67,7 +79,12 @@ export class InboundPipeline {
   /** The handlers to start `adapter` with. */
   handlersFor(adapter: ChannelAdapter): InboundHandlers {
     return {
-      onMessage: (m) => this.once(m, () => this.onMessage(adapter, m)),
+      onMessage: (m) => {
+        // The thread's metadata is read beside the event's claim, not after it (a round trip off
+        // every message's way to the inbox); a duplicate event only wastes the read.
+        const meta = this.readMeta(m.threadKey);
+        return this.once(m, () => this.onMessage(adapter, m, meta));
+      },
       onCommand: (c) => this.once(c, () => this.onCommand(adapter, c)),
       onReaction: (r) => this.once(r, () => this.onReaction(r)),
     };
@@ -85,12 +102,14 @@ export class InboundPipeline {
     }
   }
 
-  async onMessage(adapter: ChannelAdapter, m: InboundMessage): Promise<void> {
+  async onMessage(adapter: ChannelAdapter, m: InboundMessage, ahead?: MetaRead): Promise<void> {
     const { metrics } = this.o;
     const log = threadLogger(this.o.logger, { threadKey: m.threadKey, platform: m.platform });
+    const fresh = ahead && performance.now() - ahead.at <= META_READ_FRESH_MS ? ahead : undefined;
+    const read = fresh ?? this.readMeta(m.threadKey);
     // Adapters deliver an unmentioned group message only inside a conversation the bot takes part
     // in (a Slack or Discord thread); with a session there, it counts as addressed.
-    const addressed = m.mentioned || m.isDirect || (await this.hasSession(m.threadKey, log));
+    const addressed = m.mentioned || m.isDirect || (await this.hasSession(read, log));
     const verdict = await this.o.gate.check({ ...m, mentioned: addressed, threadKey: m.threadKey });
     if (!verdict.run) {
       metrics.inboundMessage(m.platform, "denied");
@@ -107,7 +126,7 @@ export class InboundPipeline {
         return;
       }
     }
-    await this.deliver(adapter, m, log);
+    await this.deliver(adapter, m, log, read);
   }
 
   async onCommand(adapter: ChannelAdapter, c: InboundCommand): Promise<void> {
@@ -160,17 +179,18 @@ export class InboundPipeline {
       .handleReaction({ messageRef: r.messageId, emoji: r.emoji, user, added: r.added });
   }
 
-  private async deliver(adapter: ChannelAdapter, m: InboundMessage, log: Logger): Promise<void> {
+  private async deliver(
+    adapter: ChannelAdapter,
+    m: InboundMessage,
+    log: Logger,
+    read: MetaRead = this.readMeta(m.threadKey),
+  ): Promise<void> {
     const { metrics } = this.o;
     const channel = this.o.channels[m.platform];
     // One read of the thread's metadata serves both: context and defaults are for new threads only.
-    const meta = await this.o.store.getThreadMeta(m.threadKey).then(
-      (v) => v ?? null,
-      (err: unknown) => {
-        log.warn({ err }, "could not read the thread's metadata");
-        return undefined;
-      },
-    );
+    const r = await read.result;
+    if ("error" in r) log.warn({ err: r.error }, "could not read the thread's metadata");
+    const meta = "error" in r ? undefined : (r.meta ?? null);
     const inbound = await attachThreadContext(m, {
       adapter,
       store: this.o.store,
@@ -220,13 +240,22 @@ export class InboundPipeline {
     }
   }
 
-  private async hasSession(threadKey: string, log: Logger): Promise<boolean> {
-    try {
-      return (await this.o.store.getThreadMeta(threadKey)) !== undefined;
-    } catch (err) {
-      log.warn({ err }, "could not read the thread's metadata");
-      return false;
-    }
+  private async hasSession(read: MetaRead, log: Logger): Promise<boolean> {
+    const r = await read.result;
+    if (!("error" in r)) return r.meta !== undefined;
+    log.warn({ err: r.error }, "could not read the thread's metadata");
+    return false;
+  }
+
+  /** Starts reading a thread's metadata; the result never rejects (an error is its value). */
+  private readMeta(threadKey: string): MetaRead {
+    return {
+      at: performance.now(),
+      result: this.o.store.getThreadMeta(threadKey).then(
+        (meta) => ({ meta }),
+        (error: unknown) => ({ error }),
+      ),
+    };
   }
 
   private host(
