@@ -19,7 +19,7 @@ import { randomUUID } from "node:crypto";
 import { type Clock, systemClock } from "../agent/clock.js";
 import { holdLease, type LeaseLoss } from "./lease/hold.js";
 import type { ThreadState } from "./state/types.js";
-import type { EventOutcome } from "./types.js";
+import type { EventHandler, EventOutcome } from "./types.js";
 
 export interface EventClaimsOptions {
   state: ThreadState;
@@ -73,18 +73,21 @@ export class EventClaims {
   /**
    * Runs `handle` unless the event was handled already (`duplicate`). Rejects with what `handle`
    * threw (the claim is released), with `EventBusyError`, or when the state is unreachable; in
-   * every such case the event must not be acknowledged to the platform.
+   * every such case the event must not be acknowledged to the platform. `handle` is told whether
+   * the claim waited for another attempt first.
    */
-  async once<T>(eventId: string, handle: () => Promise<T>): Promise<EventOutcome<T>> {
+  async once<T>(eventId: string, handle: EventHandler<T>): Promise<EventOutcome<T>> {
     const outer = this.held.getStore();
-    if (outer?.has(eventId)) return { status: "handled", value: await handle() };
+    if (outer?.has(eventId)) return { status: "handled", value: await handle({ waited: false }) };
     const started = this.clock.now();
+    let waited = false;
     for (let running = this.local.get(eventId); running; running = this.local.get(eventId)) {
+      waited = true;
       const left = this.waitMs - (this.clock.now() - started);
       if (left <= 0 || !(await this.settlesWithin(running, left)))
         throw new EventBusyError(eventId, this.clock.now() - started);
     }
-    const attempt = this.attempt(eventId, handle, outer, started);
+    const attempt = this.attempt(eventId, handle, outer, started, waited);
     const tracked = attempt.then(
       () => {},
       () => {},
@@ -99,14 +102,16 @@ export class EventClaims {
 
   private async attempt<T>(
     eventId: string,
-    handle: () => Promise<T>,
+    handle: EventHandler<T>,
     outer: ReadonlySet<string> | undefined,
     started: number,
+    waitedLocally: boolean,
   ): Promise<EventOutcome<T>> {
     const owner = `${this.instanceId}#${++this.attempts}`;
     const { state } = this.o;
     let claimedAt: number;
-    for (;;) {
+    let waited = waitedLocally;
+    for (; ; waited = true) {
       claimedAt = this.clock.now();
       const claim = await state.claimEvent(eventId, owner, this.ttlMs);
       if (claim.status === "done") return { status: "duplicate" };
@@ -119,7 +124,7 @@ export class EventClaims {
     const renewer = this.hold(eventId, owner, claimedAt, renewing.signal);
     let value: T;
     try {
-      value = await this.held.run(new Set([...(outer ?? []), eventId]), handle);
+      value = await this.held.run(new Set([...(outer ?? []), eventId]), () => handle({ waited }));
     } catch (e) {
       renewing.abort();
       await renewer;

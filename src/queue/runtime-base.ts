@@ -20,6 +20,7 @@ import type {
   ControlResult,
   DeliverResult,
   DeliveryMode,
+  EventHandler,
   EventOutcome,
   InboundFormatter,
   ModelResolver,
@@ -148,7 +149,7 @@ export abstract class RuntimeBase implements Runtime {
     return this.dispatcher.deliver(inbound, mode);
   }
 
-  handleEvent<T>(eventId: string, handle: () => Promise<T>): Promise<EventOutcome<T>> {
+  handleEvent<T>(eventId: string, handle: EventHandler<T>): Promise<EventOutcome<T>> {
     return this.claims.once(eventId, handle);
   }
 

@@ -236,6 +236,12 @@ export type ModelResolver = (ref: string) => Model | undefined;
 export type EventOutcome<T> = { status: "handled"; value: T } | { status: "duplicate" };
 
 /**
+ * A platform event's handler under its claim. `waited`: the claim was not free at the first try
+ * (another attempt at the same event held it, and this one waited for its outcome).
+ */
+export type EventHandler<T> = (claim: { readonly waited: boolean }) => Promise<T>;
+
+/**
  * One runtime: the gateway side (`deliver`, `control`, `status`) and, when the process runs
  * workers, the worker side (`start` begins taking threads, `stop` hands them over).
  *
@@ -255,9 +261,10 @@ export interface Runtime {
    * (see event-claims.ts). `handle` runs under a short claim renewed while it works; `duplicate`
    * when the event was handled already. A `deliver` of the same event id inside `handle` does not
    * claim it again. Rejects (do not acknowledge the event) when `handle` threw, when another live
-   * attempt still holds it after the wait, or when the runtime's state is unreachable.
+   * attempt still holds it after the wait, or when the runtime's state is unreachable. `handle` is
+   * told whether the claim waited for another attempt first (what it read before may be stale).
    */
-  handleEvent<T>(eventId: string, handle: () => Promise<T>): Promise<EventOutcome<T>>;
+  handleEvent<T>(eventId: string, handle: EventHandler<T>): Promise<EventOutcome<T>>;
   control(threadKey: string, command: ControlCommand): Promise<ControlResult>;
   status(threadKey: string): Promise<ThreadStatus>;
 }

@@ -121,6 +121,22 @@ describe.each(states)("event claims on %s", (_name, make) => {
     expect(await retry).toEqual({ status: "handled", value: "handled by B" });
   });
 
+  it("tells the handler whether its claim waited for another attempt", async () => {
+    const { clock, a, b } = setup(make);
+    expect(await a.once("fresh", async (claim) => claim.waited)).toEqual({ status: "handled", value: false });
+    // B meets A's live claim, waits, and handles the event once A's handler failed: what B read
+    // before its claim may be stale, and it is told so.
+    const first = pending("never");
+    const handling = a.once("e", first.handle);
+    await until(first.started, 30_000, "A handling");
+    const retry = b.once("e", async (claim) => claim.waited);
+    await until(() => clock.pending >= 2, 30_000, "B waiting");
+    first.fail(new Error("Redis refused the append"));
+    await expect(handling).rejects.toThrow("Redis refused the append");
+    await clock.advance(250);
+    expect(await retry).toEqual({ status: "handled", value: true });
+  });
+
   it("a live claim that outlasts the wait is not confirmed as a duplicate: the platform retries later", async () => {
     const { clock, a, b } = setup(make);
     const first = pending("slow");

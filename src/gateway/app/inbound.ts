@@ -31,7 +31,7 @@ import { parseCommandText, parseNativeCommand } from "../../extensions/commands/
 import type { ExtensionRunner } from "../../extensions/runner.js";
 import type { ThreadUser } from "../../extensions/types.js";
 import type { SessionStore, ThreadMeta } from "../../queue/store/types.js";
-import type { Runtime } from "../../queue/types.js";
+import type { EventHandler, Runtime } from "../../queue/types.js";
 import type { ChannelsConfig } from "../config/types.js";
 import type { SwitchboardMetrics } from "../http/metrics.js";
 import { type Logger, threadLogger } from "../log.js";
@@ -49,17 +49,8 @@ export interface InboundPipelineOptions {
   logger: Logger;
 }
 
-/** A thread's metadata as read ahead of its event's claim: the value, or the read's error. */
-interface MetaRead {
-  readonly at: number;
-  readonly result: Promise<{ meta: ThreadMeta | undefined } | { error: unknown }>;
-}
-
-/**
- * How old a read-ahead may be when the handler runs. Older means the claim waited for another
- * attempt at the same event (a redelivery), during which the thread may have changed: read again.
- */
-const META_READ_FRESH_MS = 250;
+/** A thread's metadata being read: the value, or the read's error (it never rejects). */
+type MetaRead = Promise<{ meta: ThreadMeta | undefined } | { error: unknown }>;
 
 function threadUser(user: { id: string; name?: string }): ThreadUser {
   return user.name ? { id: user.id, name: user.name } : { id: user.id };
@@ -81,9 +72,10 @@ export class InboundPipeline {
     return {
       onMessage: (m) => {
         // The thread's metadata is read beside the event's claim, not after it (a round trip off
-        // every message's way to the inbox); a duplicate event only wastes the read.
-        const meta = this.readMeta(m.threadKey);
-        return this.once(m, () => this.onMessage(adapter, m, meta));
+        // every message's way to the inbox); a duplicate event only wastes the read. A claim that
+        // waited for another attempt reads it again: the thread may have changed meanwhile.
+        const ahead = this.readMeta(m.threadKey);
+        return this.once(m, (claim) => this.onMessage(adapter, m, claim.waited ? undefined : ahead));
       },
       onCommand: (c) => this.once(c, () => this.onCommand(adapter, c)),
       onReaction: (r) => this.once(r, () => this.onReaction(r)),
@@ -93,7 +85,7 @@ export class InboundPipeline {
   /** Runs `handle` under the event's claim; a duplicate is counted and dropped. */
   private async once(
     e: { eventId: string; platform: Platform; threadKey: string },
-    handle: () => Promise<void>,
+    handle: EventHandler<void>,
   ) {
     const out = await this.o.runtime.handleEvent(e.eventId, handle);
     if (out.status === "duplicate") {
@@ -105,8 +97,7 @@ export class InboundPipeline {
   async onMessage(adapter: ChannelAdapter, m: InboundMessage, ahead?: MetaRead): Promise<void> {
     const { metrics } = this.o;
     const log = threadLogger(this.o.logger, { threadKey: m.threadKey, platform: m.platform });
-    const fresh = ahead && performance.now() - ahead.at <= META_READ_FRESH_MS ? ahead : undefined;
-    const read = fresh ?? this.readMeta(m.threadKey);
+    const read = ahead ?? this.readMeta(m.threadKey);
     // Adapters deliver an unmentioned group message only inside a conversation the bot takes part
     // in (a Slack or Discord thread); with a session there, it counts as addressed.
     const addressed = m.mentioned || m.isDirect || (await this.hasSession(read, log));
@@ -188,7 +179,7 @@ export class InboundPipeline {
     const { metrics } = this.o;
     const channel = this.o.channels[m.platform];
     // One read of the thread's metadata serves both: context and defaults are for new threads only.
-    const r = await read.result;
+    const r = await read;
     if ("error" in r) log.warn({ err: r.error }, "could not read the thread's metadata");
     const meta = "error" in r ? undefined : (r.meta ?? null);
     const inbound = await attachThreadContext(m, {
@@ -241,7 +232,7 @@ export class InboundPipeline {
   }
 
   private async hasSession(read: MetaRead, log: Logger): Promise<boolean> {
-    const r = await read.result;
+    const r = await read;
     if (!("error" in r)) return r.meta !== undefined;
     log.warn({ err: r.error }, "could not read the thread's metadata");
     return false;
@@ -249,13 +240,10 @@ export class InboundPipeline {
 
   /** Starts reading a thread's metadata; the result never rejects (an error is its value). */
   private readMeta(threadKey: string): MetaRead {
-    return {
-      at: performance.now(),
-      result: this.o.store.getThreadMeta(threadKey).then(
-        (meta) => ({ meta }),
-        (error: unknown) => ({ error }),
-      ),
-    };
+    return this.o.store.getThreadMeta(threadKey).then(
+      (meta) => ({ meta }),
+      (error: unknown) => ({ error }),
+    );
   }
 
   private host(
