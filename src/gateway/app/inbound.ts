@@ -35,6 +35,7 @@ import type { EventHandler, Runtime } from "../../queue/types.js";
 import type { ChannelsConfig } from "../config/types.js";
 import type { SwitchboardMetrics } from "../http/metrics.js";
 import { type Logger, threadLogger } from "../log.js";
+import { acknowledgeDelivery } from "./acknowledge.js";
 import { attachThreadContext } from "./thread-context.js";
 import { ThreadHost, type ThreadHostDeps } from "./thread-host.js";
 
@@ -54,14 +55,6 @@ type MetaRead = Promise<{ meta: ThreadMeta | undefined } | { error: unknown }>;
 
 function threadUser(user: { id: string; name?: string }): ThreadUser {
   return user.name ? { id: user.id, name: user.name } : { id: user.id };
-}
-
-/**
- * A typing indicator that ends by itself (Telegram, Discord): one the gateway may show without
- * owning the run. An indicator that must be stopped (the web chat's) is left to the run's renderer.
- */
-function showsTypingBriefly(adapter: ChannelAdapter): boolean {
-  return adapter.capabilities.typingDurationMs > 0 && adapter.stopTyping === undefined;
 }
 
 export class InboundPipeline {
@@ -204,18 +197,7 @@ export class InboundPipeline {
           { seq: result.seq, depth: result.depth, idle: result.idle, user: m.user.id },
           "message queued",
         );
-        if (channel.ackReaction && m.mentioned && !m.isDirect && m.messageId) {
-          await adapter
-            .react(m.messageId, channel.ackReaction)
-            .catch((err: unknown) => log.warn({ err }, "could not add the acknowledgement reaction"));
-        } else if (result.idle && (m.isDirect || m.mentioned) && showsTypingBriefly(adapter)) {
-          // The acknowledgement where there is no reaction (DMs): the user sees at once that the
-          // message arrived, before a worker has picked it up; its run keeps the indicator up. Not
-          // awaited: the delivery is settled, and a failed indicator is only logged.
-          void adapter
-            .typing(m.threadKey)
-            .catch((err: unknown) => log.debug({ err }, "could not show the typing indicator"));
-        }
+        await acknowledgeDelivery(adapter, m, { idle: result.idle, ackReaction: channel.ackReaction, log });
         return;
       case "duplicate":
         metrics.inboundMessage(m.platform, "duplicate");
