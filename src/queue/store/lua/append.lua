@@ -55,10 +55,17 @@ for k = 0, n - 1 do
     if missing() then return {-2} end
     return {-3, id}
   end
-  -- A stored id proves the session too (its index exists).
-  if redis.call("HEXISTS", KEYS[3], id) == 1 then return {-3, id} end
-  if parent ~= "" and not batch[parent] and not stored[parent] then
-    local v = redis.call("HGET", KEYS[3], parent)
+  -- The id and its parent in one read (a stored id proves the session too: its index exists).
+  local needParent = parent ~= "" and not batch[parent] and not stored[parent]
+  local v
+  if needParent then
+    local got = redis.call("HMGET", KEYS[3], id, parent)
+    if got[1] then return {-3, id} end
+    v = got[2]
+  elseif redis.call("HEXISTS", KEYS[3], id) == 1 then
+    return {-3, id}
+  end
+  if needParent then
     if not v then
       if missing() then return {-2} end
       return {-4, id, parent}
