@@ -15,7 +15,7 @@ import { newEntryId } from "../../agent/session/entries.js";
 import { recordSettings } from "../../agent/session/settings.js";
 import type { SessionEntry, SessionEntryInput } from "../../agent/session/types.js";
 import { LeaseLostError } from "../store/errors.js";
-import type { Fence, ThreadMeta } from "../store/types.js";
+import type { BranchRead, Fence, ThreadMeta } from "../store/types.js";
 import type { RenderLog, ThreadAgent } from "../types.js";
 import type { AgentBinding, AgentDriver, CachedAgent } from "./agent-cache.js";
 import type { HolderEnv } from "./holder-env.js";
@@ -113,19 +113,10 @@ export class ThreadSession implements AgentDriver {
     }
     if (cached) cache.drop(this.threadKey);
     // No current session in the meta read under this lease: none to read (only a holder creates one).
-    let branch = meta?.currentSessionId
+    const stored = meta?.currentSessionId
       ? await store.readBranch(this.threadKey, meta.currentSessionId)
       : undefined;
-    if (!branch) {
-      this.meta = undefined;
-      // The new session holds only what `startSession` wrote: no read back.
-      branch = await store.startSession(this.threadKey, {
-        model: meta?.model,
-        thinkingLevel: meta?.thinkingLevel,
-        fence: this.fence(),
-      });
-    }
-    const ctx = branchContext(branch);
+    const ctx = branchContext(stored ?? { entries: [], leafId: null });
     const recordedModel = ctx.model ? `${ctx.model.provider}/${ctx.model.modelId}` : undefined;
     const controller = new AbortController();
     let entry: CachedAgent | undefined;
@@ -161,13 +152,14 @@ export class ThreadSession implements AgentDriver {
       throw new Error(
         `The agent factory returned no Agent for ${this.threadKey}: return an Agent or { agent, prepareRun?, onSessionEvent? }.`,
       );
+    const branch = stored ?? (await this.startSession(agent, ctx.thinkingLevel));
     entry = {
       threadKey,
       agent,
       sessionId: branch.header.id,
       leafId: branch.leafId,
-      recordedModel,
-      recordedThinking: ctx.thinkingLevel,
+      recordedModel: stored ? recordedModel : modelRef(agent.state.model),
+      recordedThinking: stored ? ctx.thinkingLevel : agent.state.thinkingLevel,
       driver: undefined,
       detach: undefined,
       controller,
@@ -190,6 +182,27 @@ export class ThreadSession implements AgentDriver {
       this.env.onError,
     );
     return entry;
+  }
+
+  /**
+   * Creates the thread's first session once its agent is built, with the settings the agent runs
+   * at as its first entries (what `recordSettings` would append next, clamp included), so a new
+   * thread's session is written by one script rather than a create and an append.
+   */
+  private async startSession(agent: ThreadAgent["agent"], emptyThinking: string): Promise<BranchRead> {
+    this.meta = undefined;
+    const r = recordSettings(
+      { model: undefined, thinkingLevel: emptyThinking },
+      agent.state.model,
+      agent.state.thinkingLevel,
+    );
+    if (r.level !== agent.state.thinkingLevel) agent.setThinkingLevel(r.level);
+    const has = (type: string): boolean => r.entries.some((e) => e.type === type);
+    return this.env.store.startSession(this.threadKey, {
+      model: has("model_change") ? modelRef(agent.state.model) : undefined,
+      thinkingLevel: has("thinking_level_change") ? r.level : undefined,
+      fence: this.fence(),
+    });
   }
 
   /** Makes `entry` this tenure's agent: its hooks and event handler go onto the agent. */
