@@ -224,6 +224,35 @@ describe("takeover between workers (test clock)", () => {
     expect(await c.lines()).toEqual(["user:hello", "assistant:ack hello"]);
   });
 
+  it("a question a predecessor left unanswered is answered before a message taken beside the agent's build, each once", async () => {
+    const c = cluster();
+    // A session that ends in a question nobody answered, with nothing inflight (as a holder leaves
+    // it when its reply was never written), and a newer message waiting in the inbox.
+    const started = await c.store.startSession(T, {});
+    await c.store.append(T, started.header.id, [
+      {
+        type: "message",
+        id: "q1",
+        parentId: started.leafId,
+        timestamp: new Date(c.clock.now()).toISOString(),
+        message: { role: "user", content: [{ type: "text", text: "first" }], timestamp: c.clock.now() },
+      },
+    ]);
+    await c.deliver("second");
+    const stream = toolThenAck();
+    const b = c.worker("B", stream);
+    await b.core.process(T, { rerun: false });
+    expect(await c.lines()).toEqual([
+      "user:first",
+      "assistant:ack first",
+      "user:second",
+      "assistant:ack second",
+    ]);
+    expect(stream.calls).toHaveLength(2);
+    expect(await c.state.probe(T)).toEqual({ inboxDepth: 0, inflightDepth: 0, active: false });
+    expect(c.errors).toEqual([]);
+  });
+
   it("a long run keeps its lease by renewing: other jobs leave the thread to it, and it finishes", async () => {
     const c = cluster();
     const gate = createGate();

@@ -278,6 +278,21 @@ export class RunDriver implements AgentBinding {
   }
 
   /**
+   * Whether a predecessor left nothing inflight and no render owed (from the reads `readLeftovers`
+   * started; false when they failed: `recover()` reports that).
+   */
+  async nothingInflight(): Promise<boolean> {
+    const read = this.leftovers;
+    if (!read) return false;
+    try {
+      const [inflight, owed] = await Promise.all([read.inflight, read.owed ?? Promise.resolve([])]);
+      return inflight.length === 0 && owed.length === 0;
+    } catch {
+      return false;
+    }
+  }
+
+  /**
    * What a dead (or handed-over) predecessor left: inflight items the session lacks go back to the
    * inbox; tool calls without a result get an error result; an unanswered tail is answered.
    */
@@ -315,6 +330,8 @@ export class RunDriver implements AgentBinding {
       if (closing.length > 0) await this.session.flush();
       return;
     }
+    // Anything taken ahead waits behind the question a predecessor left unanswered.
+    if (!(await this.tenure.returnAhead())) return;
     const c = await state.readControl(this.threadKey);
     const maxSeq = heldItems.length > 0 ? Math.max(...heldItems.map((i) => i.seq)) : undefined;
     if (maxSeq !== undefined && c.abortAt >= maxSeq) {

@@ -134,6 +134,8 @@ export class Tenure {
   private readonly ending = new AbortController();
   /** What `finish` took by the "next" rule: the next `take("next")` returns it without asking. */
   private taken: Exclude<TakeOutcome, { status: "lost" }> | undefined;
+  /** A `take("next")` started ahead (`takeAhead`): the next `take("next")` returns its outcome. */
+  private ahead: Promise<TakeOutcome> | undefined;
   /** The lease's renewals: settles once they stopped (the tenure ended, or the lease was lost). */
   private holding: Promise<unknown> = Promise.resolve();
   /** The control state read in the step that took the lease (a wake acquire), until first asked for. */
@@ -286,6 +288,11 @@ export class Tenure {
 
   /** Moves items from the inbox head to the inflight list by `rule` (fenced); `lost` ends the tenure. */
   async take(rule: TakeRule): Promise<TakeOutcome> {
+    const ahead = this.ahead;
+    if (ahead && rule === "next") {
+      this.ahead = undefined;
+      return ahead;
+    }
     const prefetched = this.taken;
     if (prefetched && rule === "next") {
       this.taken = undefined;
@@ -294,6 +301,33 @@ export class Tenure {
     const t = await this.env.state.take(this.threadKey, this.token, rule, this.env.collectDebounceMs);
     if (t.status === "lost") this.lose();
     return t;
+  }
+
+  /**
+   * Starts the next `take("next")` now, so it travels beside other first steps (building the
+   * agent); the next `take("next")` returns its outcome. Only for a tenure that found nothing
+   * inflight: then `returnAhead` can put back exactly what it took.
+   */
+  takeAhead(): void {
+    if (this.ahead || this.taken) return;
+    const p = this.take("next");
+    // Awaited by the next take or returnAhead; until then a failure must not count as unhandled.
+    p.catch(() => {});
+    this.ahead = p;
+  }
+
+  /**
+   * Puts what `takeAhead` took back at the inbox head (older work comes first: a predecessor's
+   * unanswered question). False (and `lost`) when the lease is gone.
+   */
+  async returnAhead(): Promise<boolean> {
+    const ahead = this.ahead;
+    this.ahead = undefined;
+    if (!ahead) return true;
+    const t = await ahead;
+    if (t.status === "lost") return false;
+    if (t.status !== "taken" || t.items.length === 0) return true;
+    return this.settle([], false);
   }
 
   /**

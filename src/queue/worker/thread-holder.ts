@@ -74,6 +74,9 @@ export class ThreadHolder {
     // Control first: the meta read it makes (after the lease was taken) is fresh for the control
     // version it saw, and the agent is built or reused from that one read.
     await this.control.check();
+    // With nothing left inflight, the first take goes beside the agent's build (a new session's
+    // create, or the branch read): one round trip less before the first model call.
+    if (await this.runs.nothingInflight()) tenure.takeAhead();
     await this.session.ensureAgent();
     await this.runs.recover();
     while (tenure.active) {
