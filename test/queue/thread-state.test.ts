@@ -122,11 +122,14 @@ describe.each(implementations)("%s thread state", (_name, make) => {
     await s.acquire(T, "tok", 5000);
     await s.take(T, "tok", "next", 0);
     await put(s, "c", "steer");
-    expect(await s.finish(T, "other", [1], 0)).toEqual({ status: "lost" });
+    expect(await s.finish(T, "other", [1], 0, 99)).toEqual({ status: "lost" });
+    if (s.contextTokens) expect(await s.contextTokens(T)).toBeUndefined();
     expect(texts(await s.inflight(T))).toEqual(["a"]);
     // "a" is saved and removed; "b" (followUp) is the next item.
-    const kept = await s.finish(T, "tok", [1], 0);
+    const kept = await s.finish(T, "tok", [1], 0, 4321);
     expect(kept.status === "kept" && kept.next.status === "taken" && texts(kept.next.items)).toEqual(["b"]);
+    // The holder's context estimate is recorded in the same step (for `status`).
+    if (s.contextTokens) expect(await s.contextTokens(T)).toBe(4321);
     // "b" is not saved: it goes back to the head and is taken again, before "c".
     const again = await s.finish(T, "tok", [], 0);
     expect(again.status === "kept" && again.next.status === "taken" && texts(again.next.items)).toEqual([

@@ -302,13 +302,15 @@ export class RedisThreadState implements ThreadState {
     token: string,
     persisted: readonly number[],
     debounceMs: number,
+    contextTokens?: number,
   ): Promise<FinishOutcome> {
     const k = this.keys.thread(threadKey);
+    const tokens = contextTokens === undefined ? "" : String(Math.round(contextTokens));
     const r = (await runScript(
       this.redis,
       FINISH,
       [k.inbox, k.inflight, k.lease, k.control],
-      [token, debounceMs, this.clock.now(), ...persisted],
+      [token, debounceMs, this.clock.now(), tokens, ...persisted],
     )) as ScriptReply[];
     const status = num(r[0]);
     if (status === -1) return { status: "lost" };

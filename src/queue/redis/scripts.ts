@@ -283,7 +283,8 @@ export const FINISH: LuaScript = {
   with nothing between them.
   KEYS[1] inbox  KEYS[2] inflight  KEYS[3] lease  KEYS[4] control
   ARGV[1] token  ARGV[2] collect debounce in ms  ARGV[3] now (ms, the caller's clock)
-  ARGV[4..] seqs of the inflight items the session holds
+  ARGV[4] the holder's context estimate in tokens, recorded in the control hash ("" = leave it)
+  ARGV[5..] seqs of the inflight items the session holds
   Returns {-1} lost (not the holder, nothing changed); {0, abortAt, ver, stops, waitMs} settled, a
           collect group is in its window; {1, abortAt, ver, stops, items...} settled, the next
           items moved (lease kept); {2} settled, nothing left: the lease is deleted; {3} settled,
@@ -293,8 +294,9 @@ ${SETTLE_ITEMS}
 ${TAKE_ITEMS}
 ${WITH_CONTROL}
 if redis.call('GET', KEYS[3]) ~= ARGV[1] then return {-1} end
+if ARGV[4] ~= '' then redis.call('HSET', KEYS[4], 'contextTokens', ARGV[4]) end
 local persisted = {}
-for i = 4, #ARGV do persisted[ARGV[i]] = true end
+for i = 5, #ARGV do persisted[ARGV[i]] = true end
 settle_items(KEYS[2], KEYS[1], true, persisted)
 local t = take_items(KEYS[1], KEYS[2], 'next', tonumber(ARGV[2]), tonumber(ARGV[3]))
 if t[1] ~= 1 or #t > 1 then return with_control(t, KEYS[4]) end

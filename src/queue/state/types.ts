@@ -180,13 +180,15 @@ export interface ThreadState {
   /**
    * Optional (a store with round trips to save): the end of a finished run as one fenced, atomic
    * step, with the effect of `settle(persisted, true)`, `take("next")` and, when that took
-   * nothing, `release` back to back. Without it the holder makes the three calls.
+   * nothing, `release` back to back. Without it the holder makes the three calls. `contextTokens`
+   * (the holder's context estimate) is recorded in the same step, as `setContextTokens` would.
    */
   finish?(
     threadKey: string,
     token: string,
     persisted: readonly number[],
     debounceMs: number,
+    contextTokens?: number,
   ): Promise<FinishOutcome>;
 
   /** Records the holder's latest estimate of the thread's context size (tokens), for `status`. */

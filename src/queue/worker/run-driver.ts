@@ -249,8 +249,7 @@ export class RunDriver implements AgentBinding {
     if (finished && !compacts && this.tenure.mayFinish) {
       // Nothing runs between the settle, the next take and the release: one step (the holder's
       // next take gets what it took; a release it made ends the tenure).
-      this.session.recordContextTokens();
-      await this.tenure.finish([...run.persisted]);
+      await this.tenure.finish([...run.persisted], this.session.contextTokens());
       return;
     }
     if (!(await this.tenure.settle([...run.persisted], finished))) return;

@@ -376,7 +376,7 @@ export class Tenure {
    * gone. Reported like a release (write-ahead `releasing`, then `released` or `kept`). Check
    * `mayFinish` first, in the same tick.
    */
-  async finish(persisted: readonly number[]): Promise<FinishOutcome["status"]> {
+  async finish(persisted: readonly number[], contextTokens?: number): Promise<FinishOutcome["status"]> {
     const finish = this.env.state.finish;
     if (!finish)
       throw new Error("Tenure.finish() needs a thread state with finish(); check mayFinish first.");
@@ -390,6 +390,7 @@ export class Tenure {
       this.token,
       persisted,
       this.env.collectDebounceMs,
+      contextTokens,
     );
     if (r.status === "released") {
       this.to("released");

@@ -388,12 +388,17 @@ export class ThreadSession implements AgentDriver {
     for (const input of r.entries) this.persist(input);
   }
 
+  /** The agent's context estimate in tokens (for `status`), or undefined without an agent. */
+  contextTokens(): number | undefined {
+    const entry = this.entry;
+    return entry ? estimateContextTokens(entry.agent.state.messages).tokens : undefined;
+  }
+
   /** Records the agent's context estimate for `status` (best effort). */
   recordContextTokens(): void {
-    const entry = this.entry;
     const set = this.env.state.setContextTokens;
-    if (!entry || !set) return;
-    const tokens = estimateContextTokens(entry.agent.state.messages).tokens;
+    const tokens = this.contextTokens();
+    if (tokens === undefined || !set) return;
     set
       .call(this.env.state, this.threadKey, tokens)
       .catch((e: unknown) => this.env.onError(e, "recording the context size"));
