@@ -4,7 +4,13 @@
  */
 import type { DroppedMessage, InboxItem } from "./types.js";
 
+/** A message that steers the run in progress (`steer` or `interrupt`): what the steer rule takes. */
+export function steersRun(item: InboxItem): boolean {
+  return item.kind === "message" && (item.mode === "steer" || item.mode === "interrupt");
+}
+
 /** Parses one stored item; undefined for anything damaged. */
+
 export function parseItem(raw: string): InboxItem | undefined {
   try {
     const v = JSON.parse(raw) as Partial<InboxItem> | null;

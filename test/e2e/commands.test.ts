@@ -125,15 +125,16 @@ describe.each(platforms)("commands on %s", (platform) => {
     expect(request?.body.thinking).toMatchObject({ type: "enabled" });
   });
 
-  it("/stop during a running bash sleep ends it within a second", async () => {
+  it("/stop during a running bash sleep kills it at once, long before it would end", async () => {
     const c = conversation(world, platform);
     await c.start("[sleep] wait for something");
     const pid = await until(() => sleepPid(), "the sleep to start");
     expect(alive(pid)).toBe(true);
     const stoppedAt = Date.now();
     await c.command("stop");
-    await until(() => !alive(pid), "the sleep to be killed", 1000);
-    expect(Date.now() - stoppedAt).toBeLessThan(1000);
+    // The sleep runs 30 s; the bound leaves room for a loaded 2-core machine (typically ≈ 100 ms).
+    await until(() => !alive(pid), "the sleep to be killed", 5000);
+    expect(Date.now() - stoppedAt).toBeLessThan(5000);
     await waitForBot(c, (m) => m.text.includes("Stopped."), "the /stop reply");
   });
 

@@ -9,12 +9,13 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import type { AgentTool } from "../../src/agent/types.js";
+import type { AgentMessage, AgentTool } from "../../src/agent/types.js";
 import { LocalControlBus } from "../../src/queue/control-bus.js";
 import { MemoryThreadState } from "../../src/queue/embedded/memory-thread-state.js";
 import { RecordingSinks } from "../../src/queue/recording-sink.js";
 import { FileSessionStore } from "../../src/queue/store/file-store.js";
 import type { SessionStore } from "../../src/queue/store/types.js";
+import type { AgentFactory, DeliveryMode } from "../../src/queue/types.js";
 import { plainInboundFormatter } from "../../src/queue/worker/item-messages.js";
 import { INTERRUPTED_TOOL_TEXT } from "../../src/queue/worker/recovery.js";
 import { WorkerCore } from "../../src/queue/worker/worker-core.js";
@@ -64,13 +65,18 @@ function cluster() {
   const worker = (
     name: string,
     stream: ScriptedStream,
-    o: { tools?: AgentTool[]; death?: Death; store?: (s: SessionStore) => SessionStore } = {},
+    o: {
+      tools?: AgentTool[];
+      death?: Death;
+      store?: (s: SessionStore) => SessionStore;
+      factory?: AgentFactory;
+    } = {},
   ) => {
     const mortal = new Mortal(o.death);
     const core = new WorkerCore({
       state: mortal.wrap(state),
       store: mortal.wrap(o.store?.(store) ?? store),
-      factory: scriptedFactory(stream, o.tools),
+      factory: o.factory ?? scriptedFactory(stream, o.tools),
       sinks: sinks.factory,
       format: plainInboundFormatter,
       resolveModel: resolveTestModel,
@@ -92,12 +98,8 @@ function cluster() {
     });
     return { core, mortal };
   };
-  const deliver = (text: string) =>
-    state.append(
-      T,
-      { mode: "steer", kind: "message", message: inbound(T, text) },
-      { cap: 20, dropPolicy: "new" },
-    );
+  const deliver = (text: string, mode: DeliveryMode = "steer") =>
+    state.append(T, { mode, kind: "message", message: inbound(T, text) }, { cap: 20, dropPolicy: "new" });
   const lines = async () => (await sessionMessages(store, T)).map((m) => `${m.role}:${textOf(m)}`);
   return { clock, state, store, sinks, log, leases, errors, worker, deliver, lines };
 }
@@ -249,6 +251,46 @@ describe("takeover between workers (test clock)", () => {
       "assistant:ack second",
     ]);
     expect(stream.calls).toHaveLength(2);
+    expect(await c.state.probe(T)).toEqual({ inboxDepth: 0, inflightDepth: 0, active: false });
+    expect(c.errors).toEqual([]);
+  });
+
+  it("a follow-up taken at the steering read after a final reply waits for the follow-up read; a steer behind it waits too", async () => {
+    const c = cluster();
+    let local: AgentMessage[] = [];
+    const stream = new ScriptedStream(async (call) => {
+      const text = lastUserText(call);
+      if (text === "first") {
+        // While the first reply streams: a follow-up, then a steer behind it, and a message from
+        // another steering source (an extension's hook), which keeps the agent going after the
+        // steering read that took the follow-up.
+        await c.deliver("later", "followUp");
+        await c.deliver("s2", "steer");
+        local = [{ role: "user", content: [{ type: "text", text: "local" }], timestamp: c.clock.now() }];
+      }
+      return `ack ${text}`;
+    });
+    const base = scriptedFactory(stream);
+    const b = c.worker("B", stream, {
+      factory: async (ctx) => {
+        const built = await base(ctx);
+        const agent = "agent" in built ? built.agent : built;
+        agent.addHooks({ getSteeringMessages: async () => local.splice(0) });
+        return built;
+      },
+    });
+    await c.deliver("first");
+    await b.core.process(T, { rerun: false });
+    expect(await c.lines()).toEqual([
+      "user:first",
+      "assistant:ack first",
+      "user:local",
+      "assistant:ack local",
+      "user:later",
+      "assistant:ack later",
+      "user:s2",
+      "assistant:ack s2",
+    ]);
     expect(await c.state.probe(T)).toEqual({ inboxDepth: 0, inflightDepth: 0, active: false });
     expect(c.errors).toEqual([]);
   });

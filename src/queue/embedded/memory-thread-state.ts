@@ -5,6 +5,7 @@
  * `Clock`'s, so tests move it by hand.
  */
 import { type Clock, systemClock } from "../../agent/clock.js";
+import { steersRun } from "../inbox-item.js";
 import { type LeaseAcquire, MemoryLeaseStore } from "../lease/store.js";
 import type {
   AppendOptions,
@@ -37,10 +38,6 @@ interface Thread {
 
 /** One event id's claim: an owner until `expiresAt`, or done (kept until `expiresAt`). */
 type EventEntry = { owner: string; expiresAt: number } | { done: true; expiresAt: number };
-
-function steerlike(item: InboxItem): boolean {
-  return item.kind === "message" && (item.mode === "steer" || item.mode === "interrupt");
-}
 
 function splitQueued(items: InboxItem[]): { drop: InboxItem[]; keep: InboxItem[] } {
   return {
@@ -259,11 +256,11 @@ export class MemoryThreadState implements ThreadState {
     const run = (pred: (i: InboxItem) => boolean) => {
       while (count < t.inbox.length && pred(t.inbox[count] as InboxItem)) count++;
     };
-    if (rule === "steer") run(steerlike);
+    if (rule === "steer") run(steersRun);
     else if (head) {
       if (head.kind !== "message") count = rule === "next" ? 1 : 0;
       else if (head.mode === "followUp") count = 1;
-      else if (steerlike(head)) run(steerlike);
+      else if (steersRun(head)) run(steersRun);
       else {
         run((i) => i.kind === "message" && i.mode === "collect");
         const newest = Math.max(...t.inbox.slice(0, count).map((i) => i.at));

@@ -8,7 +8,7 @@
 import type { InboundMessage } from "../../adapters/types.js";
 import type { Agent } from "../../agent/agent.js";
 import type { AgentEvent, AgentMessage } from "../../agent/types.js";
-import type { ControlState } from "../state/types.js";
+import type { ControlState, TakeOutcome } from "../state/types.js";
 import type { InboundFormatter, InboxItem, RunSink } from "../types.js";
 import { groupItems, type ItemGroup } from "./item-messages.js";
 import type { TenureWork } from "./tenure.js";
@@ -49,6 +49,14 @@ export class ActiveRun implements TenureWork {
    * read after the call finds it as well. Cleared by that first read, which is skipped.
    */
   justTaken = false;
+  /**
+   * The agent's latest reply asked for no tool, so the steering read after its turn is followed by
+   * the follow-up read with nothing between them (the agent loop's order): both are answered by one
+   * `TAKE followUp`, whose rule takes the same steer/interrupt messages the steer rule would.
+   */
+  wouldStop = false;
+  /** What that take found for the follow-up read: a follow-up message, a collect group, or nothing. */
+  followUpAhead: TakeOutcome | undefined;
   /** Seqs of the run's items whose message the session holds. */
   readonly persisted = new Set<number>();
   /** The chat messages the run answers, in the order it took them (`ctx.currentInbound()`). */

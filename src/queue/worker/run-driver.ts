@@ -10,7 +10,7 @@ import type { InboundMessage } from "../../adapters/types.js";
 import type { AgentHooks } from "../../agent/agent.js";
 import { isContextOverflow } from "../../agent/llm/overflow.js";
 import type { AgentEvent, AgentMessage } from "../../agent/types.js";
-import { describeMessages, discardedNotice } from "../inbox-item.js";
+import { describeMessages, discardedNotice, steersRun } from "../inbox-item.js";
 import type { OwedRender } from "../state/render-journal.js";
 import type { ControlState, TakeOutcome } from "../state/types.js";
 import type { InboxItem, RenderLog, RunSink } from "../types.js";
@@ -74,12 +74,27 @@ export class RunDriver implements AgentBinding {
       run.justTaken = false;
       return [];
     }
+    const ahead = run.followUpAhead;
+    if (ahead) {
+      // Taken at the steering read just before. A steering read while it waits (another steering
+      // source kept the agent going) takes nothing: what it took is at the head of the line.
+      if (which === "steer") return [];
+      run.followUpAhead = undefined;
+      return this.accept(run, ahead);
+    }
+    const rule = which === "steer" && run.wouldStop ? "followUp" : which;
     // The take reads the control state in the same step; it is applied before the items are
     // accepted, so a stop that came first leaves them unsaved (they go back when the run settles).
-    const t = await this.tenure.take(which);
+    const t = await this.tenure.take(rule);
     if (t.status === "lost") return [];
     if (t.control) await this.control.apply(t.control);
     else await this.control.check();
+    const first = t.status === "taken" ? t.items[0] : undefined;
+    if (rule !== which && !(first && steersRun(first))) {
+      // Not steering: kept for the follow-up read that comes next.
+      run.followUpAhead = t;
+      return [];
+    }
     return this.accept(run, t);
   }
 
@@ -94,7 +109,10 @@ export class RunDriver implements AgentBinding {
     const run = this.run;
     run?.show(event, event.type === "message_end" && this.mayRetryOverflow(run, event.message));
     if (event.type !== "message_end") return;
-    if (run && event.message.role === "assistant") run.answeringTail = false;
+    if (run && event.message.role === "assistant") {
+      run.answeringTail = false;
+      run.wouldStop = !event.message.content.some((c) => c.type === "toolCall");
+    }
     const group = run?.groupOf(event.message);
     const input = group
       ? { type: "message" as const, message: event.message, inbox: group.mark }
