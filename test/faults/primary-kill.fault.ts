@@ -1,9 +1,11 @@
 /**
  * A Redis Cluster primary SIGKILLed under load. A cluster of its own (three primaries, three
  * replicas), a gateway (the dispatcher, in this process) and two worker processes; 60 threads get
- * messages in rounds while replies stream for 300 ms each. Mid-load the primary that holds the runs
- * queue is killed: its replica takes over after `cluster-node-timeout`, and every process must
- * reconnect by itself. A delivery that fails meanwhile is retried with the same event id, as a
+ * messages in rounds while replies stream for 300 ms each. Once the first round is delivered, while
+ * its replies stream, the primary that holds the runs queue is killed: its replica takes over after
+ * `cluster-node-timeout`, and every process must reconnect by itself. (Killed then, a session
+ * append batched with another slot's command by ioredis auto-pipelining failed with MOVED in 2 of
+ * 4 runs, and the next holder answered again; killed 1.5 s in, it did so rarely.) A delivery that fails meanwhile is retried with the same event id, as a
  * platform redelivers an event it got no answer for.
  *
  * Counted and printed: messages lost (accepted, never in the session), duplicated (twice in the
@@ -112,8 +114,12 @@ describe("fault: a Redis Cluster primary SIGKILLed under load", () => {
     let retried = 0;
     let refusedAsDuplicate = 0;
     let failoverMs = 0;
+    let firstRoundDelivered!: () => void;
+    const delivered = new Promise<void>((resolve) => {
+      firstRoundDelivered = resolve;
+    });
     const killer = (async () => {
-      await sleep(1500);
+      await delivered;
       const t0 = Date.now();
       await c.kill(victimPort);
       await c.waitUntilHealthy(30_000);
@@ -138,6 +144,7 @@ describe("fault: a Redis Cluster primary SIGKILLed under load", () => {
           }
         }
       }
+      firstRoundDelivered();
       await sleep(500);
     }
     await killer;
@@ -153,7 +160,8 @@ describe("fault: a Redis Cluster primary SIGKILLed under load", () => {
       "every thread to go idle after the failover",
     );
     const audit = await auditSessions(store, accepted);
-    const answeredTwice = [...answers.values()].filter((n) => n > 1).length;
+    const twice = [...answers.entries()].filter(([, n]) => n > 1).map(([key]) => key);
+    const answeredTwice = twice.length;
     report("Redis Cluster primary SIGKILL under load", {
       ...audit,
       answeredTwice,
@@ -165,7 +173,10 @@ describe("fault: a Redis Cluster primary SIGKILLed under load", () => {
     await gateway.stop({ graceMs: 0 });
     expect(failoverMs).toBeGreaterThan(0);
     expect(audit).toMatchObject({ lost: 0, duplicated: 0, outOfOrder: 0, unanswered: 0 });
-    expect(answeredTwice).toBe(0);
+    expect(
+      answeredTwice,
+      `answered twice: ${twice.join(", ")}; the workers said: ${workers.flatMap((w) => w.stderr).join("")}`,
+    ).toBe(0);
     expect(refusedAsDuplicate).toBe(0);
   });
 });

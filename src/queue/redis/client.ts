@@ -27,10 +27,11 @@ export interface RedisClientOptions {
   /** `false`: give up after the first failed connection (probes); default: reconnect forever. */
   reconnect?: boolean;
   /**
-   * ioredis auto-pipelining (default on): the commands issued within one event-loop tick leave in
-   * one socket write and are answered in one read, instead of one write and one read each. Off for
-   * a connection that blocks (a BullMQ worker's `BZPOPMIN`) or subscribes, where a command queued
-   * behind a blocking one would wait for it.
+   * ioredis auto-pipelining on a single server (default on): the commands issued within one
+   * event-loop tick leave in one socket write and are answered in one read, instead of one write
+   * and one read each. Off for a connection that blocks (a BullMQ worker's `BZPOPMIN`) or
+   * subscribes, where a command queued behind a blocking one would wait for it. Ignored for a
+   * cluster, whose connections never auto-pipeline (see `createRedisClient`).
    */
   autoPipelining?: boolean;
 }
@@ -57,24 +58,29 @@ function nodeOptions(o: RedisClientOptions): RedisOptions {
   if (o.connectionName !== undefined) r.connectionName = o.connectionName;
   if (o.connectTimeout !== undefined) r.connectTimeout = o.connectTimeout;
   if (o.disconnectTimeout !== undefined) r.disconnectTimeout = o.disconnectTimeout;
-  if (o.autoPipelining !== undefined) r.enableAutoPipelining = o.autoPipelining;
   return r;
 }
 
 /**
  * Opens a connection to `target`. A cluster client finds every node from the seeds, follows slot
  * moves and failovers by itself, and waits for a failover as described at `RETRY_DELAY_MS`.
+ *
+ * A cluster client never auto-pipelines: ioredis 6 batches a node's commands of one tick into one
+ * pipeline, and when the batch spans slots a failover or a slot move answers each slot's commands
+ * with a MOVED of its own, which ioredis does not retry for a pipeline (it retries only one common
+ * error), so the MOVED reached our callers (ioredis issue #2075). A session append failed that way
+ * after its reply was shown, and the next holder answered the message again. One command at a
+ * time, ioredis follows every MOVED itself.
  */
 export function createRedisClient(target: RedisTarget, o: RedisClientOptions = {}): RedisClient {
-  const autoPipelining = o.autoPipelining ?? true;
   if ("url" in target) {
-    const options: RedisOptions = { ...nodeOptions(o), enableAutoPipelining: autoPipelining };
+    const options: RedisOptions = { ...nodeOptions(o), enableAutoPipelining: o.autoPipelining ?? true };
     if (o.lazyConnect) options.lazyConnect = true;
     if (o.reconnect === false) options.retryStrategy = () => null;
     return new Redis(target.url, options);
   }
   const seeds = parseSeeds(target.cluster);
-  const redisOptions: RedisOptions = { ...nodeOptions(o) };
+  const redisOptions: RedisOptions = { ...nodeOptions(o), enableAutoPipelining: false };
   if (seeds.password !== undefined) redisOptions.password = seeds.password;
   if (seeds.username !== undefined) redisOptions.username = seeds.username;
   if (seeds.tls) redisOptions.tls = {};
@@ -84,8 +90,7 @@ export function createRedisClient(target: RedisTarget, o: RedisClientOptions = {
     retryDelayOnClusterDown: RETRY_DELAY_MS,
     retryDelayOnTryAgain: RETRY_DELAY_MS,
     maxRedirections: MAX_REDIRECTIONS,
-    // The cluster client pipelines per node (commands of one tick for the same node together).
-    enableAutoPipelining: autoPipelining,
+    enableAutoPipelining: false,
   };
   if (o.lazyConnect) options.lazyConnect = true;
   if (o.reconnect === false) options.clusterRetryStrategy = () => null;
@@ -102,9 +107,9 @@ export function duplicateClient(
 ): RedisClient {
   if (isCluster(client)) {
     const redisOptions = { ...client.options.redisOptions, ...nodeOptions(o) };
-    const options = { ...client.options, redisOptions };
-    if (o.autoPipelining !== undefined) options.enableAutoPipelining = o.autoPipelining;
-    return client.duplicate(undefined, options);
+    return client.duplicate(undefined, { ...client.options, redisOptions, enableAutoPipelining: false });
   }
-  return client.duplicate(nodeOptions(o));
+  const options: RedisOptions = nodeOptions(o);
+  if (o.autoPipelining !== undefined) options.enableAutoPipelining = o.autoPipelining;
+  return client.duplicate(options);
 }
