@@ -97,6 +97,31 @@ describe("RedisSessionStore", () => {
     expect(meta?.usage.input).toBe(10);
   });
 
+  it("creates a session once when the create arrives again (ioredis resends after Redis died before replying)", async () => {
+    // Every script runs twice and the caller sees the second reply: a resend of a command that the
+    // node ran before it died, and whose reply never came.
+    const resending = new Proxy(redis, {
+      get(target, prop) {
+        const v: unknown = Reflect.get(target, prop, target);
+        if (typeof v !== "function") return v;
+        const f = (v as (...a: unknown[]) => Promise<unknown>).bind(target);
+        if (prop !== "evalsha" && prop !== "eval") return f;
+        return async (...a: unknown[]) => {
+          await f(...a); // NOSCRIPT throws here, and the caller sends the script itself
+          return f(...a);
+        };
+      },
+    });
+    const store = new RedisSessionStore({ redis: resending, prefix: uniquePrefix("sbt-sess") });
+    const thread = "telegram:resend:1";
+    const created = await store.startSession(thread, { model: "scripted/paced-1" });
+    const branch = await store.readBranch(thread);
+    expect(branch?.header.id).toBe(created.header.id);
+    expect(branch?.entries.map((e) => e.type)).toEqual(["model_change"]);
+    expect(branch?.leafId).toBe(created.leafId);
+    expect((await store.getThreadMeta(thread))?.currentSessionId).toBe(created.header.id);
+  });
+
   it("reads a branch of a 10,000-entry session by fetching only the entries after its compaction", async () => {
     const store = new RedisSessionStore({ redis, prefix: uniquePrefix("sbt-sess") });
     const thread = "web:big";

@@ -180,7 +180,9 @@ export class RedisSessionStore implements SessionStore {
     ]);
     const code = Number(reply[0]);
     if (code === -1) throw new LeaseLostError(threadKey, options.fence?.key ?? "");
-    if (code !== 1)
+    // A taken id under this very header line (a fresh UUID and time) is this create, resent by
+    // ioredis after the node that ran it died before replying: the script is atomic, so it is whole.
+    if (code !== 1 && (await this.redis.lindex(k.session(threadKey, header.id), 0)) !== args[2])
       throw new InvalidEntryError(`Could not create session ${header.id} of ${threadKey}: the id is taken.`);
     return { header, entries, leafId: entries.at(-1)?.id ?? null, inherited: NO_SETTINGS };
   }
