@@ -14,6 +14,7 @@ import { LocalControlBus } from "../../src/queue/control-bus.js";
 import { MemoryThreadState } from "../../src/queue/embedded/memory-thread-state.js";
 import { RecordingSinks } from "../../src/queue/recording-sink.js";
 import { FileSessionStore } from "../../src/queue/store/file-store.js";
+import type { ThreadState } from "../../src/queue/state/types.js";
 import type { SessionStore } from "../../src/queue/store/types.js";
 import type { AgentFactory, DeliveryMode } from "../../src/queue/types.js";
 import { plainInboundFormatter } from "../../src/queue/worker/item-messages.js";
@@ -69,12 +70,13 @@ function cluster() {
       tools?: AgentTool[];
       death?: Death;
       store?: (s: SessionStore) => SessionStore;
+      state?: (s: ThreadState) => ThreadState;
       factory?: AgentFactory;
     } = {},
   ) => {
     const mortal = new Mortal(o.death);
     const core = new WorkerCore({
-      state: mortal.wrap(state),
+      state: mortal.wrap(o.state?.(state) ?? state),
       store: mortal.wrap(o.store?.(store) ?? store),
       factory: o.factory ?? scriptedFactory(stream, o.tools),
       sinks: sinks.factory,
@@ -224,6 +226,55 @@ describe("takeover between workers (test clock)", () => {
     await bDone;
     expect(streamB.calls).toHaveLength(1);
     expect(await c.lines()).toEqual(["user:hello", "assistant:ack hello"]);
+  });
+
+  it("a worker that counts its lease lost while a save hangs still saves the answer it showed, under the lease it still holds: nothing is answered twice", async () => {
+    const c = cluster();
+    const saved = createGate();
+    gates.push(saved);
+    // As in a Redis failover: the user message's save and the lease's renewals hang. The worker
+    // counts itself lost ⅔ of the TTL in; the lease itself lasts until a whole TTL has passed.
+    const hangingSave = (s: SessionStore): SessionStore => {
+      const wrapped: SessionStore = Object.create(s);
+      let held = false;
+      wrapped.append = async (threadKey, sessionId, entries, options) => {
+        const first = entries[0];
+        if (!held && first?.type === "message" && first.message.role === "user") {
+          held = true;
+          await saved.arrive();
+        }
+        return s.append(threadKey, sessionId, entries, options);
+      };
+      return wrapped;
+    };
+    const hangingRenewals = (s: ThreadState): ThreadState => {
+      const wrapped: ThreadState = Object.create(s);
+      wrapped.renew = () => new Promise(() => {});
+      return wrapped;
+    };
+    const a = c.worker("A", toolThenAck(), { store: hangingSave, state: hangingRenewals });
+    const streamB = toolThenAck();
+    const b = c.worker("B", streamB);
+    await c.deliver("hello");
+    const aDone = a.core.process(T, { rerun: false });
+    await c.sinks.waitFor(() =>
+      c.sinks
+        .runsOf(T)
+        .some((r) => r.events.some((e) => e.type === "message_end" && e.message.role === "assistant")),
+    );
+    await c.clock.advance((2 * TTL) / 3);
+    expect(c.log.map((e) => `${e.worker} ${e.type}`)).toContain("A lost");
+    saved.release();
+    await aDone;
+    // Both saves went through the fence while the lease was still A's.
+    expect(await c.lines()).toEqual(["user:hello", "assistant:ack hello"]);
+    const bDone = b.core.process(T, { rerun: true });
+    await c.clock.advance(TTL);
+    await bDone;
+    expect(streamB.calls).toHaveLength(0);
+    expect(await c.lines()).toEqual(["user:hello", "assistant:ack hello"]);
+    expect(await c.state.probe(T)).toEqual({ inboxDepth: 0, inflightDepth: 0, active: false });
+    expect(findLeaseOverlaps(c.log, TTL)).toEqual([]);
   });
 
   it("a question a predecessor left unanswered is answered before a message taken beside the agent's build, each once", async () => {

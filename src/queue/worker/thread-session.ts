@@ -256,8 +256,11 @@ export class ThreadSession implements AgentDriver {
     if (!this.writing) return Promise.resolve(undefined);
     const step = this.chain.then(async (): Promise<SessionEntry | undefined> => {
       const entry = this.entry;
-      // Lost: the fence would refuse it. Failed: a write failed, so where the leaf is is not known.
-      if (!entry || this.tenure.state === "lost" || this.tenure.state === "failed") return undefined;
+      // Failed: a write failed, so where the leaf is is not known. Lost is no reason to skip: the
+      // tenure may count its lease lost (renewals unanswered for ⅔ of the TTL, as in a Redis
+      // failover) while the lease still stands, and an answer already shown must then be saved, or
+      // the next holder answers the message again. The fence decides.
+      if (!entry || this.tenure.state === "failed") return undefined;
       const full = {
         ...input,
         id: options.id ?? newEntryId(),
