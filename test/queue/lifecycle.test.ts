@@ -250,13 +250,28 @@ describe("worker lifecycle (Redis)", () => {
     gates.push(gate);
     const seen: ToolSeen = { runs: 0 };
     const sweepEvery = 2 * TTL + 50_000;
+    // The tool starts before the reply that called it is stored (the append is queued); the lease
+    // is taken from the holder only once it is, so the test is about the tool's result, not a
+    // tool call that was never saved (then the next holder would rightly ask the model again).
+    let toolCallStored!: () => void;
+    const stored = new Promise<void>((resolve) => {
+      toolCallStored = resolve;
+    });
+    const watched = Object.create(store) as RedisSessionStore;
+    watched.append = async (threadKey, sessionId, entries, options) => {
+      const out = await store.append(threadKey, sessionId, entries, options);
+      if (entries.some((e) => e.type === "message" && e.message.role === "assistant")) toolCallStored();
+      return out;
+    };
     const r = make(scriptedFactory(toolThenAck(), [gatedTool("slow", () => gate, seen)]), {
       sweepIntervalMs: sweepEvery,
+      store: watched,
     });
     await r.start();
     const t = "web:intruder";
     await r.deliver(inbound(t, "tool please"));
     await gate.reached;
+    await stored;
     // Someone else takes the lease (as if this worker had stalled past its TTL).
     const key = new RuntimeKeys(prefix).lease(t);
     await redis.set(key, "intruder", "PX", TTL);
