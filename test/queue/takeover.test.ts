@@ -15,7 +15,7 @@ import { MemoryThreadState } from "../../src/queue/embedded/memory-thread-state.
 import { RecordingSinks } from "../../src/queue/recording-sink.js";
 import type { ThreadState } from "../../src/queue/state/types.js";
 import { FileSessionStore } from "../../src/queue/store/file-store.js";
-import type { SessionStore } from "../../src/queue/store/types.js";
+import type { AppendResult, SessionStore } from "../../src/queue/store/types.js";
 import type { AgentFactory, DeliveryMode } from "../../src/queue/types.js";
 import { plainInboundFormatter } from "../../src/queue/worker/item-messages.js";
 import { INTERRUPTED_TOOL_TEXT } from "../../src/queue/worker/recovery.js";
@@ -103,7 +103,14 @@ function cluster() {
   const deliver = (text: string, mode: DeliveryMode = "steer") =>
     state.append(T, { mode, kind: "message", message: inbound(T, text) }, { cap: 20, dropPolicy: "new" });
   const lines = async () => (await sessionMessages(store, T)).map((m) => `${m.role}:${textOf(m)}`);
-  return { clock, state, store, sinks, log, leases, errors, worker, deliver, lines };
+  /** Resolves once a reply has reached the chat (its message_end was rendered). */
+  const replyShown = () =>
+    sinks.waitFor(() =>
+      sinks
+        .runsOf(T)
+        .some((r) => r.events.some((e) => e.type === "message_end" && e.message.role === "assistant")),
+    );
+  return { clock, state, store, sinks, log, leases, errors, worker, deliver, lines, replyShown };
 }
 
 /** Calls `slow` for a message that says "tool", then acknowledges; answers other messages at once. */
@@ -114,6 +121,26 @@ function toolThenAck(): ScriptedStream {
       return { toolCalls: [{ name: "slow", args: {} }] };
     return `ack ${lastUserText(call)}`;
   });
+}
+
+/**
+ * `s`, whose first save of a user message is made by `first`, given the real save; every other
+ * save goes straight through. How these tests hang or break one save in the middle of a run.
+ */
+function atFirstUserSave(
+  s: SessionStore,
+  first: (save: () => Promise<AppendResult>) => Promise<AppendResult>,
+): SessionStore {
+  const wrapped: SessionStore = Object.create(s);
+  let done = false;
+  wrapped.append = (threadKey, sessionId, entries, options) => {
+    const save = () => s.append(threadKey, sessionId, entries, options);
+    const e = entries[0];
+    if (done || e?.type !== "message" || e.message.role !== "user") return save();
+    done = true;
+    return first(save);
+  };
+  return wrapped;
 }
 
 describe("takeover between workers (test clock)", () => {
@@ -234,19 +261,11 @@ describe("takeover between workers (test clock)", () => {
     gates.push(saved);
     // As in a Redis failover: the user message's save and the lease's renewals hang. The worker
     // counts itself lost ⅔ of the TTL in; the lease itself lasts until a whole TTL has passed.
-    const hangingSave = (s: SessionStore): SessionStore => {
-      const wrapped: SessionStore = Object.create(s);
-      let held = false;
-      wrapped.append = async (threadKey, sessionId, entries, options) => {
-        const first = entries[0];
-        if (!held && first?.type === "message" && first.message.role === "user") {
-          held = true;
-          await saved.arrive();
-        }
-        return s.append(threadKey, sessionId, entries, options);
-      };
-      return wrapped;
-    };
+    const hangingSave = (s: SessionStore) =>
+      atFirstUserSave(s, async (save) => {
+        await saved.arrive();
+        return save();
+      });
     const hangingRenewals = (s: ThreadState): ThreadState => {
       const wrapped: ThreadState = Object.create(s);
       wrapped.renew = () => new Promise(() => {});
@@ -257,11 +276,7 @@ describe("takeover between workers (test clock)", () => {
     const b = c.worker("B", streamB);
     await c.deliver("hello");
     const aDone = a.core.process(T, { rerun: false });
-    await c.sinks.waitFor(() =>
-      c.sinks
-        .runsOf(T)
-        .some((r) => r.events.some((e) => e.type === "message_end" && e.message.role === "assistant")),
-    );
+    await c.replyShown();
     await c.clock.advance((2 * TTL) / 3);
     expect(c.log.map((e) => `${e.worker} ${e.type}`)).toContain("A lost");
     saved.release();
@@ -382,30 +397,18 @@ describe("takeover between workers (test clock)", () => {
     gates.push(answered);
     // The user message's append is stored, but its reply is an error (a connection reset), and it
     // arrives only after the model's reply is queued for saving behind it.
-    const flaky = (s: SessionStore): SessionStore => {
-      const wrapped: SessionStore = Object.create(s);
-      let failed = false;
-      wrapped.append = async (threadKey, sessionId, entries, options) => {
-        const first = entries[0];
-        if (failed || first?.type !== "message" || first.message.role !== "user")
-          return s.append(threadKey, sessionId, entries, options);
-        failed = true;
+    const flaky = (s: SessionStore) =>
+      atFirstUserSave(s, async (save) => {
         await answered.arrive();
-        await s.append(threadKey, sessionId, entries, options);
+        await save();
         throw new Error("connection reset");
-      };
-      return wrapped;
-    };
+      });
     const a = c.worker("A", toolThenAck(), { store: flaky, tools: [gatedTool("slow", () => undefined)] });
     const streamB = toolThenAck();
     const b = c.worker("B", streamB, { tools: [gatedTool("slow", () => undefined)] });
     await c.deliver("use the tool");
     const aDone = a.core.process(T, { rerun: false });
-    await c.sinks.waitFor(() =>
-      c.sinks
-        .runsOf(T)
-        .some((r) => r.events.some((e) => e.type === "message_end" && e.message.role === "assistant")),
-    );
+    await c.replyShown();
     answered.release();
     await aDone;
     expect(c.log.map((e) => `${e.worker} ${e.type}`)).toEqual(["A acquired", "A failed", "A releasing"]);
