@@ -150,10 +150,32 @@ describe.runIf(onCluster)("on a Redis Cluster", () => {
     const name = `sbt-sub-${Math.random().toString(36).slice(2, 8)}`;
     const got: string[] = [];
     let gaps = 0;
+    // Each wait resolves on the subscriber's own callback: no polling, no deadline of ours.
+    const waits: { check: () => boolean; done: () => void }[] = [];
+    const recheck = () => {
+      for (const w of waits.filter((x) => x.check())) {
+        waits.splice(waits.indexOf(w), 1);
+        w.done();
+      }
+    };
+    const until = (check: () => boolean) =>
+      new Promise<void>((done) => {
+        waits.push({ check, done });
+        recheck();
+      });
     const sub = new RedisSubscriber(
       redis,
       [channel],
-      { message: (_c, text) => got.push(text), resubscribed: () => gaps++ },
+      {
+        message: (_c, text) => {
+          got.push(text);
+          recheck();
+        },
+        resubscribed: () => {
+          gaps++;
+          recheck();
+        },
+      },
       name,
     );
     await sub.ready;
@@ -180,11 +202,3 @@ describe.runIf(onCluster)("on a Redis Cluster", () => {
     await sub.close();
   });
 });
-
-async function until(check: () => boolean, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error("timed out");
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
