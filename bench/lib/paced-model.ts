@@ -6,7 +6,7 @@
  */
 import { AssistantMessageEventStream } from "../../src/agent/llm/event-stream.js";
 import type { AssistantMessage, Model, TextContent } from "../../src/agent/llm/types.js";
-import { createAssistantMessage } from "../../src/agent/llm/usage.js";
+import { calculateCost, createAssistantMessage } from "../../src/agent/llm/usage.js";
 import type { StreamFn } from "../../src/agent/types.js";
 
 export const TAG = /\[(m\d+)\]/;
@@ -19,7 +19,9 @@ export function pacedModelInfo(): Model {
     provider: "scripted",
     reasoning: false,
     input: ["text"],
-    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+    // Priced like a hosted model, so a reply's usage and cost reach the thread's totals as a real
+    // provider's do (the commands section counts those writes).
+    cost: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 },
     contextWindow: 100_000,
     maxTokens: 8_000,
   };
@@ -122,6 +124,12 @@ export function createPacedModel(): PacedModel {
         }
         out.push({ type: "text_end", contentIndex: 0, content, partial: message });
         message.stopReason = "stop";
+        // Usage as a provider reports it (the prompt's size a rough guess: counting it would cost
+        // the bench's CPU figures more than the count is worth).
+        message.usage.input = 1000 + 50 * context.messages.length;
+        message.usage.output = tokens;
+        message.usage.totalTokens = message.usage.input + tokens;
+        calculateCost(model, message.usage);
         for (const t of answered) pm.endedAt.set(t, nowMs());
         out.push({ type: "done", reason: "stop", message });
       })();
