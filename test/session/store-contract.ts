@@ -251,6 +251,8 @@ export function describeSessionStoreContract(name: string, makeHarness: () => Pr
 
     it("adds the usage of appended assistant messages to the thread's totals, also under concurrency", async () => {
       const sid = await sessionWith([]);
+      // Totals a thread already has (added on their own) are added to, not replaced.
+      await store.addUsage(thread, { output: 3, cacheRead: 2, cost: 0.25 });
       const appends = Array.from({ length: 20 }, (_, i) =>
         store.append(thread, sid, [
           new EntryChain(null).add({
@@ -267,8 +269,8 @@ export function describeSessionStoreContract(name: string, makeHarness: () => Pr
       ]);
       await store.addUsage(thread, { input: 7, cost: 0.5 });
       const usage = (await store.getThreadMeta(thread))?.usage;
-      expect(usage).toMatchObject({ input: 2007, output: 200, cacheRead: 60, cacheWrite: 20 });
-      expect(usage?.cost).toBeCloseTo(0.53, 9);
+      expect(usage).toMatchObject({ input: 2007, output: 203, cacheRead: 62, cacheWrite: 20 });
+      expect(usage?.cost).toBeCloseTo(0.78, 12);
       expect((await store.readAll(thread, sid)).entries).toHaveLength(21);
     });
 

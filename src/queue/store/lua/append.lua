@@ -115,9 +115,21 @@ for j = 0, n - 1 do
 end
 redis.call("HSET", KEYS[4], sid, leaf)
 
--- The meta fields in one HSET.
+-- The meta fields: one HMGET reads whether the session is current and the usage totals, one HSET
+-- writes the new totals with the rest (rather than an HINCRBY a field). The script is atomic, so
+-- the read-modify-write cannot interleave with another writer's HINCRBY (addUsage).
+local fields = {"input", "output", "cacheRead", "cacheWrite", "cost"}
+local adds = {}
+local any = false
+for i = 1, 5 do
+  adds[i] = tonumber(ARGV[2 + i]) or 0
+  if adds[i] ~= 0 then any = true end
+end
+local read = {"currentSessionId"}
+if any then for i = 1, 5 do read[#read + 1] = fields[i] end end
+local now = redis.call("HMGET", KEYS[1], unpack(read))
 local meta = {"updatedAt", ARGV[10]}
-if redis.call("HGET", KEYS[1], "currentSessionId") == sid then
+if now[1] == sid then
   table.insert(meta, "leafId")
   table.insert(meta, leaf)
   if ARGV[8] ~= "" then
@@ -129,11 +141,18 @@ if redis.call("HGET", KEYS[1], "currentSessionId") == sid then
     table.insert(meta, ARGV[9])
   end
 end
-local fields = {"input", "output", "cacheRead", "cacheWrite"}
-for i = 1, 4 do
-  local v = tonumber(ARGV[2 + i])
-  if v ~= 0 then redis.call("HINCRBY", KEYS[1], fields[i], v) end
+for i = 1, 5 do
+  if adds[i] ~= 0 then
+    local total = (tonumber(now[1 + i]) or 0) + adds[i]
+    table.insert(meta, fields[i])
+    -- Token counts stay integers (while a double holds them exactly); the cost keeps every digit a
+    -- double holds (tostring gives 14).
+    if i < 5 and total >= -9e15 and total <= 9e15 then
+      table.insert(meta, string.format("%d", total))
+    else
+      table.insert(meta, string.format("%.17g", total))
+    end
+  end
 end
-if tonumber(ARGV[7]) ~= 0 then redis.call("HINCRBYFLOAT", KEYS[1], "cost", ARGV[7]) end
 redis.call("HSET", KEYS[1], unpack(meta))
 return {1, leaf}
