@@ -4,6 +4,7 @@
  * that touches two slots is refused (so the contract suites run on the cluster catch one), and a
  * subscriber whose node goes away moves to another node and says so.
  */
+import { EventEmitter, once } from "node:events";
 import { afterAll, describe, expect, it } from "vitest";
 import { RedisConnectionLease } from "../../src/gateway/connection-lease.js";
 import { RedisNoticeMemory } from "../../src/gateway/redis-notice-memory.js";
@@ -151,36 +152,26 @@ describe.runIf(onCluster)("on a Redis Cluster", () => {
     const got: string[] = [];
     let gaps = 0;
     // Each wait resolves on the subscriber's own callback: no polling, no deadline of ours.
-    const waits: { check: () => boolean; done: () => void }[] = [];
-    const recheck = () => {
-      for (const w of waits.filter((x) => x.check())) {
-        waits.splice(waits.indexOf(w), 1);
-        w.done();
-      }
-    };
-    const until = (check: () => boolean) =>
-      new Promise<void>((done) => {
-        waits.push({ check, done });
-        recheck();
-      });
+    const heard = new EventEmitter();
     const sub = new RedisSubscriber(
       redis,
       [channel],
       {
         message: (_c, text) => {
           got.push(text);
-          recheck();
+          heard.emit("message");
         },
         resubscribed: () => {
           gaps++;
-          recheck();
+          heard.emit("gap");
         },
       },
       name,
     );
     await sub.ready;
+    const one = once(heard, "message");
     await redis.publish(channel, "one");
-    await until(() => got.includes("one"));
+    await one;
     if (!isCluster(redis)) throw new Error("not a cluster client");
     // Cut the subscriber's connection wherever it is (as when its node dies).
     const nodes = redis.nodes("all");
@@ -194,10 +185,13 @@ describe.runIf(onCluster)("on a Redis Cluster", () => {
     }
     expect(found).toHaveLength(1);
     const [only] = found;
+    const gap = once(heard, "gap");
     expect(Number(await only?.node.call("CLIENT", "KILL", "ID", only.id))).toBe(1);
-    await until(() => gaps === 1);
+    await gap;
+    expect(gaps).toBe(1);
+    const two = once(heard, "message");
     await redis.publish(channel, "two");
-    await until(() => got.includes("two"));
+    await two;
     expect(got).toEqual(["one", "two"]);
     await sub.close();
   });

@@ -127,9 +127,9 @@ for i = 1, 5 do
 end
 local read = {"currentSessionId"}
 if any then for i = 1, 5 do read[#read + 1] = fields[i] end end
-local now = redis.call("HMGET", KEYS[1], unpack(read))
+local held = redis.call("HMGET", KEYS[1], unpack(read))
 local meta = {"updatedAt", ARGV[10]}
-if now[1] == sid then
+if held[1] == sid then
   table.insert(meta, "leafId")
   table.insert(meta, leaf)
   if ARGV[8] ~= "" then
@@ -143,7 +143,7 @@ if now[1] == sid then
 end
 for i = 1, 5 do
   if adds[i] ~= 0 then
-    local total = (tonumber(now[1 + i]) or 0) + adds[i]
+    local total = (tonumber(held[1 + i]) or 0) + adds[i]
     table.insert(meta, fields[i])
     -- Token counts stay integers (while a double holds them exactly); the cost keeps every digit a
     -- double holds (tostring gives 14).
