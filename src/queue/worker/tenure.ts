@@ -441,7 +441,10 @@ export class Tenure {
     this.stopping.abort();
   }
 
-  /** The lease is gone: nothing more is written (the fence would refuse it anyway). */
+  /**
+   * The lease is gone, or counted gone: nothing new is queued; writes queued before still reach the
+   * fenced store, which takes them only while the lease stands.
+   */
   lose(): void {
     if (!this.to("lost")) return;
     this.report({ type: "lost", at: this.env.clock.now() });
