@@ -172,6 +172,17 @@ describe("web chat across a gateway and two workers (separate processes)", () =>
       expect.objectContaining({ id: conversation.id, title: "hello one" }),
     );
     await turn(client, conversation.id, "hello four", [workerA, workerB]);
+    // /status adds up what the model reported for each of the four replies (10 in, 5 out), saved
+    // by whichever worker ran it.
+    await client.call("POST", `api/conversations/${conversation.id}/messages`, { text: "/status" });
+    const status = await until(async () => {
+      const { messages } = await client.call<{ messages: Message[] }>(
+        "GET",
+        `api/conversations/${conversation.id}/messages`,
+      );
+      return messages.find((m) => m.from.isBot && m.text.includes("Thread usage:"));
+    }, "the /status reply");
+    expect(status.text).toContain("Thread usage: 40 in · 20 out");
 
     for (const p of [gateway, workerA, workerB])
       expect(p.logs().filter((l) => String(l.msg).includes("no enabled channel"))).toEqual([]);
