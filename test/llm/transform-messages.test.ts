@@ -169,6 +169,18 @@ describe("transformMessages: tool-call ids", () => {
     ]);
   });
 
+  it("keeps ids unique when a valid id comes after another that was rewritten to it", () => {
+    // The property test's counterexample (seed -1680083092): "H " becomes "H" first, then the
+    // valid "H" must not keep its own id beside it.
+    const ids = ["H ", "H", ""];
+    const messages: Message[] = [user("go"), assistant(gpt, ids.map((id) => call(id)), "toolUse")];
+    for (const id of ids) messages.push(result(id, `r:${id}`));
+    const out = transformMessages(messages, claude);
+    const calls = contentOf(out, 1).map((c) => (c.type === "toolCall" ? c.id : ""));
+    expect(new Set(calls).size).toBe(3);
+    expect(out.slice(2).map((m) => (m.role === "toolResult" ? m.toolCallId : ""))).toEqual(calls);
+  });
+
   it("leaves the same model's ids alone and uses a custom normalizer for others", () => {
     const messages = [
       user("go"),

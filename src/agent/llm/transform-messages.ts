@@ -132,7 +132,9 @@ export function transformMessages(
     const known = rewritten.get(id);
     if (known !== undefined) return known;
     let next = normalizeToolCallId(id, model);
-    if (used.has(next) && next !== id) {
+    // Taken by the same model's own calls or by an earlier rewrite ("H " became "H"): a valid id
+    // that arrives later is rewritten too, or two calls would share it.
+    if (used.has(next)) {
       // At most 32 + 1 + 7 = 40 characters, inside every API's limit.
       const base = `${next.slice(0, 32)}_${shortHash(id)}`;
       next = base;
