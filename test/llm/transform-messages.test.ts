@@ -173,7 +173,8 @@ describe("transformMessages: tool-call ids", () => {
     // The property test's counterexample (seed -1680083092): "H " becomes "H" first, then the
     // valid "H" must not keep its own id beside it.
     const ids = ["H ", "H", ""];
-    const messages: Message[] = [user("go"), assistant(gpt, ids.map((id) => call(id)), "toolUse")];
+    const calls0 = ids.map((id) => call(id));
+    const messages: Message[] = [user("go"), assistant(gpt, calls0, "toolUse")];
     for (const id of ids) messages.push(result(id, `r:${id}`));
     const out = transformMessages(messages, claude);
     const calls = contentOf(out, 1).map((c) => (c.type === "toolCall" ? c.id : ""));
