@@ -163,9 +163,12 @@ return 1
  * `inflight` by `rule`; returns {0, waitMs} (a collect group in its window) or {1, items...}.
  */
 const TAKE_ITEMS = `
+-- What take_items left in the inbox, so a caller needs no LLEN after it.
+local inbox_left = 0
 local function take_items(inbox, inflight, rule, debounce, now)
   local raw = redis.call('LRANGE', inbox, 0, -1)
   local items = {}
+  local popped = 0
   for _, r in ipairs(raw) do
     local ok, item = pcall(cjson.decode, r)
     if ok and type(item) == 'table' and tonumber(item.seq) then
@@ -173,6 +176,7 @@ local function take_items(inbox, inflight, rule, debounce, now)
     elseif #items == 0 then
       -- A damaged item at the head would block the thread forever; it cannot be delivered anyway.
       redis.call('LPOP', inbox)
+      popped = popped + 1
     else
       break
     end
@@ -206,6 +210,7 @@ local function take_items(inbox, inflight, rule, debounce, now)
   for i = 1, count do
     table.insert(out, redis.call('LMOVE', inbox, inflight, 'LEFT', 'RIGHT'))
   end
+  inbox_left = #raw - popped - count
   return out
 end
 `;
@@ -300,9 +305,9 @@ for i = 5, #ARGV do persisted[ARGV[i]] = true end
 settle_items(KEYS[2], KEYS[1], true, persisted)
 local t = take_items(KEYS[1], KEYS[2], 'next', tonumber(ARGV[2]), tonumber(ARGV[3]))
 if t[1] ~= 1 or #t > 1 then return with_control(t, KEYS[4]) end
--- The inflight list was just emptied (every item removed or moved back to the inbox, which the
--- take then found empty or took from), so RELEASE's check of it is the inbox's alone here.
-if redis.call('LLEN', KEYS[1]) > 0 then return {3} end
+-- RELEASE's check needs no read here: the inflight list was just emptied (every item removed or
+-- moved back to the inbox, which the take then read), and the take counted what it left.
+if inbox_left > 0 then return {3} end
 redis.call('DEL', KEYS[3])
 return {2}
 `,

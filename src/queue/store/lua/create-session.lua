@@ -29,19 +29,25 @@ end
 if redis.call("EXISTS", KEYS[2]) == 1 then return {-3} end
 
 local sid = ARGV[1]
-redis.call("RPUSH", KEYS[2], ARGV[3])
+-- One RPUSH and one HSET for the header and every entry, one HSET for the meta fields: a new
+-- thread's session costs as few commands as its keys allow.
 local n = tonumber(ARGV[8])
+local lines = {ARGV[3]}
+local index = {}
 local leaf = ""
 for k = 0, n - 1 do
-  local line = ARGV[9 + k * 2]
   local value = ARGV[10 + k * 2]
-  redis.call("RPUSH", KEYS[2], line)
+  lines[#lines + 1] = ARGV[9 + k * 2]
   leaf = string.match(value, "^([^\t]*)")
-  redis.call("HSET", KEYS[3], leaf, string.sub(value, #leaf + 2))
+  index[#index + 1] = leaf
+  index[#index + 1] = string.sub(value, #leaf + 2)
 end
+redis.call("RPUSH", KEYS[2], unpack(lines))
+if n > 0 then redis.call("HSET", KEYS[3], unpack(index)) end
 redis.call("HSET", KEYS[4], sid, leaf)
-redis.call("HSET", KEYS[1], "threadKey", ARGV[7], "currentSessionId", sid, "leafId", leaf, "updatedAt", ARGV[4])
-if ARGV[5] ~= "" then redis.call("HSET", KEYS[1], "model", ARGV[5]) end
-if ARGV[6] ~= "" then redis.call("HSET", KEYS[1], "thinkingLevel", ARGV[6]) end
+local meta = {"threadKey", ARGV[7], "currentSessionId", sid, "leafId", leaf, "updatedAt", ARGV[4]}
+if ARGV[5] ~= "" then meta[#meta + 1] = "model"; meta[#meta + 1] = ARGV[5] end
+if ARGV[6] ~= "" then meta[#meta + 1] = "thinkingLevel"; meta[#meta + 1] = ARGV[6] end
+redis.call("HSET", KEYS[1], unpack(meta))
 redis.call("RPUSH", KEYS[5], sid)
 return {1, leaf}
