@@ -1,6 +1,6 @@
 /**
- * Every Redis command of one message, from MONITOR: one message that wakes an idle thread, then
- * one delivered into a running thread. The second trace also holds the end of the run it was
+ * Every Redis command of one message, from MONITOR: one message that wakes an idle thread (a new
+ * one), a second to that thread once it is idle again, then one delivered into a running thread. The second trace also holds the end of the run it was
  * delivered into (the first reply's append, its checkpoints); the bench's `commands` section
  * subtracts that, this trace does not. One line per command: `L` when a script ran it, `-` when a
  * process sent it.
@@ -41,9 +41,15 @@ async function trace(label: string, run: () => Promise<void>): Promise<void> {
 }
 
 const idle = tag();
-await trace("idle wake", async () => {
-  p.inject(chat++, `hello [${idle}]`);
+const idleChat = chat++;
+await trace("idle wake, new thread", async () => {
+  p.inject(idleChat, `hello [${idle}]`);
   await until(() => p.model.endedAt.has(idle), 10_000, "idle reply");
+});
+const again = tag();
+await trace("idle wake, the same thread again", async () => {
+  p.inject(idleChat, `and again [${again}]`);
+  await until(() => p.model.endedAt.has(again), 10_000, "second idle reply");
 });
 const first = tag();
 const second = tag();

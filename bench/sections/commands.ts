@@ -5,7 +5,11 @@
  * - idle wake: `threads` new private chats get one message each (immediate reply); every command
  *   from the first delivery until the last reply is visible and the worker has let go of every
  *   thread, divided by the messages. That is a message that wakes an idle thread: dedupe, inbox
- *   append, wake job, the job's lifecycle, lease, take, the session writes, settle, release.
+ *   append, wake job, the job's lifecycle, lease, take, the session writes, settle, release; for a
+ *   new thread also its session's creation.
+ * - idle wake of a thread that exists: the same chats, once every one is idle again, get a second
+ *   message each: a conversation that goes on (no session to create; the worker reuses the agent
+ *   it parked, as it does for ten minutes).
  * - into a running thread: the same number of chats each get a reply paced over `streamMs`, once
  *   alone (phase A) and once with a second message delivered while the reply streams (phase B).
  *   (B − A) / chats is what one more message costs when a holder is already running: the delivery
@@ -25,12 +29,15 @@ import { type Pipeline, startPipeline, until } from "../lib/pipeline.js";
 export interface CommandSample {
   /** Commands Redis executed (`INFO commandstats`: inside scripts included), per message. */
   idleWake: number;
+  idleExisting: number;
   intoRunning: number;
   /** Of those, BullMQ's (its scripts' commands and its worker's polls): the job lifecycle's floor. */
   idleWakeBull: number;
+  idleExistingBull: number;
   intoRunningBull: number;
   /** Commands the processes sent (round trips before pipelining; a script counts once), per message. */
   idleWakeSent: number;
+  idleExistingSent: number;
   intoRunningSent: number;
   /** The commands of the idle-wake phase per message, by name, largest first. */
   idleTop: string;
@@ -133,17 +140,21 @@ export async function runCommandCount(
       return tags.every((t) => texts.has(`ok [${t}]`) || [...texts].some((x) => x.startsWith(`ok [${t}]`)));
     };
 
-    const idle = await measure(redis, p, async () => {
+    const idleChats = Array.from({ length: threads }, () => chat++);
+    const wakeEach = (text: string) => async () => {
       const tags: string[] = [];
-      for (let i = 0; i < threads; i++) {
+      for (const c of idleChats) {
         const t = newTag();
         tags.push(t);
-        p.inject(chat++, `hello [${t}]`);
+        p.inject(c, `${text} [${t}]`);
         // Spaced so that each message finds its thread idle and the worker not busy.
         await new Promise((r) => setTimeout(r, 20));
       }
       await until(replied(tags), 60_000, "every idle-wake reply");
-    });
+    };
+    const idle = await measure(redis, p, wakeEach("hello"));
+    // measure() starts once every lease is released: each thread is idle again.
+    const existing = await measure(redis, p, wakeEach("and again"));
 
     const streaming = (second: boolean) => async () => {
       const tags: string[] = [];
@@ -188,10 +199,13 @@ export async function runCommandCount(
     }
     return {
       idleWake: idle.commands / threads,
+      idleExisting: existing.commands / threads,
       intoRunning: (withSecond.commands - alone.commands) / threads,
       idleWakeBull: idle.bull / threads,
+      idleExistingBull: existing.bull / threads,
       intoRunningBull: (withSecond.bull - alone.bull) / threads,
       idleWakeSent: idle.sent / threads,
+      idleExistingSent: existing.sent / threads,
       intoRunningSent: (withSecond.sent - alone.sent) / threads,
       idleTop: top(idle.counts, threads),
       intoRunningTop: top(marginal, threads),

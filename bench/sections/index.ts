@@ -178,7 +178,7 @@ const commandsSection: Section = {
     const threads = ctx.quick ? 20 : 50;
     const samples = await repeat(ctx, ctx.quick ? 1 : 3, () => runCommandCount(ctx.redisUrl, threads, 4000));
     addFigure(ctx, "commands", samples, (x) => x.idleWake, {
-      name: "Redis commands for a message that wakes an idle thread",
+      name: "Redis commands for a message that wakes an idle thread (a new one: its session created)",
       unit: "commands",
       target: { op: "<=", value: 30 },
     });
@@ -188,6 +188,19 @@ const commandsSection: Section = {
     });
     addFigure(ctx, "commands", samples, (x) => x.idleWakeSent, {
       name: "  commands sent for it (a script once, inner commands not)",
+      unit: "commands",
+    });
+    addFigure(ctx, "commands", samples, (x) => x.idleExisting, {
+      name: "Redis commands for a message that wakes an idle thread that exists (a conversation going on)",
+      unit: "commands",
+      target: { op: "<=", value: 30 },
+    });
+    addFigure(ctx, "commands", samples, (x) => x.idleExistingBull, {
+      name: "  of which BullMQ's",
+      unit: "commands",
+    });
+    addFigure(ctx, "commands", samples, (x) => x.idleExistingSent, {
+      name: "  commands sent for it",
       unit: "commands",
     });
     addFigure(ctx, "commands", samples, (x) => x.intoRunning, {

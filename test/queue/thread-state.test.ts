@@ -7,6 +7,7 @@ import { MemoryThreadState } from "../../src/queue/embedded/memory-thread-state.
 import { RuntimeKeys } from "../../src/queue/keys.js";
 import type { RedisClient } from "../../src/queue/redis/client.js";
 import { RedisThreadState } from "../../src/queue/redis/redis-thread-state.js";
+import { RedisRenderJournal } from "../../src/queue/redis/render-journal.js";
 import type { AppendOptions, ThreadState } from "../../src/queue/state/types.js";
 import type { DeliveryMode, InboxItem } from "../../src/queue/types.js";
 import { ManualClock } from "../support/manual-clock.js";
@@ -193,6 +194,42 @@ describe.each(implementations)("%s thread state", (_name, make) => {
     expect(await put(s, "c")).toMatchObject({ woke: true });
   });
 
+  it("a wake acquire that takes ahead returns the inflight list and, when it is empty, the first take by the next rule", async () => {
+    const s = make();
+    const acquire = s.wakeAcquire?.bind(s);
+    if (!acquire) throw new Error("both thread states offer wakeAcquire");
+    const ahead = { debounceMs: 0, journal: false };
+    await put(s, "a");
+    await put(s, "b");
+    await put(s, "f", "followUp");
+    const first = await acquire(T, "tok", 5000, ahead);
+    expect(first).toMatchObject({ acquired: true, inflight: [], ahead: { status: "taken" } });
+    expect(first.acquired && first.ahead?.status === "taken" && texts(first.ahead.items)).toEqual(["a", "b"]);
+    // The holder dies with a and b inflight: its successor gets them back to recover, and nothing
+    // is taken past them (older work first).
+    await s.forceRelease(T, "tok");
+    const next = await acquire(T, "tok2", 5000, ahead);
+    expect(next.acquired && next.inflight && texts(next.inflight)).toEqual(["a", "b"]);
+    expect(next.acquired && next.ahead).toBeUndefined();
+    expect((await s.probe(T)).inboxDepth).toBe(1);
+    // Not asked to take ahead: neither the list nor a take.
+    await s.forceRelease(T, "tok2");
+    const plain = await acquire(T, "tok3", 5000);
+    expect(plain.acquired && [plain.inflight, plain.ahead]).toEqual([undefined, undefined]);
+  });
+
+  it("a wake acquire that takes ahead waits out a collect group like a take, and takes nothing else", async () => {
+    const s = make();
+    const acquire = s.wakeAcquire?.bind(s);
+    if (!acquire) throw new Error("both thread states offer wakeAcquire");
+    await put(s, "c1", "collect");
+    const r = await acquire(T, "tok", 5000, { debounceMs: 1000, journal: false });
+    expect(r).toMatchObject({ acquired: true, inflight: [], ahead: { status: "wait" } });
+    expect(r.acquired && r.ahead?.status === "wait" && r.ahead.waitMs).toBeGreaterThan(0);
+    expect(await s.inflight(T)).toEqual([]);
+    expect((await s.probe(T)).inboxDepth).toBe(1);
+  });
+
   it("stop and interrupt abort what was delivered before them and discard queued messages, keeping /new", async () => {
     const s = make();
     await put(s, "a", "followUp");
@@ -259,5 +296,28 @@ describe.each(implementations)("%s thread state", (_name, make) => {
     expect(queued.accepted && !queued.repeated).toBe(true);
     expect(await s.append(T, item, full)).toMatchObject({ accepted: true, repeated: true });
     expect((await s.probe(T)).inboxDepth).toBe(1);
+  });
+});
+
+describe.each(redisBackends())("%s: a wake acquire and the render journal", (backend) => {
+  it("takes nothing ahead while the journal owes the thread a render (a cut-off reply is finished first)", async () => {
+    const redis = connectBackend(backend);
+    redisConnections.push(redis);
+    const keys = new RuntimeKeys(uniquePrefix());
+    const s = new RedisThreadState(redis, keys, { clock });
+    const journal = new RedisRenderJournal(redis, keys);
+    await put(s, "a");
+    await s.acquire(T, "tok", 5000);
+    expect(await journal.put(T, "tok", "run-1", { text: "half an answer" })).toBe(true);
+    await s.forceRelease(T, "tok");
+    const owed = await s.wakeAcquire(T, "tok2", 5000, { debounceMs: 0, journal: true });
+    expect(owed).toMatchObject({ acquired: true, inflight: [] });
+    expect(owed.acquired && owed.ahead).toBeUndefined();
+    expect((await s.probe(T)).inboxDepth).toBe(1);
+    // Once the journal holds nothing for the thread, the first take goes with the lease.
+    await journal.drop(T, "tok2", "run-1");
+    await s.forceRelease(T, "tok2");
+    const clear = await s.wakeAcquire(T, "tok3", 5000, { debounceMs: 0, journal: true });
+    expect(clear.acquired && clear.ahead?.status === "taken" && texts(clear.ahead.items)).toEqual(["a"]);
   });
 });

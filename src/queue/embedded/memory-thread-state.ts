@@ -14,6 +14,7 @@ import type {
   EventClaim,
   ReleaseOutcome,
   StopOutcome,
+  TakeAhead,
   TakeOutcome,
   TakeRule,
   ThreadProbe,
@@ -225,11 +226,25 @@ export class MemoryThreadState implements ThreadState {
     return this.leases.acquire(this.thread(threadKey).key, token, ttlMs);
   }
 
-  async wakeAcquire(threadKey: string, token: string, ttlMs: number): Promise<WakeAcquire> {
+  async wakeAcquire(
+    threadKey: string,
+    token: string,
+    ttlMs: number,
+    ahead?: TakeAhead,
+  ): Promise<WakeAcquire> {
     const t = this.thread(threadKey);
     t.wake = undefined;
     const r = await this.leases.acquire(t.key, token, ttlMs);
-    return r.acquired ? { acquired: true, control: { ...t.control } } : r;
+    if (!r.acquired) return r;
+    const control = { ...t.control };
+    if (!ahead) return { acquired: true, control };
+    const inflight = [...t.inflight];
+    // The journal is not this state's to read: with it in use, the caller takes itself.
+    if (inflight.length > 0 || ahead.journal) return { acquired: true, control, inflight };
+    const taken = await this.take(threadKey, token, "next", ahead.debounceMs);
+    if (taken.status === "lost")
+      throw new Error(`The lease of ${threadKey} was taken within its own acquire.`);
+    return { acquired: true, control, inflight, ahead: taken };
   }
 
   async renew(threadKey: string, token: string, ttlMs: number): Promise<boolean> {

@@ -19,6 +19,7 @@ import type {
   FinishOutcome,
   ReleaseOutcome,
   StopOutcome,
+  TakeAhead,
   TakeOutcome,
   TakeRule,
   ThreadProbe,
@@ -235,16 +236,29 @@ export class RedisThreadState implements ThreadState {
     return this.leases.acquire(this.keys.lease(threadKey), token, ttlMs);
   }
 
-  async wakeAcquire(threadKey: string, token: string, ttlMs: number): Promise<WakeAcquire> {
+  async wakeAcquire(
+    threadKey: string,
+    token: string,
+    ttlMs: number,
+    ahead?: TakeAhead,
+  ): Promise<WakeAcquire> {
     const k = this.keys.thread(threadKey);
     const r = (await runScript(
       this.redis,
       WAKE_ACQUIRE,
-      [k.wake, k.lease, k.control],
-      [token, ttlMs],
+      [k.wake, k.lease, k.control, k.inflight, k.inbox, this.keys.renderJournal(threadKey)],
+      [token, ttlMs, ahead ? "1" : "", ahead?.debounceMs ?? 0, this.clock.now(), ahead?.journal ? "1" : ""],
     )) as ScriptReply[];
-    if (num(r[0]) === 1) return { acquired: true, control: controlOf(r) };
-    return { acquired: false, holder: String(r[1] ?? ""), pttl: num(r[2]) };
+    if (num(r[0]) !== 1) return { acquired: false, holder: String(r[1] ?? ""), pttl: num(r[2]) };
+    const control = controlOf(r);
+    if (r.length <= 4) return { acquired: true, control };
+    const n = num(r[4]);
+    const inflight = parseItems(rest(r.slice(0, 5 + n), 5));
+    const take = r.slice(5 + n);
+    if (take.length === 0) return { acquired: true, control, inflight };
+    // TAKE's reply without its control fields: shift it into the shape takeOutcome reads.
+    const taken = takeOutcome([take[0] as ScriptReply, r[1], r[2], r[3], ...take.slice(1)] as ScriptReply[]);
+    return { acquired: true, control, inflight, ahead: taken };
   }
 
   async renew(threadKey: string, token: string, ttlMs: number): Promise<boolean> {

@@ -80,11 +80,28 @@ export type TakeOutcome =
 
 /**
  * What `wakeAcquire` did: the lease was taken (with the control state read in the same step), or a
- * live holder has it (as `LeaseAcquire` reports it).
+ * live holder has it (as `LeaseAcquire` reports it). Asked to take ahead, a state also returns the
+ * inflight list as it was when the lease was taken, and `ahead`: what `take("next")` would have
+ * returned right after (never `lost`). Either may be left out; the caller then reads or takes itself.
  */
 export type WakeAcquire =
-  | { acquired: true; control: ControlState }
+  | {
+      acquired: true;
+      control: ControlState;
+      inflight?: InboxItem[];
+      ahead?: Exclude<TakeOutcome, { status: "lost" }>;
+    }
   | { acquired: false; holder: string; pttl: number };
+
+/**
+ * `wakeAcquire`'s take ahead: the first `take("next")` in the step that takes the lease, made only
+ * when the inflight list is empty (a predecessor left nothing to recover first) and, with
+ * `journal`, the thread's render journal owes nothing (a cut-off reply is finished first).
+ */
+export interface TakeAhead {
+  debounceMs: number;
+  journal: boolean;
+}
 
 export interface ControlState {
   /** A run whose first item has `seq <= abortAt` must abort (a stop or an interrupt came after it). */
@@ -151,9 +168,10 @@ export interface ThreadState {
   /**
    * Optional (a store with round trips to save): a wake job's first step as one atomic call, with
    * the effect of `clearWake` then `acquire`; when the lease is taken it also returns the control
-   * state read in that step. Without it the worker makes the calls one by one.
+   * state read in that step, and with `ahead` the inflight list and the first take (`TakeAhead`).
+   * Without it the worker makes the calls one by one.
    */
-  wakeAcquire?(threadKey: string, token: string, ttlMs: number): Promise<WakeAcquire>;
+  wakeAcquire?(threadKey: string, token: string, ttlMs: number, ahead?: TakeAhead): Promise<WakeAcquire>;
   /** Extends the lease; false when `token` no longer holds it. */
   renew(threadKey: string, token: string, ttlMs: number): Promise<boolean>;
   /** Releases the lease only if the inbox and the inflight list are empty (one atomic step). */

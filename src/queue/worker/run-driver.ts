@@ -288,8 +288,10 @@ export class RunDriver implements AgentBinding {
       p.catch(() => {});
       return p;
     };
+    // A wake acquire that took ahead read the inflight list already, in the step that took the lease.
+    const inflight = this.tenure.acquiredInflightItems();
     this.leftovers = {
-      inflight: settled(state.inflight(this.threadKey)),
+      inflight: inflight ? Promise.resolve(inflight) : settled(state.inflight(this.threadKey)),
       owed: journal && finishOwed ? settled(journal.owed(this.threadKey)) : undefined,
     };
   }

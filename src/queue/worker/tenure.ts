@@ -45,6 +45,7 @@ import type {
   TakeRule,
   ThreadState,
 } from "../state/types.js";
+import type { InboxItem } from "../types.js";
 
 export type TenureState =
   | "idle"
@@ -140,6 +141,8 @@ export class Tenure {
   private holding: Promise<unknown> = Promise.resolve();
   /** The control state read in the step that took the lease (a wake acquire), until first asked for. */
   private acquiredControl: ControlState | undefined;
+  /** The inflight list read in that step (a wake acquire that took ahead), until first asked for. */
+  private acquiredInflight: InboxItem[] | undefined;
 
   constructor(
     readonly threadKey: string,
@@ -199,8 +202,16 @@ export class Tenure {
    * the watch only decides how long to keep asking. `wake`: this is a wake job's first step, so the
    * thread's wake flag is cleared first (in the same atomic step as the first try when the state
    * has `wakeAcquire`, which also reads the control state: `acquiredControlState()` returns it).
+   * `takeAhead` (with `wake`): that step also reads the inflight list (`acquiredInflightItems()`)
+   * and, when nothing is left to recover, makes the first `take("next")` as `takeAhead()` would;
+   * `journal` says the render journal is in use, so an owed render counts as something to recover.
    */
-  async acquire(o: { rerun: boolean; wake?: boolean; signal?: AbortSignal }): Promise<boolean> {
+  async acquire(o: {
+    rerun: boolean;
+    wake?: boolean;
+    takeAhead?: { journal: boolean };
+    signal?: AbortSignal;
+  }): Promise<boolean> {
     const { state, clock, leaseTtlMs: ttl } = this.env;
     const tolerance = Math.max(25, ttl / 20);
     const deadline = clock.now() + 2 * ttl + 1000;
@@ -212,7 +223,9 @@ export class Tenure {
     }
     for (;;) {
       const sentAt = clock.now();
-      const r = clearWake ? await this.wakeAcquire() : await state.acquire(this.threadKey, this.token, ttl);
+      const r = clearWake
+        ? await this.wakeAcquire(o.takeAhead)
+        : await state.acquire(this.threadKey, this.token, ttl);
       clearWake = false;
       if (r.acquired) {
         this.to("leased");
@@ -235,13 +248,17 @@ export class Tenure {
     }
   }
 
-  /** The state's `wakeAcquire`, keeping the control state it read. */
-  private async wakeAcquire(): Promise<LeaseAcquire> {
-    const { state, leaseTtlMs } = this.env;
+  /** The state's `wakeAcquire`, keeping the control state, the inflight list and the take it made. */
+  private async wakeAcquire(takeAhead: { journal: boolean } | undefined): Promise<LeaseAcquire> {
+    const { state, leaseTtlMs, collectDebounceMs } = this.env;
     if (!state.wakeAcquire) return state.acquire(this.threadKey, this.token, leaseTtlMs);
-    const r = await state.wakeAcquire(this.threadKey, this.token, leaseTtlMs);
-    if (r.acquired) this.acquiredControl = r.control;
-    return r.acquired ? { acquired: true } : r;
+    const ahead = takeAhead && { debounceMs: collectDebounceMs, journal: takeAhead.journal };
+    const r = await state.wakeAcquire(this.threadKey, this.token, leaseTtlMs, ahead);
+    if (!r.acquired) return r;
+    this.acquiredControl = r.control;
+    this.acquiredInflight = r.inflight;
+    if (r.ahead) this.ahead = Promise.resolve(r.ahead);
+    return { acquired: true };
   }
 
   /**
@@ -252,6 +269,16 @@ export class Tenure {
     const c = this.acquiredControl;
     this.acquiredControl = undefined;
     return c;
+  }
+
+  /**
+   * The inflight list read in the step that took the lease, once: the first call after a wake
+   * acquire that took ahead returns it, every other call undefined (then the caller reads it).
+   */
+  acquiredInflightItems(): InboxItem[] | undefined {
+    const items = this.acquiredInflight;
+    this.acquiredInflight = undefined;
+    return items;
   }
 
   private decline(): false {

@@ -69,7 +69,15 @@ export class WorkerCore {
       return;
     }
     const tenure = new Tenure(threadKey, randomUUID(), this.env);
-    if (!(await tenure.acquire({ rerun: job.rerun, wake: true, signal: this.stopping.signal }))) return;
+    // The first take goes with the lease when nothing is left to recover (`Tenure.acquire`).
+    const takeAhead = { journal: this.env.journal !== undefined && this.env.finishOwed !== undefined };
+    const acquired = await tenure.acquire({
+      rerun: job.rerun,
+      wake: true,
+      takeAhead,
+      signal: this.stopping.signal,
+    });
+    if (!acquired) return;
     if (this.stopping.signal.aborted) {
       tenure.handOff("now");
       await tenure.end();

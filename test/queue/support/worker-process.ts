@@ -55,11 +55,12 @@ let steps = 0;
 function step<R>(name: string, send: () => R): R {
   const out = send();
   // `finish` is a settle, a take and a release in one step: it counts as a `settle` or a `release`;
-  // `wakeAcquire` (a wake job's clear-and-acquire) counts as an `acquire`.
+  // `wakeAcquire` (a wake job's clear-and-acquire, with the first take when nothing is inflight)
+  // counts as an `acquire` or a `take`.
   const counts =
     name === dieStep ||
     (name === "finish" && (dieStep === "settle" || dieStep === "release")) ||
-    (name === "wakeAcquire" && dieStep === "acquire");
+    (name === "wakeAcquire" && (dieStep === "acquire" || dieStep === "take"));
   if (counts && ++steps === Number(dieAfter)) {
     emit({ type: "dying", step: dieStep, n: steps });
     process.kill(process.pid, "SIGKILL");
