@@ -321,6 +321,37 @@ describe("takeover between workers (test clock)", () => {
     expect(c.errors).toEqual([]);
   });
 
+  it("a worker that starts shutting down while its wake takes the lease puts the message it took with the lease back: the next worker finds it queued, not inflight", async () => {
+    const c = cluster();
+    let stop: () => Promise<void> = async () => {};
+    const stream = toolThenAck();
+    const a = c.worker("A", stream, {
+      state: (s) =>
+        new Proxy(s, {
+          get(obj, prop) {
+            const value: unknown = Reflect.get(obj, prop, obj);
+            if (prop !== "wakeAcquire" || typeof value !== "function") return value;
+            // The shutdown begins while the acquire (and the take it makes) is on the wire.
+            return async (...args: unknown[]) => {
+              const r: unknown = await value.apply(obj, args);
+              void stop();
+              return r;
+            };
+          },
+        }),
+    });
+    stop = () => a.core.shutdown(0);
+    await c.deliver("hello");
+    await a.core.process(T, { rerun: false });
+    expect(c.log.map((e) => `${e.worker} ${e.type}`)).toEqual(["A acquired", "A releasing", "A handoff"]);
+    expect(await c.state.probe(T)).toEqual({ inboxDepth: 1, inflightDepth: 0, active: false });
+    expect(stream.calls).toHaveLength(0);
+    const b = c.worker("B", stream);
+    await b.core.process(T, { rerun: false });
+    expect(await c.lines()).toEqual(["user:hello", "assistant:ack hello"]);
+    expect(c.errors).toEqual([]);
+  });
+
   it("a follow-up taken at the steering read after a final reply waits for the follow-up read; a steer behind it waits too", async () => {
     const c = cluster();
     let local: AgentMessage[] = [];

@@ -278,8 +278,9 @@ export class RunDriver implements AgentBinding {
 
   /**
    * Asks now for what `recover()` reads first (the inflight list, the renders the journal owes),
-   * so the reads travel with the tenure's first ones. Once the lease is held only this holder
-   * changes either, so they are as fresh when `recover()` uses them.
+   * so the reads travel with the tenure's first ones, unless the step that took the lease read them
+   * already (`Tenure.acquiredLeftovers`). Once the lease is held only this holder changes either,
+   * so they are as fresh when `recover()` uses them.
    */
   readLeftovers(): void {
     const { state, journal, finishOwed } = this.env;
@@ -288,11 +289,13 @@ export class RunDriver implements AgentBinding {
       p.catch(() => {});
       return p;
     };
-    // A wake acquire that took ahead read the inflight list already, in the step that took the lease.
-    const inflight = this.tenure.acquiredInflightItems();
+    const acquired = this.tenure.acquiredLeftovers();
+    let owed: Promise<OwedRender[]> | undefined;
+    if (journal && finishOwed)
+      owed = acquired?.nothingOwed ? Promise.resolve([]) : settled(journal.owed(this.threadKey));
     this.leftovers = {
-      inflight: inflight ? Promise.resolve(inflight) : settled(state.inflight(this.threadKey)),
-      owed: journal && finishOwed ? settled(journal.owed(this.threadKey)) : undefined,
+      inflight: acquired ? Promise.resolve(acquired.inflight) : settled(state.inflight(this.threadKey)),
+      owed,
     };
   }
 

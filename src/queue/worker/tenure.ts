@@ -120,6 +120,14 @@ export interface TenureEnv {
   onLease?: (event: LeaseEvent) => void;
 }
 
+/** A predecessor's leftovers as the step that took the lease read them. */
+export interface AcquiredLeftovers {
+  /** The inflight list. */
+  inflight: InboxItem[];
+  /** The step took ahead, which it does only when the render journal (if in use) owes nothing. */
+  nothingOwed: boolean;
+}
+
 /** The work a tenure does while `running`: an agent run or a session command. */
 export interface TenureWork {
   /** A stop aborted it: nothing more is taken for it and no automatic compaction starts. */
@@ -141,8 +149,8 @@ export class Tenure {
   private holding: Promise<unknown> = Promise.resolve();
   /** The control state read in the step that took the lease (a wake acquire), until first asked for. */
   private acquiredControl: ControlState | undefined;
-  /** The inflight list read in that step (a wake acquire that took ahead), until first asked for. */
-  private acquiredInflight: InboxItem[] | undefined;
+  /** What that step read of a predecessor's leftovers (a wake acquire asked to take ahead), until first asked for. */
+  private acquiredLeftover: AcquiredLeftovers | undefined;
 
   constructor(
     readonly threadKey: string,
@@ -202,7 +210,7 @@ export class Tenure {
    * the watch only decides how long to keep asking. `wake`: this is a wake job's first step, so the
    * thread's wake flag is cleared first (in the same atomic step as the first try when the state
    * has `wakeAcquire`, which also reads the control state: `acquiredControlState()` returns it).
-   * `takeAhead` (with `wake`): that step also reads the inflight list (`acquiredInflightItems()`)
+   * `takeAhead` (with `wake`): that step also reads the inflight list (`acquiredLeftovers()`)
    * and, when nothing is left to recover, makes the first `take("next")` as `takeAhead()` would;
    * `journal` says the render journal is in use, so an owed render counts as something to recover.
    */
@@ -256,7 +264,8 @@ export class Tenure {
     const r = await state.wakeAcquire(this.threadKey, this.token, leaseTtlMs, ahead);
     if (!r.acquired) return r;
     this.acquiredControl = r.control;
-    this.acquiredInflight = r.inflight;
+    // A state takes ahead only when the journal (if in use) owes the thread nothing.
+    if (r.inflight) this.acquiredLeftover = { inflight: r.inflight, nothingOwed: r.ahead !== undefined };
     if (r.ahead) this.ahead = Promise.resolve(r.ahead);
     return { acquired: true };
   }
@@ -272,13 +281,14 @@ export class Tenure {
   }
 
   /**
-   * The inflight list read in the step that took the lease, once: the first call after a wake
-   * acquire that took ahead returns it, every other call undefined (then the caller reads it).
+   * What the step that took the lease read of a predecessor's leftovers, once: the first call after
+   * a wake acquire asked to take ahead returns it, every other call undefined (then the caller reads
+   * them itself).
    */
-  acquiredInflightItems(): InboxItem[] | undefined {
-    const items = this.acquiredInflight;
-    this.acquiredInflight = undefined;
-    return items;
+  acquiredLeftovers(): AcquiredLeftovers | undefined {
+    const read = this.acquiredLeftover;
+    this.acquiredLeftover = undefined;
+    return read;
   }
 
   private decline(): false {

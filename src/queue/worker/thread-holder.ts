@@ -69,13 +69,14 @@ export class ThreadHolder {
   private async loop(): Promise<void> {
     const { tenure } = this;
     // What a predecessor may have left is asked for now, beside the meta read the control check
-    // makes: one round trip for both.
+    // makes (one round trip for both), unless the wake acquire read it with the lease.
     this.runs.readLeftovers();
     // Control first: the meta read it makes (after the lease was taken) is fresh for the control
     // version it saw, and the agent is built or reused from that one read.
     await this.control.check();
     // With nothing left inflight, the first take goes beside the agent's build (a new session's
-    // create, or the branch read): one round trip less before the first model call.
+    // create, or the branch read): one round trip less before the first model call. A wake
+    // acquire usually made it with the lease already; then this does nothing.
     if (await this.runs.nothingInflight()) tenure.takeAhead();
     await this.session.ensureAgent();
     await this.runs.recover();

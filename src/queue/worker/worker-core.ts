@@ -79,6 +79,9 @@ export class WorkerCore {
     });
     if (!acquired) return;
     if (this.stopping.signal.aborted) {
+      // What the acquire took ahead goes back to the inbox head, so the next holder finds the
+      // thread as it was rather than an item to recover.
+      await tenure.returnAhead().catch((e: unknown) => this.o.onError(e, "returning a first take"));
       tenure.handOff("now");
       await tenure.end();
       await this.o.rewake(threadKey);

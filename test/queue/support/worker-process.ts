@@ -7,8 +7,9 @@
  *
  * `SB_DIE_AT=<step>:<n>` kills the process with SIGKILL right after it sends its n-th <step>
  * (`acquire`, `renew`, `take`, `settle`, `release`, `forceRelease` of the thread state, or `append`
- * of the session store; `finish` counts as a `settle` and as a `release`): the step reaches Redis,
- * its reply is never seen.
+ * of the session store; `finish` counts as a `settle` and as a `release`, `wakeAcquire` (which takes
+ * ahead when nothing is inflight) as an `acquire` and as a `take`): the step reaches Redis, its
+ * reply is never seen.
  *
  * Environment: REDIS_URL, SB_PREFIX, SB_WORKER (a name), SB_LEASE_TTL (ms), SB_CONCURRENCY,
  * SB_SWEEP (ms), SB_DIE_AT.
