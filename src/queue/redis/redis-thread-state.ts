@@ -74,9 +74,17 @@ function controlOf(r: ScriptReply[]): ControlState {
 
 /** A take's reply with the control state after its status (TAKE, and FINISH's next take). */
 function takeOutcome(r: ScriptReply[]): Exclude<TakeOutcome, { status: "lost" }> {
-  const control = controlOf(r);
-  if (num(r[0]) === 0) return { status: "wait", waitMs: Math.max(1, num(r[4])), control };
-  return { status: "taken", items: parseItems(rest(r, 4)), control };
+  return takeOf(r[0], r.slice(4), controlOf(r));
+}
+
+/** `take_items`'s status ({0, waitMs} or {1, items...}), its rest, and the control state it goes with. */
+function takeOf(
+  status: ScriptReply | undefined,
+  after: ScriptReply[],
+  control: ControlState,
+): Exclude<TakeOutcome, { status: "lost" }> {
+  if (num(status) === 0) return { status: "wait", waitMs: Math.max(1, num(after[0])), control };
+  return { status: "taken", items: parseItems(rest(after, 0)), control };
 }
 
 /** The Redis implementation of the coordination primitives. Uses (does not own) `redis`. */
@@ -256,9 +264,7 @@ export class RedisThreadState implements ThreadState {
     const inflight = parseItems(rest(r.slice(0, 5 + n), 5));
     const take = r.slice(5 + n);
     if (take.length === 0) return { acquired: true, control, inflight };
-    // TAKE's reply without its control fields: shift it into the shape takeOutcome reads.
-    const taken = takeOutcome([take[0] as ScriptReply, r[1], r[2], r[3], ...take.slice(1)] as ScriptReply[]);
-    return { acquired: true, control, inflight, ahead: taken };
+    return { acquired: true, control, inflight, ahead: takeOf(take[0], take.slice(1), control) };
   }
 
   async renew(threadKey: string, token: string, ttlMs: number): Promise<boolean> {
