@@ -9,7 +9,14 @@ import type { Model, Provider, ThinkingLevel } from "../agent/llm/types.js";
 import type { StructuredLogger } from "../agent/logger.js";
 import type { CustomMessage } from "../agent/session/messages.js";
 import type { AgentTool } from "../agent/types.js";
-import type { DeliverAs, ExtensionContext, ExtensionHost, ExtensionMessage } from "./types.js";
+import {
+  type DeliverAs,
+  type ExtensionContext,
+  type ExtensionHost,
+  type ExtensionMessage,
+  type SettingsPolicy,
+  SettingsRefusedError,
+} from "./types.js";
 
 /** The parts of a thread binding a context needs. */
 export interface ContextSource {
@@ -20,6 +27,8 @@ export interface ContextSource {
   /** Messages held for the next run (`deliverAs: "nextTurn"` with an agent attached). */
   nextTurn: CustomMessage[];
   toolHooks: ExtensionContext["toolHooks"];
+  /** Who may change the thread's settings; undefined: everyone. */
+  settingsPolicy: SettingsPolicy | undefined;
 }
 
 /**
@@ -60,11 +69,16 @@ export function createContext(source: ContextSource, signal: AbortSignal | undef
     const { model } = await host.getSettings();
     return model ? resolveModelRef(model) : undefined;
   };
+  const mayChangeSettings = (): boolean =>
+    host.thread.user === undefined ||
+    source.settingsPolicy === undefined ||
+    source.settingsPolicy(host.thread);
   return {
     thread: host.thread,
     signal,
     logger: source.logger,
     host,
+    mayChangeSettings,
     async sendMessage(message, options) {
       const custom = toCustomMessage(message);
       const deliverAs: DeliverAs = options?.deliverAs ?? (agent?.state.isStreaming ? "steer" : "nextTurn");
@@ -78,6 +92,7 @@ export function createContext(source: ContextSource, signal: AbortSignal | undef
     },
     getModel,
     async setModel(model) {
+      if (!mayChangeSettings()) throw new SettingsRefusedError("model", host.thread);
       const resolved = typeof model === "string" ? resolveModelRef(model) : model;
       if (!resolved || !hasCredentials(resolved, source.getApiKey)) return false;
       await host.setModel(modelRef(resolved));
@@ -89,6 +104,7 @@ export function createContext(source: ContextSource, signal: AbortSignal | undef
       return (await host.getSettings()).thinkingLevel ?? "off";
     },
     async setThinkingLevel(level: ThinkingLevel) {
+      if (!mayChangeSettings()) throw new SettingsRefusedError("thinking level", host.thread);
       const model = await getModel();
       const effective = model ? clampThinkingLevel(model, level) : level;
       await host.setThinkingLevel(effective);

@@ -14,6 +14,7 @@ import type {
   ExtensionHandler,
   ExtensionHost,
   ProviderDefinition,
+  SettingsPolicy,
   ToolDefinition,
   ToolWrapper,
 } from "./types.js";
@@ -45,6 +46,10 @@ export interface RegisteredCommand {
 export interface ExtensionRegistry {
   readonly logger: StructuredLogger;
   readonly getApiKey: ((provider: Provider) => string | undefined) | undefined;
+  /** The deployment's settings policy (`ExtensionRunnerOptions.settingsPolicy`). */
+  readonly settingsPolicy: SettingsPolicy | undefined;
+  /** Masks secrets in what tools return (`ExtensionRunnerOptions.scrubToolOutput`). */
+  readonly scrubToolOutput: ((text: string) => string) | undefined;
   readonly current: AsyncLocalStorage<ExtensionContext>;
   enabled(): LoadedExtension[];
   command(name: string): RegisteredCommand | undefined;

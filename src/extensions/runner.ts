@@ -24,6 +24,7 @@ import type {
   ExtensionFailure,
   ExtensionHandler,
   ExtensionHost,
+  SettingsPolicy,
   ToolDefinition,
 } from "./types.js";
 
@@ -33,6 +34,10 @@ export interface ExtensionRunnerOptions {
   onFailure?: (failure: ExtensionFailure) => void;
   /** API keys besides the environment's, for "has credentials" checks of `setModel`. */
   getApiKey?: (provider: Provider) => string | undefined;
+  /** Who may change a thread's model or thinking level, on every route. Default: everyone. */
+  settingsPolicy?: SettingsPolicy;
+  /** Masks secrets in the text of every tool result before the model, the session or the chat see it. */
+  scrubToolOutput?: (text: string) => string;
 }
 
 const COMMAND_NAME = /^[a-z][a-z0-9_-]{0,31}$/;
@@ -44,6 +49,8 @@ const COMMAND_NAME = /^[a-z][a-z0-9_-]{0,31}$/;
 export class ExtensionRunner implements ExtensionRegistry {
   readonly logger: StructuredLogger;
   readonly getApiKey: ((provider: Provider) => string | undefined) | undefined;
+  readonly settingsPolicy: SettingsPolicy | undefined;
+  readonly scrubToolOutput: ((text: string) => string) | undefined;
   /** The context of the handler running now, so that `api.sendMessage` & co. find their thread. */
   readonly current = new AsyncLocalStorage<ExtensionContext>();
   private readonly loaded: LoadedExtension[] = [];
@@ -54,6 +61,8 @@ export class ExtensionRunner implements ExtensionRegistry {
     this.logger = options.logger ?? consoleLogger;
     this.onFailure = options.onFailure;
     this.getApiKey = options.getApiKey;
+    this.settingsPolicy = options.settingsPolicy;
+    this.scrubToolOutput = options.scrubToolOutput;
   }
 
   /**

@@ -1,8 +1,10 @@
 /**
  * `spawn_sub_agent`, as an extension: runs a task in a fresh agent with its own context (none of
  * the thread's history), the parent's model unless another is named, and the parent's tools
- * (except itself) behind the same tool gates, so approval still applies. Its progress appears as
- * updates of the tool call; aborting the parent's run aborts it.
+ * (except itself) behind the same tool gates, so approval still applies. Naming another model is
+ * a settings change like `/model`: the channel's settings policy decides for the person whose
+ * message started the run. Its progress appears as updates of the tool call; aborting the
+ * parent's run aborts it.
  */
 import { Type } from "@sinclair/typebox";
 import { Agent, type AgentOptions } from "../agent/agent.js";
@@ -77,10 +79,19 @@ export function createSubAgentExtension(options: SubAgentOptions = {}): Extensio
         "Returns its final answer.",
       parameters,
       async execute(_id, params, signal, onUpdate, ctx): Promise<AgentToolResult<SubAgentDetails>> {
-        let model = await ctx.getModel();
+        const own = await ctx.getModel();
+        let model = own;
         if (params.model !== undefined) {
           model = resolveModelRef(params.model);
           if (!model) throw new Error(`Unknown model "${params.model}"; leave model out to use your own.`);
+          const other = !own || modelRef(model) !== modelRef(own);
+          if (other && !ctx.mayChangeSettings()) {
+            const who = ctx.thread.user?.name ?? ctx.thread.user?.id ?? "the person who started this run";
+            throw new Error(
+              `${modelRef(model)} was not used: the channel's settings policy does not let ${who} choose ` +
+                "models here (only admins may). Leave model out to use your own.",
+            );
+          }
           if (!hasCredentials(model, options.getKey))
             throw new Error(`${modelRef(model)} has no API key configured here.`);
         }

@@ -75,6 +75,7 @@ export class ThreadExtensions {
         logger: this.runner.logger,
         agent: this.agent,
         getApiKey: this.runner.getApiKey,
+        settingsPolicy: this.runner.settingsPolicy,
         nextTurn: this.nextTurn,
         toolHooks: () => {
           const { beforeToolCall, afterToolCall } = this.agentHooks();
@@ -295,27 +296,44 @@ export class ThreadExtensions {
     signal: AbortSignal | undefined,
   ): Promise<AfterToolCallResult | undefined> {
     const handlers = this.handlersOf("tool_result");
-    if (handlers.length === 0) return undefined;
-    const ctx = this.context(signal);
     let current = { content: call.result.content, details: call.result.details, isError: call.isError };
     let changed = false;
-    for (const { ext, handler } of handlers) {
-      const event = {
-        type: "tool_result" as const,
-        toolCallId: call.toolCall.id,
-        toolName: call.toolCall.name,
-        input: call.args,
-        ...current,
-      };
-      const out = await this.invoke(ext, "tool_result", ctx, () => handler(event, ctx));
-      if (!out.ok || !out.value) continue;
-      const patch = out.value;
-      current = {
-        content: patch.content ?? current.content,
-        details: patch.details !== undefined ? patch.details : current.details,
-        isError: patch.isError ?? current.isError,
-      };
-      changed = true;
+    if (handlers.length > 0) {
+      const ctx = this.context(signal);
+      for (const { ext, handler } of handlers) {
+        const event = {
+          type: "tool_result" as const,
+          toolCallId: call.toolCall.id,
+          toolName: call.toolCall.name,
+          input: call.args,
+          ...current,
+        };
+        const out = await this.invoke(ext, "tool_result", ctx, () => handler(event, ctx));
+        if (!out.ok || !out.value) continue;
+        const patch = out.value;
+        current = {
+          content: patch.content ?? current.content,
+          details: patch.details !== undefined ? patch.details : current.details,
+          isError: patch.isError ?? current.isError,
+        };
+        changed = true;
+      }
+    }
+    // Last, after every handler: what a tool printed of a configured secret never goes further.
+    const scrub = this.runner.scrubToolOutput;
+    if (scrub) {
+      let scrubbed = false;
+      const content = current.content.map((c) => {
+        if (c.type !== "text") return c;
+        const text = scrub(c.text);
+        if (text === c.text) return c;
+        scrubbed = true;
+        return { ...c, text };
+      });
+      if (scrubbed) {
+        current = { ...current, content };
+        changed = true;
+      }
     }
     return changed ? current : undefined;
   }

@@ -9,6 +9,7 @@
  */
 import type { Static, TSchema } from "@sinclair/typebox";
 import type { AgentOptions } from "../agent/agent.js";
+import { SwitchboardError } from "../agent/errors.js";
 import type { ImageContent, Model, StreamFunction, TextContent, ThinkingLevel } from "../agent/llm/types.js";
 import type { StructuredLogger } from "../agent/logger.js";
 import type { CustomMessage } from "../agent/session/messages.js";
@@ -115,6 +116,25 @@ export interface ExtensionHost {
 // ---------------------------------------------------------------------------------------------
 
 /**
+ * The deployment's one rule for who may change a thread's model or thinking level, whatever the
+ * route: `/model` and `/thinking`, an extension's `setModel`/`setThinkingLevel`, a sub-agent asked
+ * to run on another model. `thread.user` is who acts; a context without a user is the deployment's
+ * own code acting (an extension on a timer), which the policy is not asked about.
+ */
+export type SettingsPolicy = (thread: ThreadView) => boolean;
+
+/** A settings change the policy refused; its message says who may and how to allow everyone. */
+export class SettingsRefusedError extends SwitchboardError {
+  constructor(what: string, thread: ThreadView) {
+    const where = thread.isDirect ? "this conversation" : "this channel";
+    super(
+      "settings.refused",
+      `Only admins can change the ${what} in ${where}; nothing changed. (An admin can allow everyone with channels.${thread.platform}.settings: everyone.)`,
+    );
+  }
+}
+
+/**
  * The thread-bound side of the API, given to every handler, command and tool. Actions go through
  * the thread's `ExtensionHost`; when an agent is attached (worker side), model and thinking changes
  * also apply to it at once and `sendMessage` queues into it directly.
@@ -133,12 +153,21 @@ export interface ExtensionContext {
   /** The thread's model: the attached agent's, else the persisted setting resolved in the catalogue. */
   getModel(): Promise<Model | undefined>;
   /**
+   * Whether `thread.user` may change the thread's model or thinking level, or pick another model for
+   * work it starts (the deployment's `SettingsPolicy`; true when there is no user or no policy).
+   */
+  mayChangeSettings(): boolean;
+  /**
    * Sets the thread's model (a `Model` or `provider/id`). Resolves false, changing nothing, when the
-   * model is unknown or has no credentials.
+   * model is unknown or has no credentials; rejects with `SettingsRefusedError` when the settings
+   * policy does not let `thread.user` change it.
    */
   setModel(model: Model | string): Promise<boolean>;
   getThinkingLevel(): Promise<ThinkingLevel>;
-  /** Sets the thinking level, clamped to the thread's model; resolves with the level actually set. */
+  /**
+   * Sets the thinking level, clamped to the thread's model; resolves with the level actually set.
+   * Rejects with `SettingsRefusedError` when the settings policy does not let `thread.user` change it.
+   */
   setThinkingLevel(level: ThinkingLevel): Promise<ThinkingLevel>;
   /** The tools of the attached agent (empty on the gateway side). */
   getTools(): AgentTool[];

@@ -8,7 +8,12 @@ import { chown, mkdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { CommandRunner, CommandRunResult, SandboxLimits } from "../../src/extensions/tools/index.js";
+import {
+  CALL_MARKER,
+  type CommandRunner,
+  type CommandRunResult,
+  type SandboxLimits,
+} from "../../src/extensions/tools/index.js";
 
 export interface RunnerFactory {
   name: string;
@@ -94,7 +99,10 @@ export function commandRunnerContract(factory: RunnerFactory): void {
         .map((l) => l.split("=")[0]);
       expect(
         names.filter(
-          (n) => !["PATH", "HOME", "LANG", "TERM", "PWD", "SHLVL", "_", "SB_PASSED"].includes(n ?? ""),
+          (n) =>
+            !["PATH", "HOME", "LANG", "TERM", "PWD", "SHLVL", "_", "SB_PASSED", CALL_MARKER].includes(
+              n ?? "",
+            ),
         ),
       ).toEqual([]);
     });

@@ -216,15 +216,11 @@ describe("/model", () => {
 
 describe("who may change a thread's settings", () => {
   async function withPolicy(allowed: boolean, isDirect = false) {
-    const runner = new ExtensionRunner({ logger: silentLogger });
+    const runner = new ExtensionRunner({ logger: silentLogger, settingsPolicy: () => allowed });
     await runner.load([
       {
         name: "commands",
-        factory: createCommandsExtension({
-          models: () => ALL,
-          getApiKey: () => undefined,
-          canChangeSettings: () => allowed,
-        }),
+        factory: createCommandsExtension({ models: () => ALL, getApiKey: () => undefined }),
       },
     ]);
     const host = new MemoryHost({

@@ -190,9 +190,12 @@ describe("the start probe", () => {
     const status = await probeSandbox({ sandbox: { ...base, mode: "none" }, workspaceRoot: root });
     expect(status.sandboxed).toBe(false);
     expect(status.runner.kind).toBe("none");
+    const asRoot = process.getuid?.() === 0;
     expect(status.summary).toBe(
-      "not sandboxed (tools.sandbox.mode is none): every bash call waits for an admin's approval",
+      `not sandboxed (tools.sandbox.mode is none): every bash call waits for an admin's approval${asRoot ? " and runs as nobody" : ""}`,
     );
+    // A root gateway never runs a command as root, sandbox or not.
+    expect(status.runner.owner).toEqual(asRoot ? { uid: 65534, gid: 65534 } : undefined);
   });
 
   it("auto without bwrap on PATH: no sandbox, saying why", async () => {

@@ -121,16 +121,44 @@ describe("secrets come only from the environment or files", () => {
   });
 
   it("collectSecretValues finds every secret of a resolved config for the log redactor", () => {
-    const r = load("runtime:\n  redisUrl: ${REDIS}\n", {
+    const env = {
       REDIS: "redis://:p%40ssw0rd@db:6379",
       DISCORD_BOT_TOKEN: "discord-token-value",
       SWITCHBOARD_HTTP_TOKEN: "http-token-value",
-    });
+    };
+    const r = load("runtime:\n  redisUrl: ${REDIS}\n", env);
     if (!r.ok) throw new Error(r.issues.map(formatIssue).join("\n"));
-    expect(collectSecretValues(r.config).sort()).toEqual([
+    expect(collectSecretValues(r.config, env).sort()).toEqual([
       "discord-token-value",
       "http-token-value",
+      "p%40ssw0rd",
       "p@ssw0rd",
+      "redis://:p%40ssw0rd@db:6379",
     ]);
+  });
+
+  it("collectSecretValues also finds values read for headers, custom model keys and short secrets", () => {
+    const env = { PROXY_AUTH: "prx-7", LOCAL_KEY: "lk-1", MY_TG: "123:short", OPENAI_API_KEY: "oa" };
+    const r = load(
+      [
+        "channels:",
+        "  telegram:",
+        "    enabled: false",
+        "    botToken: ${MY_TG}",
+        "models:",
+        "  custom:",
+        "    - provider: local",
+        "      id: m1",
+        "      api: openai-completions",
+        "      baseUrl: http://127.0.0.1:9/v1",
+        "      apiKeyEnv: LOCAL_KEY",
+        "      headers:",
+        "        X-Proxy: ${PROXY_AUTH}",
+        "",
+      ].join("\n"),
+      env,
+    );
+    if (!r.ok) throw new Error(r.issues.map(formatIssue).join("\n"));
+    expect(collectSecretValues(r.config, env).sort()).toEqual(["123:short", "lk-1", "oa", "prx-7"]);
   });
 });

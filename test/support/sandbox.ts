@@ -11,6 +11,7 @@ import { afterAll } from "vitest";
 import {
   bwrapFeatures,
   type CommandRunner,
+  compileSeccompFilter,
   createBwrapRunner,
   DEFAULT_LIMITS,
   findExecutable,
@@ -51,7 +52,7 @@ export async function bwrapUnavailable(): Promise<string | undefined> {
   return status.sandboxed ? undefined : `bubblewrap cannot run here: ${status.reason}`;
 }
 
-/** A bwrap runner as `auto` builds it here (as nobody under root, when it can), with these limits and options. */
+/** A bwrap runner as `auto` builds it here (as nobody under root), with these limits and options. */
 export async function bwrapRunner(
   o: {
     limits?: Partial<SandboxLimits>;
@@ -62,13 +63,14 @@ export async function bwrapRunner(
 ): Promise<CommandRunner> {
   const bwrap = findExecutable("bwrap", process.env.PATH);
   if (!bwrap) throw new Error("bwrap is not installed");
-  const owner = (await bwrapStatus()).runner.owner;
+  const identity = (await bwrapStatus()).identity;
   const runner = createBwrapRunner({
     bwrap,
     network: o.network ?? "none",
     limits: { ...DEFAULT_LIMITS, ...o.limits },
     features: await bwrapFeatures(bwrap),
-    ...(owner ? { account: owner } : {}),
+    seccomp: compileSeccompFilter(),
+    ...(identity ? { identity } : {}),
     ...(o.envNames ? { envNames: o.envNames } : {}),
     ...(o.source ? { source: o.source } : {}),
   });

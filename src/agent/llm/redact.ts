@@ -51,11 +51,25 @@ const URL_PASSWORD = /\b([a-z][a-z0-9+.-]*:\/\/[^/\s:@"]*:)[^/\s@"]+@/gi;
 
 /**
  * Whether the word after an auth scheme is a credential rather than prose ("Bot documentation",
- * "token expiration"): `Bearer` is always followed by one; after the others it takes a digit, a
- * symbol or an inner capital, which random tokens virtually always have and English words do not.
+ * "this bot directly.", "token expiration"): `Bearer` is always followed by one; after the others
+ * the word, without the punctuation that ends a sentence, takes a digit, an inner symbol or an
+ * inner capital, which random tokens virtually always have and English words do not.
  */
 function isCredentialAfter(scheme: string, value: string): boolean {
-  return scheme === "Bearer" || /[0-9._~+/=:-]/.test(value) || /[A-Z]/.test(value.slice(1));
+  if (scheme.toLowerCase() === "bearer") return true;
+  const word = value.replace(/[.:,;]+$/, "");
+  return /[0-9~+/=_]/.test(word) || /[A-Za-z][.:-][A-Za-z0-9]/.test(word) || /[A-Z]/.test(word.slice(1));
+}
+
+/** Below this length a configured secret is masked only where it stands as a word of its own. */
+const WHOLE_WORD_BELOW = 8;
+
+/** The pattern that finds `secret` in a text (as a whole word when it is short). */
+function secretPattern(secret: string): RegExp {
+  const body = escapeRegExp(secret);
+  return secret.length < WHOLE_WORD_BELOW
+    ? new RegExp(`(?<![A-Za-z0-9])${body}(?![A-Za-z0-9])`, "g")
+    : new RegExp(body, "g");
 }
 
 function escapeRegExp(s: string): string {
@@ -64,17 +78,20 @@ function escapeRegExp(s: string): string {
 
 /**
  * `text` with every known credential shape, every `Bearer`/`Bot`/`Basic`/`Token` credential, every
- * URL password and every one of `secrets` (exact values of at least 4 characters, also in their
- * JSON-escaped form) replaced by `[redacted]`. Use it for any text that leaves the process: log
- * lines, chat messages, error messages, CLI output. Pure; never throws.
+ * URL password and every one of `secrets` (exact values of any length, also in their JSON-escaped
+ * form; values under 8 characters only where they stand as a word of their own, so a short key does
+ * not mask every word that contains it) replaced by `[redacted]`. Use it for any text that leaves
+ * the process: log lines, chat messages, error messages, CLI output, tool output. Pure; never throws.
  */
 export function redactSecrets(text: string, secrets: readonly (string | undefined)[] = []): string {
   let out = text;
-  for (const secret of secrets) {
-    if (secret === undefined || secret.length < 4) continue;
-    out = out.replace(new RegExp(escapeRegExp(secret), "g"), REDACTED);
+  // Longest first: a secret that contains a shorter one is masked whole.
+  const ordered = secrets.filter((s): s is string => s !== undefined && s.trim() !== "");
+  ordered.sort((a, b) => b.length - a.length);
+  for (const secret of ordered) {
+    out = out.replace(secretPattern(secret), REDACTED);
     const escaped = JSON.stringify(secret).slice(1, -1);
-    if (escaped !== secret) out = out.replace(new RegExp(escapeRegExp(escaped), "g"), REDACTED);
+    if (escaped !== secret) out = out.replace(secretPattern(escaped), REDACTED);
   }
   for (const shape of TOKEN_SHAPES) out = out.replace(shape, REDACTED);
   out = out.replace(AUTH_SCHEME, (match, scheme: string, space: string, value: string) =>

@@ -3,7 +3,8 @@
  * rule asks for it, posts a request into the thread, adds ✅ ❌ ♾️, waits for a decision (or the
  * timeout) through the `ApprovalStore`, edits the request to show the outcome, writes an audit
  * entry, and lets the call run or blocks it with a reason for the model. Gateway side: `reaction`
- * handling, `/approve <id>` and `/deny <id>`, and cancelling on `/stop`.
+ * handling, `/approve <id>` and `/deny <id>`, `/approval <id>` (an admin reads the whole call when
+ * the request shows only its head and tail), and cancelling on `/stop`.
  *
  * Who decides: only an admin of the request's platform, and only for that request: a reaction on
  * the request message itself, or `/approve <id>` typed in the request's thread. Nothing else
@@ -25,7 +26,7 @@ import type {
   ToolCallEvent,
   ToolCallResult,
 } from "../types.js";
-import { auditData, decidedText, denialReason, requestText, stoppedText } from "./messages.js";
+import { auditData, decidedText, denialReason, requestText, stoppedText, wholeCallText } from "./messages.js";
 import { callFingerprint, needsApproval } from "./rules.js";
 import {
   type ApprovalOutcome,
@@ -223,6 +224,35 @@ export function createApprovalExtension(options: ApprovalExtensionOptions): Exte
         },
       });
     }
+
+    api.registerCommand("approval", {
+      description: "Show an approval request's whole tool call (admins)",
+      usage: "<id>",
+      async handler(args, ctx) {
+        const id = args.trim().toLowerCase();
+        if (!isApprovalId(id)) {
+          await ctx.reply(
+            "Usage: /approval <id>, with the id from the approval request (6 letters and digits).",
+          );
+          return;
+        }
+        try {
+          const record = await store.get(id);
+          if (!record || record.threadKey !== ctx.thread.threadKey) {
+            await ctx.reply(`There is no approval request ${id} in this thread.`);
+            return;
+          }
+          if (!isAdminOf(record, ctx, ctx.user.id)) {
+            await ctx.reply(`Only admins of ${record.platform} can read approval requests whole.`);
+            return;
+          }
+          await ctx.reply(wholeCallText(record));
+        } catch (e) {
+          ctx.logger.warn({ err: e, id }, "/approval failed");
+          await ctx.reply(`Could not show ${id}: ${errorText(e)}`);
+        }
+      },
+    });
   };
 
   /**

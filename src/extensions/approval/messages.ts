@@ -5,11 +5,53 @@
 import type { ThreadUser } from "../types.js";
 import type { ApprovalRecord, ApprovalStatus } from "./types.js";
 
-/** Longest argument text shown in a request (the rest is cut with a note). */
+/** Longest argument text shown in a request; longer ones show their head and tail. */
 const MAX_ARGS_CHARS = 1500;
+const HEAD_CHARS = 1000;
+const TAIL_CHARS = 400;
+
+/**
+ * Code point ranges that change how the text around them reads without showing themselves: C0 and
+ * C1 controls (but newline and tab), DEL, the soft hyphen, bidirectional embeddings, overrides,
+ * isolates and marks, zero-width characters, line and paragraph separators, variation selectors,
+ * interlinear annotations and tag characters.
+ */
+const INVISIBLE: readonly (readonly [number, number])[] = [
+  [0x00, 0x08],
+  [0x0b, 0x1f],
+  [0x7f, 0x9f],
+  [0xad, 0xad],
+  [0x61c, 0x61c],
+  [0x180e, 0x180e],
+  [0x200b, 0x200f],
+  [0x2028, 0x202e],
+  [0x2060, 0x2064],
+  [0x2066, 0x206f],
+  [0xfe00, 0xfe0f],
+  [0xfeff, 0xfeff],
+  [0xfff9, 0xfffb],
+  [0xe0000, 0xe007f],
+];
+
+function isInvisible(cp: number): boolean {
+  return INVISIBLE.some(([from, to]) => cp >= from && cp <= to);
+}
+
+/**
+ * `text` with every invisible or direction-changing character shown as `⟨U+202E⟩`, so an admin sees
+ * what will run: a right-to-left override cannot make a command read as another.
+ */
+export function visibleText(text: string): string {
+  let out = "";
+  for (const ch of text) {
+    const cp = ch.codePointAt(0) ?? 0;
+    out += isInvisible(cp) ? `⟨U+${cp.toString(16).toUpperCase().padStart(4, "0")}⟩` : ch;
+  }
+  return out;
+}
 
 function who(user: ThreadUser | undefined): string {
-  return user?.name ?? user?.id ?? "someone";
+  return visibleText(user?.name ?? user?.id ?? "someone");
 }
 
 /** `14:05 UTC` */
@@ -23,21 +65,47 @@ function formatDuration(ms: number): string {
   return `${Math.max(1, Math.round(ms / 1000))} s`;
 }
 
-/** The arguments as pretty JSON in a fenced block that cannot be broken out of. */
-function argsBlock(args: Record<string, unknown>): string {
-  let text = JSON.stringify(args, null, 2) ?? "{}";
-  if (text.length > MAX_ARGS_CHARS)
-    text = `${text.slice(0, MAX_ARGS_CHARS)}\n… (${text.length - MAX_ARGS_CHARS} more characters)`;
+/** The arguments as pretty JSON with invisible characters shown. */
+function argsText(args: Record<string, unknown>): string {
+  return visibleText(JSON.stringify(args, null, 2) ?? "{}");
+}
+
+/** `text` in a fenced block that cannot be broken out of. */
+function fenced(text: string): string {
   // A zero-width space keeps a ``` inside the arguments from closing the fence.
   return `\`\`\`json\n${text.replaceAll("```", "`\u200b``")}\n\`\`\``;
 }
 
+/**
+ * The arguments as shown in a request: whole up to 1,500 characters, else their head and tail
+ * (the dangerous part of a command is as often at its end) with what was left out and how to see
+ * the whole call.
+ */
+function argsBlock(record: ApprovalRecord): string {
+  const text = argsText(record.args);
+  if (text.length <= MAX_ARGS_CHARS) return fenced(text);
+  const hidden = text.length - HEAD_CHARS - TAIL_CHARS;
+  return fenced(
+    `${text.slice(0, HEAD_CHARS)}\n… ${hidden} characters not shown (${text.length} in all; ` +
+      `/approval ${record.id} shows the whole call) …\n${text.slice(-TAIL_CHARS)}`,
+  );
+}
+
 function header(record: ApprovalRecord): string[] {
   return [
-    `🔐 Approval needed: \`${record.toolName}\``,
-    argsBlock(record.args),
+    `🔐 Approval needed: \`${visibleText(record.toolName)}\``,
+    argsBlock(record),
     `Run triggered by ${who(record.requestedBy)}.`,
   ];
+}
+
+/** The whole call of a request (`/approval <id>`), invisible characters shown. */
+export function wholeCallText(record: ApprovalRecord): string {
+  const text = argsText(record.args);
+  return [
+    `Approval request ${record.id}: \`${visibleText(record.toolName)}\`, ${text.length} characters, ${record.status}.`,
+    fenced(text),
+  ].join("\n");
 }
 
 /** The request as first posted: what, who, until when, and how admins decide. */

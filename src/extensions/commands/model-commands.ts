@@ -2,15 +2,21 @@
  * `/model [name]` and `/thinking [level]` (alias `/think`): show or change the thread's model and
  * thinking level. Changes persist per thread through the host and reach a running agent at its
  * next LLM call; an invalid argument gets a clear answer and changes nothing. Showing is open to
- * everyone allowed in the thread; changing follows the channel's settings policy
- * (`canChangeSettings`: admins only in channels and groups by default).
+ * everyone allowed in the thread; changing follows the deployment's settings policy
+ * (`ctx.mayChangeSettings()`: admins only in channels and groups by default), the same rule every
+ * other route to a model or thinking level goes through.
  */
 import { closeModelMatches, hasCredentials, listModels } from "../../agent/llm/models.js";
 import { clampThinkingLevel, supportedThinkingLevels } from "../../agent/llm/thinking.js";
 import type { Model, Provider, ThinkingLevel } from "../../agent/llm/types.js";
 import { THINKING_LEVELS } from "../../agent/llm/types.js";
 import { modelRef, resolveModelRef } from "../context.js";
-import type { CompletionItem, ExtensionAPI, ExtensionCommandContext } from "../types.js";
+import {
+  type CompletionItem,
+  type ExtensionAPI,
+  type ExtensionCommandContext,
+  SettingsRefusedError,
+} from "../types.js";
 import type { CommandGuard } from "./guard.js";
 
 export interface ModelCommandOptions {
@@ -18,8 +24,6 @@ export interface ModelCommandOptions {
   models?: () => Model[];
   /** API keys besides the environment's, for the "has credentials" filter. */
   getApiKey?: (provider: Provider) => string | undefined;
-  /** Whether the invoker may change the thread's model and thinking level. Default: everyone may. */
-  canChangeSettings?: (ctx: ExtensionCommandContext) => boolean;
 }
 
 function formatTokens(n: number): string {
@@ -49,11 +53,8 @@ export function registerModelCommands(
 
   /** Answers a refusal and resolves false when the invoker may not change settings here. */
   async function allowed(ctx: ExtensionCommandContext, what: string): Promise<boolean> {
-    if (!options.canChangeSettings || options.canChangeSettings(ctx)) return true;
-    const where = ctx.thread.isDirect ? "this conversation" : "this channel";
-    await ctx.reply(
-      `Only admins can change the ${what} in ${where}; nothing changed. (An admin can allow everyone with channels.${ctx.thread.platform}.settings: everyone.)`,
-    );
+    if (ctx.mayChangeSettings()) return true;
+    await ctx.reply(new SettingsRefusedError(what, ctx.thread).message);
     return false;
   }
 

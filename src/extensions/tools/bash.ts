@@ -3,12 +3,14 @@
  * bubblewrap sandbox, or a plain child process where there is none) with a timeout, output capped to
  * its head and tail, progress as tool updates, and the whole process tree killed on abort or
  * timeout. The command gets an allowlisted environment (no API keys or platform tokens of the
- * gateway). A limit the command runs into is named in the error the model gets.
+ * gateway). A limit the command runs into is named in the error the model gets, the workspace
+ * quota included (`quota.ts`).
  */
 import { type Static, Type } from "@sinclair/typebox";
 import type { AgentToolUpdateCallback } from "../../agent/types.js";
 import type { ApprovalRule, ExtensionTool } from "../types.js";
 import { HeadTailBuffer } from "./output-buffer.js";
+import { QuotaWatch, WorkspaceQuota } from "./quota.js";
 import { createDirectRunner } from "./sandbox/direct.js";
 import { describeLimits, signalOfExitCode } from "./sandbox/limits.js";
 import type { CommandRunner } from "./sandbox/types.js";
@@ -28,7 +30,11 @@ export interface BashToolOptions {
   approval?: ApprovalRule;
   /** Minimum time between progress updates. Default 500 ms. */
   updateIntervalMs?: number;
+  /** The workspace quota. Default: the runner's `limits.workspaceMb`. */
+  quota?: WorkspaceQuota;
 }
+
+const MB = 1024 * 1024;
 
 export const bashParameters = Type.Object({
   command: Type.String({
@@ -57,6 +63,7 @@ export function createBashTool(
   const maxOutput = options.maxOutputBytes ?? 50_000;
   const interval = options.updateIntervalMs ?? 500;
   const runner = options.runner ?? createDirectRunner(options.env ? { extraEnv: options.env } : {});
+  const quota = options.quota ?? new WorkspaceQuota(runner.limits.workspaceMb);
   const sandboxed = runner.kind !== "none";
   const where = sandboxed
     ? "in a sandbox: the workspace is at /workspace (also HOME), the rest of the system is read-only, /tmp is private"
@@ -83,10 +90,22 @@ export function createBashTool(
       );
       const output = new HeadTailBuffer(maxOutput);
       let lastUpdate = 0;
+      // No file may be larger than what the quota leaves; a call that passes it with several
+      // files is stopped by the watch.
+      const before = await quota.standing(cwd);
+      const capped = before.freeBytes < runner.limits.fileSizeMb * MB;
+      const overQuota = new AbortController();
+      let passedQuota = false;
+      const watch = new QuotaWatch(quota, cwd, () => {
+        passedQuota = true;
+        overQuota.abort();
+      });
+      const stop = signal ? AbortSignal.any([signal, overQuota.signal]) : overQuota.signal;
       const result = await runner.run(params.command, {
         workspace: cwd,
         timeoutMs,
-        ...(signal ? { signal } : {}),
+        signal: stop,
+        ...(capped ? { fileSizeMb: before.freeBytes / MB } : {}),
         onOutput(chunk) {
           output.push(chunk);
           const now = Date.now();
@@ -105,6 +124,7 @@ export function createBashTool(
           }
         },
       });
+      watch.stop();
       const text = output.text();
       if (result.setupError) {
         throw new Error(
@@ -112,8 +132,22 @@ export function createBashTool(
             "Tell an admin; retrying will not help.",
         );
       }
-      const notes = describeLimits(result.limits, runner.limits);
+      const after = passedQuota ? undefined : await quota.standing(cwd);
+      const full = after !== undefined && after.usedBytes >= after.limitBytes;
+      // A file size stop while the quota set the limit is the quota's doing: say that instead.
+      const quotaStop = capped && result.limits.includes("fileSize");
+      const notes = describeLimits(
+        quotaStop ? result.limits.filter((k) => k !== "fileSize") : result.limits,
+        runner.limits,
+      );
+      if (quotaStop || full) notes.push(quota.fullMessage(after ?? before));
       const noted = notes.length > 0 ? `${text}\n\n${notes.join("\n")}`.trim() : text;
+      if (passedQuota) {
+        const why =
+          `Command stopped: the workspace passed its ${quota.limitMb} MB quota ` +
+          "(tools.sandbox.limits.workspaceMb). Delete files you no longer need before writing more.";
+        throw new Error(`${noted}\n\n${why}`.trim());
+      }
       if (result.aborted)
         throw new Error(
           `${noted}\n\nCommand aborted: the run was stopped and the command was killed.`.trim(),

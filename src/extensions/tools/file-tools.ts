@@ -9,6 +9,7 @@ import { chown, mkdir, opendir } from "node:fs/promises";
 import { dirname, join, relative, sep } from "node:path";
 import { type Static, Type } from "@sinclair/typebox";
 import type { ExtensionTool } from "../types.js";
+import type { WorkspaceQuota } from "./quota.js";
 import {
   type FileOwner,
   looksBinary,
@@ -35,6 +36,8 @@ export interface FileToolOptions {
   workspaceAlias?: string;
   /** Who new files and directories belong to (the sandbox's account, when it is not the gateway's). */
   owner?: FileOwner;
+  /** The workspace quota `write` and `edit` keep to. */
+  quota?: WorkspaceQuota;
 }
 
 type Workspace = () => Promise<string>;
@@ -133,6 +136,8 @@ export function createWriteTool(
       const data = Buffer.from(params.content, "utf8");
       if (data.length > maxWrite)
         throw new Error(`Content is ${data.length} bytes, more than the ${maxWrite} bytes write accepts.`);
+      const existing = await lstatOrMissing(path);
+      await options.quota?.checkWrite(root, data.length, existing?.isFile() ? existing.size : 0, shown);
       await makeParents(path, options.owner);
       // Re-check after creating directories: nothing on the way may have become a way out.
       const checked = await resolveInWorkspace(root, params.path, options.workspaceAlias);
@@ -189,8 +194,12 @@ export function createEditTool(
         );
       }
       const at = content.indexOf(params.oldText);
-      const updated = content.slice(0, at) + params.newText + content.slice(at + params.oldText.length);
-      await writeRegularFile(path, shown, Buffer.from(updated, "utf8"), signal ? { signal } : {});
+      const updated = Buffer.from(
+        content.slice(0, at) + params.newText + content.slice(at + params.oldText.length),
+        "utf8",
+      );
+      await options.quota?.checkWrite(root, updated.length, Buffer.byteLength(content, "utf8"), shown);
+      await writeRegularFile(path, shown, updated, signal ? { signal } : {});
       const line = content.slice(0, at).split("\n").length;
       return { content: text(`Edited ${shown} at line ${line}.`), details: { path: shown, line } };
     },

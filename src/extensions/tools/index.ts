@@ -16,10 +16,13 @@ import {
   createWriteTool,
   type FileToolOptions,
 } from "./file-tools.js";
+import { WorkspaceQuota } from "./quota.js";
+import { DEFAULT_LIMITS } from "./sandbox/limits.js";
 import { ensureWorkspace } from "./workspace.js";
 
 export type { BashToolOptions } from "./bash.js";
 export type { FileToolOptions } from "./file-tools.js";
+export { diskUsage, WorkspaceQuota } from "./quota.js";
 export * from "./sandbox/index.js";
 export {
   displayPath,
@@ -48,13 +51,15 @@ export function createBuiltinTools(
 ): Record<BuiltinToolName, ExtensionTool> {
   const dir = typeof workspace === "string" ? async () => workspace : workspace;
   const runner = options.bash?.runner;
+  const quota = options.bash?.quota ?? new WorkspaceQuota((runner?.limits ?? DEFAULT_LIMITS).workspaceMb);
   const files: FileToolOptions = {
     ...(runner && runner.kind !== "none" ? { workspaceAlias: runner.workspacePath("") } : {}),
     ...(runner?.owner ? { owner: runner.owner } : {}),
+    quota,
     ...options.files,
   };
   return {
-    bash: createBashTool(dir, options.bash),
+    bash: createBashTool(dir, { ...options.bash, quota }),
     read: createReadTool(dir, files),
     write: createWriteTool(dir, files),
     edit: createEditTool(dir, files),

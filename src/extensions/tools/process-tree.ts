@@ -2,9 +2,12 @@
  * Runs a program as the leader of its own process group, so that everything it starts (pipelines,
  * background jobs, subshells) can be killed at once on abort, on timeout, and when it exits leaving
  * children behind. A process that leaves the group itself (`setsid`) escapes this group kill; the
- * sandbox (`sandbox/bwrap.ts`) closes that gap with a PID namespace, whose processes all die with it.
+ * sandbox (`sandbox/bwrap.ts`) closes that gap with a PID namespace, whose processes all die with it,
+ * and outside a sandbox `killMarked` finds such processes by a variable of the call's environment.
  */
 import { type ChildProcess, spawn } from "node:child_process";
+import { readdir, readFile } from "node:fs/promises";
+import type { Writable } from "node:stream";
 
 export interface GroupRunOptions {
   cwd: string;
@@ -17,6 +20,13 @@ export interface GroupRunOptions {
   /** Run as this user and group (the gateway must be root to use them). */
   uid?: number;
   gid?: number;
+  /** Bytes the program reads from file descriptor 3 (bubblewrap's seccomp program). */
+  extraInput?: Buffer;
+  /**
+   * Ends what left the process group (`killMarked`), called when the program exits: those processes
+   * may hold its output open, and the run ends only when the output does. Awaited before resolving.
+   */
+  sweep?: () => Promise<unknown>;
 }
 
 export interface GroupRunResult {
@@ -57,13 +67,19 @@ export function runProgramInGroup(
         cwd: options.cwd,
         env: options.env,
         detached: true,
-        stdio: ["ignore", "pipe", "pipe"],
+        stdio: options.extraInput ? ["ignore", "pipe", "pipe", "pipe"] : ["ignore", "pipe", "pipe"],
         ...(options.uid !== undefined ? { uid: options.uid } : {}),
         ...(options.gid !== undefined ? { gid: options.gid } : {}),
       });
     } catch (e) {
       reject(e);
       return;
+    }
+    if (options.extraInput) {
+      const input = child.stdio[3] as Writable;
+      // A program that exits before reading it closes the other end: not an error of ours.
+      input.on("error", () => {});
+      input.end(options.extraInput);
     }
     let timedOut = false;
     let aborted = false;
@@ -93,21 +109,47 @@ export function runProgramInGroup(
       options.signal?.removeEventListener("abort", onAbort);
       reject(e);
     });
+    let swept: Promise<unknown> = Promise.resolve();
     child.on("exit", () => {
       // Background jobs would keep the pipes open (and run on unattended): end the whole group.
       if (pid !== undefined) killGroup(pid, "SIGKILL");
+      if (options.sweep) swept = options.sweep().catch(() => undefined);
     });
     child.on("close", (code, sig) => {
       clearTimeout(timer);
       if (killTimer) clearTimeout(killTimer);
       options.signal?.removeEventListener("abort", onAbort);
-      resolve({
-        exitCode: code,
-        exitSignal: sig,
-        timedOut,
-        aborted,
-        durationMs: performance.now() - started,
-      });
+      const durationMs = performance.now() - started;
+      void swept.then(() => resolve({ exitCode: code, exitSignal: sig, timedOut, aborted, durationMs }));
     });
   });
+}
+
+/**
+ * SIGKILLs every process whose environment holds `name=value` (read from /proc/<pid>/environ; only
+ * processes this one may read are seen). Outside a sandbox this ends what a call started even after
+ * it left the process group (`setsid`, a double fork), as long as it kept the variable. Resolves
+ * with how many processes it signalled; never rejects.
+ */
+export async function killMarked(name: string, value: string): Promise<number> {
+  const needle = Buffer.from(`${name}=${value}\0`);
+  let pids: string[];
+  try {
+    pids = (await readdir("/proc")).filter((p) => /^\d+$/.test(p));
+  } catch {
+    return 0;
+  }
+  let killed = 0;
+  for (const pid of pids) {
+    if (Number(pid) === process.pid) continue;
+    const environ = await readFile(`/proc/${pid}/environ`).catch(() => undefined);
+    if (!environ?.includes(needle)) continue;
+    try {
+      process.kill(Number(pid), "SIGKILL");
+      killed++;
+    } catch {
+      // gone already, or not ours to signal
+    }
+  }
+  return killed;
 }

@@ -32,8 +32,13 @@ export interface LoadExtensionsOptions {
   channels?: ChannelsConfig;
   /** Whether `platform` has any admin. Absent: assume so. */
   hasAdmins?(platform: string): boolean;
-  /** The channel's settings policy for /model and /thinking. Absent: everyone may. */
+  /**
+   * The channel's settings policy, for every route to a thread's model or thinking level (commands,
+   * extensions, sub-agents). Absent: everyone may.
+   */
   mayChangeSettings?(platform: string, userId: string, isDirect: boolean): boolean;
+  /** Masks the config's secrets in tool output (`redactSecrets` with them). Absent: nothing masked. */
+  scrubToolOutput?: (text: string) => string;
   /** Directory relative module paths are resolved against (the config file's). */
   baseDir: string;
   logger: Logger;
@@ -45,7 +50,17 @@ const BUILTIN_ORDER = ["commands", "approval", "tools", "sub-agent"] as const;
 /** Loads the built-ins and the configured modules; never rejects for an extension's fault. */
 export async function loadExtensions(o: LoadExtensionsOptions): Promise<ExtensionRunner> {
   const logger = o.logger.child({ component: "extensions" });
-  const runner = new ExtensionRunner({ logger });
+  const mayChange = o.mayChangeSettings;
+  const runner = new ExtensionRunner({
+    logger,
+    ...(mayChange
+      ? {
+          settingsPolicy: (thread: ThreadView) =>
+            mayChange(thread.platform, thread.user?.id ?? "", thread.isDirect ?? false),
+        }
+      : {}),
+    ...(o.scrubToolOutput ? { scrubToolOutput: o.scrubToolOutput } : {}),
+  });
   const rules: Record<string, ApprovalRule> = { bash: bashApprovalRule(o.approval.bashPatterns) };
   for (const tool of o.approval.tools) rules[tool] = "always";
   const sandboxed = o.sandbox?.sandboxed ?? false;
@@ -56,15 +71,8 @@ export async function loadExtensions(o: LoadExtensionsOptions): Promise<Extensio
     const channel = o.channels?.[thread.platform as keyof ChannelsConfig];
     return channel?.bashApproval === "always";
   };
-  const mayChange = o.mayChangeSettings;
   const builtins = {
     commands: createCommandsExtension({
-      ...(mayChange
-        ? {
-            canChangeSettings: (ctx) =>
-              mayChange(ctx.thread.platform, ctx.user.id, ctx.thread.isDirect ?? false),
-          }
-        : {}),
       statusLines: () => [
         `Tools: ${o.sandbox?.summary ?? o.toolsStatus ?? "not sandboxed: every bash call waits for an admin's approval"}`,
       ],

@@ -51,7 +51,7 @@ import {
   type GatewayHttpServer,
   type ListeningAddress,
 } from "../http/server.js";
-import type { Logger } from "../log.js";
+import { type Logger, redactSecrets } from "../log.js";
 import { accessConfig } from "./access.js";
 import { buildAdapters } from "./adapters.js";
 import { createAgentFactory } from "./agent-factory.js";
@@ -134,8 +134,12 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
     const sandbox =
       role === "gateway" ? undefined : await setUpSandbox(config.tools, config.agent.workspaceDir);
     if (sandbox?.runner.close) closers.push(async () => sandbox.runner.close?.());
+    // Every chat message and tool result leaves through the one secret scrubber, the config's own
+    // secrets included.
+    const secrets = collectSecretValues(config);
     const runner = await loadExtensions({
       extensions: config.extensions,
+      scrubToolOutput: (text) => redactSecrets(text, secrets),
       approval: config.approval,
       approvalStore,
       isAdmin: (platform, userId) => gate.isAdmin(platform, userId),
@@ -170,8 +174,6 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
       logger,
     });
     const adapters = new Map<Platform, ChannelAdapter>();
-    // Every chat message leaves through the one secret scrubber, the config's own secrets included.
-    const secrets = collectSecretValues(config);
     for (const [p, a] of built.byPlatform)
       adapters.set(p, instrumentAdapter(redactOutbound(a, secrets), metrics));
     const adapterOf = (p: Platform) => adapters.get(p);

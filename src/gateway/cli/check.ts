@@ -118,7 +118,7 @@ export async function runCheck(
   const handlers = deps.handlers ?? {};
   const logger = (deps.createLogger ?? defaultLogger)({
     level: "warn",
-    secrets: collectSecretValues(config),
+    secrets: collectSecretValues(config, deps.env),
     toStderr: true,
   });
   const ctx: CommandContext = {

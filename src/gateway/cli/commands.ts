@@ -47,7 +47,7 @@ export async function runCommand(
   const { config } = loaded;
   const logger = (deps.createLogger ?? defaultLogger)({
     level: config.logging.level,
-    secrets: collectSecretValues(config),
+    secrets: collectSecretValues(config, env),
     toStderr: parsed.kind !== "start",
   });
   const ctx: CommandContext = { config, configFile: loaded.file, warnings: loaded.warnings, logger, io, env };

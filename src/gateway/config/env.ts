@@ -53,17 +53,44 @@ export function isOnlyReferences(value: string): boolean {
   return /^(\$\{[^}]*\})+$/.test(value);
 }
 
+/** A variable a config field reads (`${NAME}`), by the field's path. */
+export interface VariableReference {
+  variable: string;
+  /** The field, as config messages write it (`models.custom[0].headers.X-Auth`). */
+  path: string;
+  segments: readonly (string | number)[];
+}
+
+/** The variables `value` references (`${NAME}` and `${NAME:-default}`), in order. */
+function referencedNames(value: string): string[] {
+  const out: string[] = [];
+  for (const m of value.matchAll(/(?<!\$)\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-[^}]*)?\}/g))
+    if (m[1]) out.push(m[1]);
+  return out;
+}
+
 /**
  * Substitutes references in every string value of `tree` (in place), returning one issue per field
- * that could not be resolved. A field with an issue is removed, so validation does not also report it.
+ * that could not be resolved (a field with an issue is removed, so validation does not also report
+ * it) and every variable each field read (`references`), so that the variables behind credentials
+ * can be kept from tool processes.
  */
-export function substituteEnv(tree: unknown, env: Env): ConfigIssue[] {
+export function substituteEnv(
+  tree: unknown,
+  env: Env,
+): { issues: ConfigIssue[]; references: VariableReference[] } {
   const issues: ConfigIssue[] = [];
+  const references: VariableReference[] = [];
+  const note = (value: string, path: (string | number)[]) => {
+    for (const variable of referencedNames(value))
+      references.push({ variable, path: joinPath(path), segments: path });
+  };
   const visit = (node: unknown, path: (string | number)[]): void => {
     if (Array.isArray(node)) {
       for (let i = 0; i < node.length; i++) {
         const item: unknown = node[i];
         if (typeof item === "string") {
+          note(item, [...path, i]);
           const r = substituteString(item, env);
           if (r.ok) node[i] = r.value;
           else issues.push({ path: joinPath([...path, i]), message: r.message });
@@ -79,6 +106,7 @@ export function substituteEnv(tree: unknown, env: Env): ConfigIssue[] {
         continue;
       }
       if (!item.includes("$")) continue;
+      note(item, [...path, key]);
       const r = substituteString(item, env, isSecretFieldName(key));
       if (!r.ok) {
         issues.push({ path: joinPath([...path, key]), message: r.message });
@@ -88,5 +116,5 @@ export function substituteEnv(tree: unknown, env: Env): ConfigIssue[] {
     }
   };
   visit(tree, []);
-  return issues;
+  return { issues, references };
 }

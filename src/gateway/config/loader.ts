@@ -8,7 +8,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { LineCounter, parseDocument } from "yaml";
 import { BUILT_IN_CHANNELS, type ChannelRegistry } from "../../adapters/registry.js";
-import { type Env, substituteEnv } from "./env.js";
+import { type Env, substituteEnv, type VariableReference } from "./env.js";
 import { ConfigError, type ConfigIssue } from "./errors.js";
 import { type PathLocator, pathLocator, yamlSyntaxIssue } from "./locate.js";
 import { splitRedisCluster } from "./redis-target.js";
@@ -121,7 +121,8 @@ export function parseConfigText(
   const issues: ConfigIssue[] = [...findLiteralSecrets(tree)];
   for (const key of Object.keys(tree)) if (key.startsWith("x-")) delete tree[key];
   const secretPaths = new Set(issues.map((i) => i.path));
-  issues.push(...substituteEnv(tree, env).filter((i) => !secretPaths.has(i.path)));
+  const substituted = substituteEnv(tree, env);
+  issues.push(...substituted.issues.filter((i) => !secretPaths.has(i.path)));
   applyEnvDefaults(tree, env, registry);
   splitRedisCluster(tree);
   issues.push(...applyListenOverrides(tree, env, options.http));
@@ -132,9 +133,13 @@ export function parseConfigText(
     const reported = new Set(issues.map((i) => i.path));
     const more = validated.issues.filter((i) => !reported.has(i.path));
     for (const i of more) reported.add(i.path);
-    return fail([...issues, ...more, ...crossFieldIssuesOfInvalid(tree, baseDir, reported, registry)]);
+    return fail([
+      ...issues,
+      ...more,
+      ...crossFieldIssuesOfInvalid(tree, baseDir, reported, registry, substituted.references),
+    ]);
   }
-  const resolved = resolveConfig(validated.config, baseDir, registry);
+  const resolved = resolveConfig(validated.config, baseDir, registry, substituted.references);
   issues.push(...resolved.issues);
   if (issues.length > 0) return fail(issues, resolved.warnings);
   return { ok: true, config: resolved.config, file, warnings: resolved.warnings, locate };
@@ -184,9 +189,10 @@ function crossFieldIssuesOfInvalid(
   baseDir: string,
   reported: Set<string>,
   registry: ChannelRegistry,
+  references: readonly VariableReference[],
 ): ConfigIssue[] {
   try {
-    const fields = resolveConfig(tree as ValidatedConfig, baseDir, registry).issues;
+    const fields = resolveConfig(tree as ValidatedConfig, baseDir, registry, references).issues;
     return fields.filter((i) => ![...reported].some((p) => i.path === p || i.path.startsWith(`${p}.`)));
   } catch {
     return [];

@@ -5,10 +5,11 @@
  */
 import { isAbsolute, resolve } from "node:path";
 import { BUILT_IN_CHANNELS, type ChannelRegistry } from "../../adapters/registry.js";
+import type { VariableReference } from "./env.js";
 import { type ConfigIssue, joinPath } from "./errors.js";
 import { redisIssues } from "./redis-target.js";
 import type { ValidatedConfig } from "./schema.js";
-import { ENV_DEFAULTS } from "./secrets.js";
+import { credentialVariables } from "./secrets.js";
 import type { ChannelsConfig, SwitchboardConfig } from "./types.js";
 
 /** Whether `host` only accepts connections from this machine. */
@@ -131,12 +132,14 @@ function absolute(baseDir: string, p: string): string {
 /**
  * Applies cross-field rules to a schema-valid config and resolves it. `baseDir` is the config
  * file's directory (the working directory when there is no file); relative paths resolve against it.
- * `registry`: the channels the config may have (default the built-in ones).
+ * `registry`: the channels the config may have (default the built-in ones). `references`: the
+ * variables each field read (`substituteEnv`), for the credential rules.
  */
 export function resolveConfig(
   v: ValidatedConfig,
   baseDir: string,
   registry: ChannelRegistry = BUILT_IN_CHANNELS,
+  references: readonly VariableReference[] = [],
 ): ResolveResult {
   const issues: ConfigIssue[] = [];
   const warnings: string[] = [];
@@ -171,20 +174,20 @@ export function resolveConfig(
     }
   });
 
-  // Every chat user can read what tool processes get: never the gateway's own credentials.
-  const own = new Set([
-    ...Object.values(ENV_DEFAULTS),
-    "ANTHROPIC_API_KEY",
-    "OPENAI_API_KEY",
-    "GEMINI_API_KEY",
-    "GOOGLE_API_KEY",
-    ...v.models.custom.flatMap((m) => (m.apiKeyEnv ? [m.apiKeyEnv] : [])),
-  ]);
+  // Every chat user can read what tool processes get: never a variable the config reads a
+  // credential or header from, whatever its name.
+  const credentials = credentialVariables(
+    references,
+    v.models.custom.map((m) => m.apiKeyEnv),
+  );
   v.tools.sandbox.env.forEach((name, i) => {
-    if (own.has(name)) {
+    const feeds = credentials.get(name);
+    if (feeds !== undefined) {
       issues.push({
         path: joinPath(["tools", "sandbox", "env", i]),
-        message: `is one of Switchboard's own credentials (${name}); tool processes must not see it, since every chat user can read what they get`,
+        message:
+          `is ${name}, which holds one of Switchboard's own credentials (it feeds ${feeds}); tool processes ` +
+          "must not see it, since every chat user can read what they get. Remove it from tools.sandbox.env",
       });
     }
   });
@@ -203,6 +206,7 @@ export function resolveConfig(
 
   const config: SwitchboardConfig = {
     ...v,
+    credentialVariables: Object.fromEntries(credentials),
     channels,
     agent: { ...v.agent, workspaceDir: absolute(baseDir, v.agent.workspaceDir) },
     runtime: { ...v.runtime, dataDir: absolute(baseDir, v.runtime.dataDir) },

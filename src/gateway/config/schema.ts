@@ -342,7 +342,8 @@ const SandboxLimitsSchema = Obj(
     memoryMb: Type.Integer({
       default: 2048,
       minimum: 16,
-      description: "Private memory per process (heap and anonymous mappings), in MB.",
+      description:
+        "Address space per process, in MB: every mapping counts (heap, shared and anonymous memory, mapped files). Programs that reserve more than they use (the JVM, WebAssembly) need more or their own flags.",
     }),
     fileSizeMb: Type.Integer({
       default: 1024,
@@ -358,6 +359,12 @@ const SandboxLimitsSchema = Obj(
       default: 256,
       minimum: 1,
       description: "Size of the private /tmp (and /dev/shm) of one command, in MB (inside the sandbox).",
+    }),
+    workspaceMb: Type.Integer({
+      default: 2048,
+      minimum: 1,
+      description:
+        "Disk one thread's workspace may use, in MB; writes past it are refused with a clear error (with or without the sandbox).",
     }),
   },
   "Limits of every process a tool starts; hitting one gives the model a clear error.",

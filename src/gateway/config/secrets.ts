@@ -7,7 +7,7 @@
 import { readFileSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import { BUILT_IN_CHANNELS, type ChannelRegistry } from "../../adapters/registry.js";
-import type { Env } from "./env.js";
+import type { Env, VariableReference } from "./env.js";
 import { isOnlyReferences } from "./env.js";
 import { type ConfigIssue, joinPath } from "./errors.js";
 import { isSecretFieldName } from "./secret-names.js";
@@ -182,23 +182,84 @@ export function readFileFields(tree: unknown, baseDir: string): ConfigIssue[] {
   return issues;
 }
 
+/** The variables every deployment reads provider keys from (besides `apiKeyEnv` of custom models). */
+export const PROVIDER_KEY_VARIABLES = [
+  "ANTHROPIC_API_KEY",
+  "OPENAI_API_KEY",
+  "GEMINI_API_KEY",
+  "GOOGLE_API_KEY",
+];
+
 /**
- * Every secret value in a resolved config (secret-named fields and URL passwords), for the log
- * redactor: these exact strings are masked wherever they appear.
+ * Whether a field at `segments` holds a credential or may carry one: a secret-named field, any
+ * header value, a URL (Redis URLs carry passwords).
  */
-export function collectSecretValues(config: unknown): string[] {
+export function isCredentialField(segments: readonly (string | number)[]): boolean {
+  const last = [...segments].reverse().find((s): s is string => typeof s === "string");
+  if (last === undefined) return false;
+  return (
+    isSecretFieldName(last) || segments.includes("headers") || /url$/i.test(last) || last === "redisCluster"
+  );
+}
+
+/**
+ * The variables the config reads credentials from, each with the field it feeds: the `${VAR}`
+ * references of credential fields (`isCredentialField`), the variables that fill absent secrets by
+ * default (`ENV_DEFAULTS`), the providers' key variables and every custom model's `apiKeyEnv`.
+ * Tool processes must never get these (`tools.sandbox.env` is refused for them).
+ */
+export function credentialVariables(
+  references: readonly VariableReference[],
+  customApiKeyEnv: readonly (string | undefined)[],
+): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const r of references)
+    if (isCredentialField(r.segments) && !out.has(r.variable)) out.set(r.variable, r.path);
+  for (const [path, variable] of Object.entries(ENV_DEFAULTS))
+    if (!out.has(variable)) out.set(variable, path);
+  for (const variable of PROVIDER_KEY_VARIABLES)
+    if (!out.has(variable)) out.set(variable, "the provider's API key");
+  customApiKeyEnv.forEach((variable, i) => {
+    if (variable && !out.has(variable)) out.set(variable, `models.custom[${i}].apiKeyEnv`);
+  });
+  return out;
+}
+
+/**
+ * Every secret value of a resolved config, for the one redactor (logs, chat, tool output): secret-
+ * named fields and URL passwords of any length, and the values of the variables the config reads
+ * credentials from (`config.credentialVariables`) as `env` holds them. Short values are masked as
+ * whole words only (see `redactSecrets`).
+ */
+export function collectSecretValues(
+  config: { credentialVariables?: Readonly<Record<string, string>> } & object,
+  env: Env = process.env,
+): string[] {
   const found = new Set<string>();
+  for (const variable of Object.keys(config.credentialVariables ?? {})) {
+    const value = env[variable];
+    if (value) found.add(value);
+  }
   const visit = (node: unknown, key: string | undefined): void => {
     if (typeof node === "string") {
-      if (key !== undefined && isSecretFieldName(key) && node.length >= 6) found.add(node);
+      if (key !== undefined && isSecretFieldName(key) && node.length > 0) found.add(node);
       const m = /^[a-z][a-z0-9+.-]*:\/\/[^/\s:@]*:([^/\s@]+)@/i.exec(node);
-      if (m?.[1] && m[1].length >= 4) found.add(decodeURIComponent(m[1]));
+      if (m?.[1]) {
+        found.add(m[1]);
+        try {
+          found.add(decodeURIComponent(m[1]));
+        } catch {
+          // not percent-encoded after all: the raw form is masked
+        }
+      }
       return;
     }
     if (node === null || typeof node !== "object") return;
     if (Array.isArray(node)) for (const item of node) visit(item, undefined);
     else for (const [k, v] of Object.entries(node)) visit(v, k);
   };
-  visit(config, undefined);
+  // Its keys are variable names and its values field paths: neither is a secret.
+  const { credentialVariables: _names, ...sections } = config;
+  visit(sections, undefined);
   return [...found];
 }

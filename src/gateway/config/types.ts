@@ -88,4 +88,10 @@ export interface SwitchboardConfig {
   extensions: ExtensionsConfig;
   http: HttpConfig;
   logging: LoggingConfig;
+  /**
+   * The variables the config reads credentials and headers from, each with the field it feeds
+   * (set by the loader). Their values are masked everywhere (`collectSecretValues`) and tool
+   * processes never get them.
+   */
+  credentialVariables?: Readonly<Record<string, string>>;
 }

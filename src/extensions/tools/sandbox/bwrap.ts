@@ -1,10 +1,16 @@
 /**
- * The bubblewrap sandbox: every command runs in new user, PID, IPC, UTS and network namespaces
- * (the network is shared only with `network: host`), sees the system directories and a short list
- * of /etc read-only, its thread's workspace read-write at `/workspace`, a fresh /proc with only its
- * own processes, a private /tmp, an allowlisted environment, no capabilities, and the limits. When
- * bash exits, or the call is stopped, the sandbox's PID 1 ends and the kernel kills every process
- * left in the namespace: background jobs, `setsid` and `nohup` included.
+ * The bubblewrap sandbox: every command runs in new mount, PID, IPC, UTS and network namespaces
+ * (the network is shared only with `network: host`), as an unprivileged user, sees the system
+ * directories and a short list of /etc read-only, its thread's workspace read-write at
+ * `/workspace`, a fresh /proc with only its own processes, a private /tmp, an allowlisted
+ * environment, no capabilities, a seccomp filter (`seccomp.ts`) and the limits. When bash exits, or
+ * the call is stopped, the sandbox's PID 1 ends and the kernel kills every process left in the
+ * namespace: background jobs, `setsid` and `nohup` included.
+ *
+ * Who the command runs as (`SandboxIdentity`) never includes root: a gateway running as an ordinary
+ * user maps itself through a user namespace; a root gateway either lets bwrap set the sandbox up as
+ * root and drops to an unprivileged account with `setpriv` before bash starts (the workspace may sit
+ * under a directory only root can enter), or runs bwrap as that account.
  */
 import { lstatSync, readlinkSync } from "node:fs";
 import { runProgramInGroup } from "../process-tree.js";
@@ -12,6 +18,19 @@ import { SANDBOX_PATH, toolEnv } from "./env.js";
 import { createEtcView } from "./etc-view.js";
 import { LimitWatcher, limitPrelude, type SandboxLimits } from "./limits.js";
 import type { Account, CommandRunner, CommandRunResult, SandboxNetwork } from "./types.js";
+
+/**
+ * How the sandbox's processes get their unprivileged identity:
+ * - `self`: bwrap runs as the gateway's own (non-root) user, mapped to itself in a user namespace;
+ * - `drop`: a root gateway runs bwrap as root without a user namespace (so it can mount a workspace
+ *   under a directory only root may enter), and `setpriv` (at `setpriv`) drops to `account` with no
+ *   capabilities and no new privileges before bash starts;
+ * - `account`: a root gateway runs bwrap itself as `account`, in a user namespace.
+ */
+export type SandboxIdentity =
+  | { kind: "self" }
+  | { kind: "drop"; account: Account; setpriv: string }
+  | { kind: "account"; account: Account };
 
 /** Where the workspace appears inside the sandbox. */
 export const SANDBOX_WORKSPACE = "/workspace";
@@ -35,9 +54,11 @@ export interface BwrapRunnerOptions {
   envNames?: readonly string[];
   extraEnv?: Readonly<Record<string, string>>;
   readOnlyPaths?: readonly string[];
-  /** Run bwrap as this account (a root gateway runs the sandbox as an unprivileged user). */
-  account?: Account;
+  /** Who commands run as. Default `self` (the gateway's own user, which must not be root). */
+  identity?: SandboxIdentity;
   features: BwrapFeatures;
+  /** The compiled seccomp filter (`compileSeccompFilter`); none when undefined. */
+  seccomp?: Buffer;
   /** The /etc the sandbox sees (a directory); default: a fresh copy of the allowlist (`etc-view.ts`). */
   etcDir?: string;
   source?: NodeJS.ProcessEnv;
@@ -63,10 +84,17 @@ function kindOf(path: string): "dir" | "file" | { link: string } | undefined {
  */
 export function bwrapBaseArgs(o: BwrapRunnerOptions & { etcDir: string }): string[] {
   const root = (o.hostRoot ?? "/").replace(/\/$/, "");
-  const args = ["--unshare-all", "--unshare-user"];
-  if (o.features.disableUserns) args.push("--disable-userns");
+  const args = ["--unshare-all"];
+  if (o.identity?.kind === "drop") {
+    // No user namespace: setpriv needs these two to become the account, and nothing else.
+    args.push("--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID");
+  } else {
+    args.push("--unshare-user", "--cap-drop", "ALL");
+    if (o.features.disableUserns) args.push("--disable-userns");
+  }
+  if (o.seccomp) args.push("--seccomp", String(SECCOMP_FD));
   if (o.network === "host") args.push("--share-net");
-  args.push("--die-with-parent", "--new-session", "--cap-drop", "ALL", "--hostname", "sandbox");
+  args.push("--die-with-parent", "--new-session", "--hostname", "sandbox");
   args.push("--ro-bind", `${root}/usr`, "/usr");
   for (const dir of ["bin", "sbin", "lib", "lib32", "lib64", "libx32"]) {
     const kind = kindOf(`${root}/${dir}`);
@@ -96,8 +124,31 @@ export function bwrapBaseArgs(o: BwrapRunnerOptions & { etcDir: string }): strin
   return args;
 }
 
+/** The file descriptor bwrap reads the seccomp program from. */
+const SECCOMP_FD = 3;
+
+/** What runs bash inside the sandbox: bash itself, or setpriv dropping to the account first. */
+function commandPrefix(identity: SandboxIdentity | undefined): string[] {
+  if (identity?.kind !== "drop") return [];
+  const { uid, gid } = identity.account;
+  return [
+    identity.setpriv,
+    `--reuid=${uid}`,
+    `--regid=${gid}`,
+    "--clear-groups",
+    "--inh-caps=-all",
+    "--no-new-privs",
+    "--",
+  ];
+}
+
 /** The full argument list for one call in `workspace` (host path). */
-export function bwrapCallArgs(base: readonly string[], workspace: string, script: string): string[] {
+export function bwrapCallArgs(
+  base: readonly string[],
+  workspace: string,
+  script: string,
+  identity?: SandboxIdentity,
+): string[] {
   return [
     ...base,
     "--bind",
@@ -109,12 +160,18 @@ export function bwrapCallArgs(base: readonly string[], workspace: string, script
     "--remount-ro",
     "/",
     "--",
+    ...commandPrefix(identity),
     "bash",
     "--noprofile",
     "--norc",
     "-c",
     script,
   ];
+}
+
+/** The account commands run as, when it is not the gateway's own. */
+function accountOf(identity: SandboxIdentity | undefined): Account | undefined {
+  return identity && identity.kind !== "self" ? identity.account : undefined;
 }
 
 /** bwrap's own failure (it prints `bwrap: …` and exits 1 before the command starts). */
@@ -127,7 +184,9 @@ function setupErrorOf(head: string, exitCode: number | null): string | undefined
 export function createBwrapRunner(o: BwrapRunnerOptions): CommandRunner {
   const view = o.etcDir === undefined ? createEtcView(o.hostRoot ?? "") : undefined;
   const base = bwrapBaseArgs({ ...o, etcDir: o.etcDir ?? view?.dir ?? "/etc" });
-  const prelude = limitPrelude(o.limits, true);
+  const owner = accountOf(o.identity);
+  // bwrap itself runs as the account only in `account` mode; `drop` starts it as root.
+  const spawnAs = o.identity?.kind === "account" ? o.identity.account : undefined;
   const env = {
     ...toolEnv(SANDBOX_WORKSPACE, SANDBOX_PATH, o.envNames ?? [], o.source ?? process.env),
     ...o.extraEnv,
@@ -136,22 +195,24 @@ export function createBwrapRunner(o: BwrapRunnerOptions): CommandRunner {
     kind: "bwrap",
     workspacePath: () => SANDBOX_WORKSPACE,
     limits: o.limits,
-    owner: o.account,
+    owner,
     close: () => view?.remove(),
     async run(command, call): Promise<CommandRunResult> {
       const watcher = new LimitWatcher();
       let head = "";
+      const prelude = limitPrelude(o.limits, { withProcesses: true, fileSizeMb: call.fileSizeMb });
       // bwrap runs with the sandbox's environment only, so its own /proc/<pid>/environ (PID 1
       // inside) holds nothing of the gateway's either.
       const result = await runProgramInGroup(
         o.bwrap,
-        bwrapCallArgs(base, call.workspace, `${prelude}; exec 2>&1\n${command}`),
+        bwrapCallArgs(base, call.workspace, `${prelude}; exec 2>&1\n${command}`, o.identity),
         {
           cwd: "/",
           env,
           timeoutMs: call.timeoutMs,
           ...(call.signal ? { signal: call.signal } : {}),
-          ...(o.account ? { uid: o.account.uid, gid: o.account.gid } : {}),
+          ...(spawnAs ? { uid: spawnAs.uid, gid: spawnAs.gid } : {}),
+          ...(o.seccomp ? { extraInput: o.seccomp } : {}),
           ...(o.killGraceMs !== undefined ? { killGraceMs: o.killGraceMs } : {}),
           onOutput(chunk) {
             if (head.length < 512) head += chunk.toString("utf8");

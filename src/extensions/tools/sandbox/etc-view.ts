@@ -27,7 +27,8 @@ import { join } from "node:path";
  * The /etc entries a command may need (users and groups for `id`, name resolution for
  * `network: host`, TLS roots, the dynamic linker, locale and terminal data, interpreters' own
  * settings). Everything else in /etc (shadow files, sudoers, ssh keys, package manager credentials,
- * a config file placed there) stays out.
+ * a config file placed there) stays out, and so do the system-wide settings of clients that
+ * commonly hold credentials (`gitconfig`: credential helpers and tokens in URLs; `wgetrc`: passwords).
  */
 export const ETC_ALLOWLIST = [
   "alternatives",
@@ -38,7 +39,6 @@ export const ETC_ALLOWLIST = [
   "debian_version",
   "fonts",
   "gai.conf",
-  "gitconfig",
   "group",
   "host.conf",
   "hosts",
@@ -68,7 +68,6 @@ export const ETC_ALLOWLIST = [
   "terminfo",
   "timezone",
   "vim",
-  "wgetrc",
   "xml",
 ] as const;
 

@@ -6,8 +6,9 @@ export {
   bwrapCallArgs,
   createBwrapRunner,
   SANDBOX_WORKSPACE,
+  type SandboxIdentity,
 } from "./bwrap.js";
-export { createDirectRunner, type DirectRunnerOptions } from "./direct.js";
+export { CALL_MARKER, createDirectRunner, type DirectRunnerOptions } from "./direct.js";
 export { SANDBOX_PATH, toolEnv } from "./env.js";
 export { createEtcView, ETC_ALLOWLIST, type EtcView } from "./etc-view.js";
 export {
@@ -28,6 +29,7 @@ export {
   type SandboxStatus,
   SandboxUnavailableError,
 } from "./probe.js";
+export { compileSeccompFilter, deniedSyscalls } from "./seccomp.js";
 export type {
   Account,
   CommandRunner,

@@ -1,8 +1,17 @@
 /**
  * Resource limits of tool processes, set as rlimits by the shell before the command runs (no cgroups
- * needed), and the recognition of a limit being hit so the model gets a clear error instead of a
- * bare exit code. Every limit is per process except `processes`, which counts the processes of one
- * call inside the sandbox's user namespace.
+ * and no systemd needed), and the recognition of a limit being hit so the model gets a clear error
+ * instead of a bare exit code. Every limit is per process except `processes` (the processes of the
+ * sandbox's user) and `workspaceMb` (the thread's workspace, enforced by the tools: `quota.ts`).
+ *
+ * Memory is the address space (RLIMIT_AS): it counts every mapping a process makes (heap, private
+ * and shared anonymous memory, files, memfd and System V segments while mapped), which RLIMIT_DATA
+ * did not. The ways to hold memory without a mapping (memfd_create, shmget) are refused by the
+ * seccomp filter, and /tmp and /dev/shm are a tmpfs of `tmpSizeMb`. The price: programs that reserve
+ * more address space than they use (the JVM sizes its heap from the machine's RAM, WebAssembly
+ * runtimes reserve guard regions) need a larger limit or their own flags (`java -Xmx512m`). A call
+ * holds at most `processes` × `memoryMb` plus `tmpSizeMb`; a cgroup would bound the sum, but needs
+ * systemd's delegation or a writable cgroup hierarchy, which Switchboard does not require.
  */
 import { constants } from "node:os";
 
@@ -10,7 +19,7 @@ import { constants } from "node:os";
 export interface SandboxLimits {
   /** CPU seconds per process; the process gets SIGXCPU when it uses them up. */
   cpuSeconds: number;
-  /** Private memory per process (RLIMIT_DATA: heap and anonymous mappings), in MB. */
+  /** Address space per process (RLIMIT_AS: every mapping, shared and file-backed ones too), in MB. */
   memoryMb: number;
   /** Largest file a process may write, in MB; a bigger write gets SIGXFSZ. */
   fileSizeMb: number;
@@ -18,6 +27,8 @@ export interface SandboxLimits {
   processes: number;
   /** Size of the private /tmp (and /dev/shm) of one call, in MB. Sandbox only. */
   tmpSizeMb: number;
+  /** Disk one thread's workspace may use, in MB (`quota.ts`); writes past it are refused. */
+  workspaceMb: number;
 }
 
 export const DEFAULT_LIMITS: SandboxLimits = {
@@ -26,27 +37,36 @@ export const DEFAULT_LIMITS: SandboxLimits = {
   fileSizeMb: 1024,
   processes: 256,
   tmpSizeMb: 256,
+  workspaceMb: 2048,
 };
 
 /** Which limit a call ran into. */
 export type LimitKind = "cpu" | "memory" | "fileSize" | "processes";
 
+/** Per-call choices of `limitPrelude`. */
+export interface PreludeOptions {
+  /** False outside a sandbox: there RLIMIT_NPROC would count every process of the gateway's user. */
+  withProcesses: boolean;
+  /** The file size limit of this call when lower than `limits.fileSizeMb` (what the quota leaves). */
+  fileSizeMb?: number | undefined;
+}
+
 /**
  * The shell lines that set the limits (hard and soft, so the command cannot raise them). CPU gets
  * a soft limit one second below the hard one, so the process first receives SIGXCPU (a clear
- * "CPU time limit exceeded") instead of a bare SIGKILL. `withProcesses` is false outside a sandbox:
- * there RLIMIT_NPROC would count every process of the gateway's user, not the call's.
+ * "CPU time limit exceeded") instead of a bare SIGKILL.
  */
-export function limitPrelude(limits: SandboxLimits, withProcesses: boolean): string {
+export function limitPrelude(limits: SandboxLimits, o: PreludeOptions): string {
+  const fileKb = Math.floor(Math.min(o.fileSizeMb ?? limits.fileSizeMb, limits.fileSizeMb) * 1024);
   // One line, so bash's line numbers in messages are off by one only (the command starts on line 2).
   const lines = [
     "ulimit -c 0",
     `ulimit -t ${limits.cpuSeconds + 1}`,
     `ulimit -S -t ${limits.cpuSeconds}`,
-    `ulimit -d ${limits.memoryMb * 1024}`,
-    `ulimit -f ${limits.fileSizeMb * 1024}`,
+    `ulimit -v ${limits.memoryMb * 1024}`,
+    `ulimit -f ${Math.max(0, fileKb)}`,
   ];
-  if (withProcesses) lines.push(`ulimit -u ${limits.processes}`);
+  if (o.withProcesses) lines.push(`ulimit -u ${limits.processes}`);
   // A gateway started with lower hard limits keeps those; the command then gets less, never more.
   return lines.map((l) => `${l} 2>/dev/null`).join("; ");
 }
@@ -60,7 +80,7 @@ const OUTPUT_PATTERNS: readonly [RegExp, LimitKind][] = [
   [/fork: (retry: )?Resource temporarily unavailable|Cannot fork|can't fork|fork failed/i, "processes"],
   [/pthread_create|Resource temporarily unavailable.*thread|can't start new thread/i, "processes"],
   [
-    /Cannot allocate memory|MemoryError|memory exhausted|out of memory|bad_alloc|cannot allocate|allocation failed|Fatal process OOM/i,
+    /Cannot allocate memory|MemoryError|memory exhausted|out of memory|bad_alloc|cannot allocate|allocation failed|Fatal process OOM|Could not reserve enough space|failed to map segment/i,
     "memory",
   ],
 ];
@@ -108,7 +128,7 @@ export function describeLimits(kinds: readonly LimitKind[], limits: SandboxLimit
       case "cpu":
         return `A process used up its CPU time limit (${limits.cpuSeconds} s per process, tools.sandbox.limits.cpuSeconds) and was stopped.`;
       case "memory":
-        return `A process could not get more memory: the limit is ${limits.memoryMb} MB per process (tools.sandbox.limits.memoryMb).`;
+        return `A process could not get more memory: the limit is ${limits.memoryMb} MB of address space per process (tools.sandbox.limits.memoryMb).`;
       case "fileSize":
         return `A process tried to write a file larger than the limit of ${limits.fileSizeMb} MB (tools.sandbox.limits.fileSizeMb) and was stopped.`;
       case "processes":

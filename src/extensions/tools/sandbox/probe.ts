@@ -1,12 +1,15 @@
 /**
  * Deciding, once at start, how tool commands run: `tools.sandbox.mode` and whether bubblewrap can
  * create its namespaces here. The probe runs a real sandboxed command (the same arguments every
- * call uses, in the workspace root), so "sandboxed" means it works, not that a binary exists.
+ * call uses, in the workspace root) that also checks it is not root, so "sandboxed" means it works
+ * as an unprivileged user, not that a binary exists.
  *
- * A root gateway runs the sandbox as `nobody` (65534): the kernel exempts root from the process
- * limit, and a sandbox that is root outside owns every root-owned file it can see. When `nobody`
- * cannot run it (the workspace root is not reachable for it, say), the sandbox runs as root with a
- * warning that the process limit does not hold.
+ * A root gateway never runs a tool as root (root outside the sandbox owns every root-owned file and
+ * /proc/sys entry it can see, and is exempt from the process limit). It tries, in order: bwrap as
+ * root dropping to `nobody` with setpriv (works wherever root may create namespaces, whatever
+ * directories the workspace sits under), then bwrap as `nobody` in a user namespace (works where the
+ * workspace is reachable for nobody). When neither works there is no sandbox, said as such, and
+ * commands run as nobody with an admin's approval each.
  */
 
 import { execFile } from "node:child_process";
@@ -15,9 +18,10 @@ import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { promisify } from "node:util";
 import { SwitchboardError } from "../../../agent/errors.js";
-import { type BwrapFeatures, createBwrapRunner } from "./bwrap.js";
+import { type BwrapFeatures, createBwrapRunner, type SandboxIdentity } from "./bwrap.js";
 import { createDirectRunner } from "./direct.js";
 import { createEtcView } from "./etc-view.js";
+import { compileSeccompFilter } from "./seccomp.js";
 import type { Account, CommandRunner, SandboxOptions } from "./types.js";
 
 const run = promisify(execFile);
@@ -34,7 +38,9 @@ export interface SandboxStatus {
   readonly summary: string;
   /** Why there is no sandbox (mode none, or what failed), when there is none. */
   readonly reason?: string;
-  /** Things that work but weaker than configured (the process limit under root). */
+  /** Who sandboxed commands run as, when there is a sandbox. */
+  readonly identity?: SandboxIdentity;
+  /** Things that work but weaker than configured (no seccomp filter on this architecture). */
   readonly warnings: readonly string[];
 }
 
@@ -90,25 +96,35 @@ export async function bwrapFeatures(bwrap: string): Promise<BwrapFeatures> {
 
 function unsandboxed(o: ProbeOptions, reason: string): SandboxStatus {
   const s = o.sandbox;
+  const asRoot = gatewayUid(o) === 0;
   return {
     sandboxed: false,
     runner: createDirectRunner({
       envNames: s.env,
       limits: s.limits,
+      ...(asRoot ? { account: NOBODY } : {}),
       ...(o.extraEnv ? { extraEnv: o.extraEnv } : {}),
       ...(o.source ? { source: o.source } : {}),
     }),
     reason,
-    summary: `not sandboxed (${reason}): every bash call waits for an admin's approval`,
+    summary: `not sandboxed (${reason}): every bash call waits for an admin's approval${asRoot ? " and runs as nobody" : ""}`,
     warnings: [],
   };
 }
 
-/** Runs `true` in a candidate runner; resolves with bwrap's complaint, or undefined when it worked. */
+function gatewayUid(o: ProbeOptions): number {
+  return o.uid ?? process.getuid?.() ?? -1;
+}
+
+/** The probe's command: it fails, saying so, when the sandbox's user is root. */
+const PROBE_COMMAND =
+  '[ "$EUID" -ne 0 ] && [ "$UID" -ne 0 ] || { echo "commands would run as root"; exit 1; }';
+
+/** Runs the probe in a candidate runner; resolves with the complaint, or undefined when it worked. */
 async function tryRunner(runner: CommandRunner, workspace: string): Promise<string | undefined> {
   let output = "";
   try {
-    const r = await runner.run("true", {
+    const r = await runner.run(PROBE_COMMAND, {
       workspace,
       timeoutMs: 10_000,
       onOutput: (chunk) => {
@@ -164,6 +180,16 @@ export async function probeSandbox(o: ProbeOptions): Promise<SandboxStatus> {
   }
 }
 
+/** The identities a gateway of `uid` tries, in order (never root inside the sandbox). */
+function identities(uid: number, source: NodeJS.ProcessEnv): { identity: SandboxIdentity; label: string }[] {
+  if (uid !== 0) return [{ identity: { kind: "self" }, label: "" }];
+  const out: { identity: SandboxIdentity; label: string }[] = [];
+  const setpriv = findExecutable("setpriv", source.PATH);
+  if (setpriv) out.push({ identity: { kind: "drop", account: NOBODY, setpriv }, label: "set up as root" });
+  out.push({ identity: { kind: "account", account: NOBODY }, label: "as nobody" });
+  return out;
+}
+
 async function probeIn(
   o: ProbeOptions,
   bwrap: string,
@@ -171,14 +197,15 @@ async function probeIn(
   fail: (reason: string) => SandboxStatus,
 ): Promise<SandboxStatus> {
   const s = o.sandbox;
+  const source = o.source ?? process.env;
   // Every option a current bwrap has; an older one says "Unknown option" and gets what it supports.
   let feats: BwrapFeatures = { disableUserns: true, tmpfsSize: true };
-  const uid = o.uid ?? process.getuid?.() ?? -1;
-  const candidates: (Account | undefined)[] = uid === 0 ? [NOBODY, undefined] : [undefined];
+  const uid = gatewayUid(o);
   const complaints: string[] = [];
   const view = createEtcView();
+  const seccomp = compileSeccompFilter();
   let detected = false;
-  const attempt = async (account: Account | undefined): Promise<CommandRunner | undefined> => {
+  const attempt = async (identity: SandboxIdentity, label: string): Promise<CommandRunner | undefined> => {
     const runner = createBwrapRunner({
       bwrap,
       network: s.network,
@@ -187,42 +214,43 @@ async function probeIn(
       readOnlyPaths: s.readOnlyPaths,
       features: feats,
       etcDir: view.dir,
-      ...(account ? { account } : {}),
+      identity,
+      ...(seccomp ? { seccomp } : {}),
       ...(o.extraEnv ? { extraEnv: o.extraEnv } : {}),
       ...(o.source ? { source: o.source } : {}),
     });
-    let complaint = await tryRunner(runner, probeDir);
+    const complaint = await tryRunner(runner, probeDir);
     if (complaint?.includes("Unknown option") && !detected) {
       detected = true;
       feats = await bwrapFeatures(bwrap);
-      return attempt(account);
+      return attempt(identity, label);
     }
     if (complaint === undefined) return { ...runner, close: () => view.remove() };
-    complaint = account ? `as nobody: ${complaint}` : complaint;
-    complaints.push(complaint);
+    complaints.push(label ? `${label}: ${complaint}` : complaint);
     return undefined;
   };
-  for (const account of candidates) {
-    const runner = await attempt(account);
+  for (const { identity, label } of identities(uid, source)) {
+    const runner = await attempt(identity, label);
     if (!runner) continue;
     const warnings: string[] = [];
-    if (uid === 0 && !account) {
-      warnings.push(
-        `the sandbox runs as root because user nobody cannot run it (${complaints[0] ?? "unknown"}); ` +
-          "root is exempt from the process limit. Run Switchboard as an unprivileged user, or make " +
-          `${o.workspaceRoot} reachable for nobody.`,
-      );
-    }
     if (!feats.tmpfsSize)
       warnings.push("this bwrap cannot bound the size of /tmp (needs bubblewrap 0.7 or later)");
-    const who = account ? ", as nobody" : "";
+    if (!seccomp)
+      warnings.push(`no seccomp filter for this architecture (${process.arch}); the other layers hold`);
+    const who = runner.owner ? ", as nobody" : "";
     return {
       sandboxed: true,
       runner,
+      identity,
       summary: `sandboxed with bubblewrap (network ${s.network}${who})`,
       warnings,
     };
   }
   view.remove();
-  return fail(`bwrap cannot create its namespaces here (${complaints.join("; ")})`);
+  const why =
+    uid === 0
+      ? `bwrap cannot run commands as an unprivileged user here (${complaints.join("; ")}); ` +
+        `a root gateway never runs them as root. Give it the right to create namespaces (or run Switchboard as an ordinary user)${findExecutable("setpriv", source.PATH) ? "" : ", install setpriv (util-linux)"}, or make ${o.workspaceRoot} reachable for nobody`
+      : `bwrap cannot create its namespaces here (${complaints.join("; ")})`;
+  return fail(why);
 }

@@ -35,6 +35,8 @@ export interface CommandRunOptions {
   signal?: AbortSignal;
   /** Output as it arrives; stderr is interleaved with stdout. */
   onOutput(chunk: Buffer): void;
+  /** A file size limit for this call below the runner's (what the workspace quota leaves), in MB. */
+  fileSizeMb?: number | undefined;
 }
 
 export interface CommandRunResult {
@@ -64,8 +66,9 @@ export interface CommandRunner {
   readonly workspacePath: (hostWorkspace: string) => string;
   readonly limits: SandboxLimits;
   /**
-   * The account commands run as when it differs from the gateway's (a root gateway runs the sandbox
-   * as `nobody`): the tools give the workspace and the files they create to it.
+   * The account commands run as when it differs from the gateway's (a root gateway runs every
+   * command as `nobody`, sandboxed or not): the tools give the workspace and the files they create
+   * to it.
    */
   readonly owner: Account | undefined;
   run(command: string, options: CommandRunOptions): Promise<CommandRunResult>;
