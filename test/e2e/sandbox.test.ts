@@ -398,7 +398,7 @@ describe.skipIf(unavailable)("limits", () => {
       "A process tried to write a file larger than the limit of 1 MB (tools.sandbox.limits.fileSizeMb) and was stopped.",
     );
     expect(results[2]).toContain(
-      "A process could not get more memory: the limit is 64 MB per process (tools.sandbox.limits.memoryMb).",
+      "A process could not get more memory: the limit is 64 MB of address space per process (tools.sandbox.limits.memoryMb).",
     );
     expect(results[3]).toContain(
       "A process could not be started: the limit is 16 processes per command (tools.sandbox.limits.processes).",
@@ -410,8 +410,9 @@ describe.skipIf(unavailable)("limits", () => {
 describe("without a sandbox (tools.sandbox.mode: none)", () => {
   it("start says so in one line, /status shows it, and every bash call waits for an admin", async () => {
     const p = launch(config("none.yaml", "  sandbox:\n    mode: none"));
+    // A root gateway runs even unsandboxed commands as nobody, and says so.
     await p.waitForLine(
-      /^Tools: not sandboxed \(tools\.sandbox\.mode is none\): every bash call waits for an admin's approval\.$/,
+      /^Tools: not sandboxed \(tools\.sandbox\.mode is none\): every bash call waits for an admin's approval( and runs as nobody)?\.$/,
     );
     const chat = newChat();
     const nonce = `#n${++seq}`;

@@ -115,6 +115,22 @@ export function commandRunnerContract(factory: RunnerFactory): void {
       await stays(() => size(join(ws, "bg-tick")) === at, 500, "the background job's file");
     });
 
+    it.skipIf(skip)(
+      "processes that leave the process group (setsid, nohup) still die with the call",
+      async () => {
+        const runner = await factory.create({});
+        const r = await run(
+          runner,
+          "setsid sh -c 'while true; do echo x >> escaped; sleep 0.05; done' & nohup sh -c 'sleep 0.3; echo late > nohup-late' >/dev/null 2>&1 & sleep 0.2; echo started",
+        );
+        expect(r.output).toContain("started");
+        const at = size(join(ws, "escaped"));
+        expect(at).toBeGreaterThan(0);
+        await stays(() => size(join(ws, "escaped")) === at, 600, "the escaped job's file");
+        expect(existsSync(join(ws, "nohup-late"))).toBe(false);
+      },
+    );
+
     it.skipIf(skip)("a timeout kills the command and everything it started", async () => {
       const runner = await factory.create({});
       const r = await run(runner, "(while true; do echo x >> to-tick; sleep 0.05; done) & sleep 30", {
@@ -159,6 +175,35 @@ export function commandRunnerContract(factory: RunnerFactory): void {
       const r = await run(runner, "x=$(head -c 200000000 /dev/zero | tr '\\0' a); echo $" + "{#x}");
       expect(r.exitCode).not.toBe(0);
       expect(r.limits).toContain("memory");
+    });
+
+    // Python maps memory the ways a C program can; Debian's python3-minimal is on every CI machine.
+    const python = "/usr/bin/python3";
+    const noPython = !existsSync(python);
+
+    it.skipIf(skip || noPython)(
+      "a shared anonymous mapping past the memory limit fails; one within it works",
+      async () => {
+        const runner = await factory.create({ limits: { memoryMb: 256 } });
+        const map = (mb: number) =>
+          `${python} -c "import mmap; m = mmap.mmap(-1, ${mb} << 20, flags=mmap.MAP_SHARED | mmap.MAP_ANONYMOUS); m[::4096] = b'x' * ((${mb} << 20) // 4096); print('mapped ${mb}')"`;
+        const big = await run(runner, map(600));
+        expect(big.output).not.toContain("mapped 600");
+        expect(big.exitCode).not.toBe(0);
+        expect(big.limits).toContain("memory");
+        const small = await run(runner, map(32));
+        expect(small.output).toContain("mapped 32");
+      },
+    );
+
+    it.skipIf(skip || noPython)("a memfd mapping past the memory limit fails", async () => {
+      const runner = await factory.create({ limits: { memoryMb: 256 } });
+      const r = await run(
+        runner,
+        `${python} -c "import os, mmap; fd = os.memfd_create('x'); os.ftruncate(fd, 600 << 20); m = mmap.mmap(fd, 600 << 20); m[::4096] = b'x' * ((600 << 20) // 4096); print('mapped')"`,
+      );
+      expect(r.output).not.toContain("mapped");
+      expect(r.exitCode).not.toBe(0);
     });
 
     it.skipIf(skip || !factory.limitsProcesses)(

@@ -264,6 +264,34 @@ describe("who may change a thread's settings", () => {
     await thread.runCommand("model", "plain-1");
     expect(host.lastReply()).toContain("Model set to cmdtest/plain-1");
   });
+
+  it("an extension changing settings for someone the policy refuses is refused the same way", async () => {
+    const runner = new ExtensionRunner({ logger: silentLogger, settingsPolicy: () => false });
+    const seen: string[] = [];
+    await runner.load([
+      {
+        name: "picker",
+        factory: (api) =>
+          api.registerCommand("pick", {
+            description: "picks a model for the thread",
+            async handler(_args, ctx) {
+              seen.push(String(ctx.mayChangeSettings()));
+              await ctx.setModel("cmdtest/plain-1").catch((e: Error) => seen.push(e.message));
+              await ctx.setThinkingLevel("high").catch((e: Error) => seen.push(e.message));
+            },
+          }),
+      },
+    ]);
+    const host = new MemoryHost({ threadKey: "telegram:-1:0:5", platform: "telegram", user: { id: "9" } });
+    host.settings = { model: "cmdtest/thinker-1", thinkingLevel: "medium" };
+    await runner.bind(host).runCommand("pick", "");
+    expect(seen).toEqual([
+      "false",
+      "Only admins can change the model in this channel; nothing changed. (An admin can allow everyone with channels.telegram.settings: everyone.)",
+      "Only admins can change the thinking level in this channel; nothing changed. (An admin can allow everyone with channels.telegram.settings: everyone.)",
+    ]);
+    expect(host.settings).toEqual({ model: "cmdtest/thinker-1", thinkingLevel: "medium" });
+  });
 });
 
 describe("/thinking", () => {

@@ -1,9 +1,11 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, onTestFinished } from "vitest";
+import { registerModel, unregisterModel } from "../../src/agent/llm/models.js";
 import type { AgentEvent } from "../../src/agent/types.js";
 import { createSubAgentExtension } from "../../src/extensions/sub-agent.js";
 import type { ExtensionEntry } from "../../src/extensions/types.js";
 import { createGate, ScriptedStream, scriptedModel } from "../support/scripted-stream.js";
 import { createHarness, echoTool } from "./support/harness.js";
+import { MemoryHost } from "./support/memory-host.js";
 
 const spawnCall = (task: string) => ({ toolCalls: [{ name: "spawn_sub_agent", args: { task }, id: "s1" }] });
 
@@ -47,6 +49,42 @@ describe("spawn_sub_agent", () => {
     );
     expect(texts.some((t) => t.includes("🔧 echo"))).toBe(true);
     expect(texts.some((t) => t.includes("The answer is 42."))).toBe(true);
+  });
+
+  it("another model follows the settings policy of the person who started the run", async () => {
+    const sub = new ScriptedStream(["from the other model"]);
+    registerModel(scriptedModel({ id: "other-model" }));
+    onTestFinished(() => {
+      unregisterModel("scripted", "other-model");
+    });
+    const call = {
+      toolCalls: [{ name: "spawn_sub_agent", args: { task: "t", model: "scripted/other-model" }, id: "s1" }],
+    };
+    for (const allowed of [false, true]) {
+      const h = await createHarness(
+        [
+          {
+            name: "sub-agent",
+            factory: createSubAgentExtension({ streamFn: sub.streamFn, getKey: () => "k" }),
+          },
+        ],
+        {
+          model: scriptedModel({ id: "parent-model" }),
+          settingsPolicy: () => allowed,
+          host: new MemoryHost({ threadKey: "test:T9", platform: "slack", user: { id: "U2", name: "bob" } }),
+          replies: [call, "done"],
+        },
+      );
+      await h.run("go");
+      const result = h.toolResults()[0];
+      if (allowed) expect(h.resultText(result)).toBe("from the other model");
+      else {
+        expect(result?.isError).toBe(true);
+        expect(h.resultText(result)).toContain(
+          "scripted/other-model was not used: the channel's settings policy does not let bob choose models here",
+        );
+      }
+    }
   });
 
   it("its tool calls pass the thread's gates", async () => {

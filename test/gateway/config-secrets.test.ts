@@ -120,6 +120,40 @@ describe("secrets come only from the environment or files", () => {
     ]);
   });
 
+  it("refuses in tools.sandbox.env every variable a credential or header is read from, naming the field", () => {
+    const yaml = [
+      "channels:",
+      "  telegram:",
+      "    botToken: ${MY_TG}",
+      "runtime:",
+      "  redisUrl: ${CACHE_URL:-}",
+      "models:",
+      "  custom:",
+      "    - provider: local",
+      "      id: m1",
+      "      api: openai-completions",
+      "      baseUrl: http://127.0.0.1:9/v1",
+      "      apiKeyEnv: LOCAL_KEY",
+      "      headers:",
+      "        X-Org: ${ORG_HEADER}",
+      "tools:",
+      "  sandbox:",
+      "    env: [MY_TG, CACHE_URL, LOCAL_KEY, ORG_HEADER, ANTHROPIC_API_KEY, SLACK_BOT_TOKEN, HARMLESS]",
+      "",
+    ].join("\n");
+    const out = issues(yaml, { MY_TG: "1:x", ORG_HEADER: "acme", HARMLESS: "ok" });
+    const fed = (i: number, name: string, field: string) =>
+      `tools.sandbox.env[${i}]: is ${name}, which holds one of Switchboard's own credentials (it feeds ${field}); tool processes must not see it, since every chat user can read what they get. Remove it from tools.sandbox.env`;
+    expect(out).toEqual([
+      fed(0, "MY_TG", "channels.telegram.botToken"),
+      fed(1, "CACHE_URL", "runtime.redisUrl"),
+      fed(2, "LOCAL_KEY", "models.custom[0].apiKeyEnv"),
+      fed(3, "ORG_HEADER", "models.custom[0].headers.X-Org"),
+      fed(4, "ANTHROPIC_API_KEY", "the provider's API key"),
+      fed(5, "SLACK_BOT_TOKEN", "channels.slack.botToken"),
+    ]);
+  });
+
   it("collectSecretValues finds every secret of a resolved config for the log redactor", () => {
     const env = {
       REDIS: "redis://:p%40ssw0rd@db:6379",

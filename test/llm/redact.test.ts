@@ -3,8 +3,10 @@
  * errors share: every credential shape it knows is masked, prose that merely looks a little like one
  * is kept, and a text that is still growing never shows the start of a token.
  */
+
 import { describe, expect, it } from "vitest";
 import { REDACTED, redactGrowingText, redactSecrets } from "../../src/agent/llm/redact.js";
+import { ACCESS_NOTICES } from "../../src/extensions/access/policy.js";
 
 /** Each token, and how long its public part is (a fixed prefix, or the bot's id). */
 const TOKENS: Record<string, [token: string, publicChars: number]> = {
@@ -50,6 +52,26 @@ describe("redactSecrets", () => {
       "Thread slack:T1:C2:1712.33 has 1200 tokens.",
     ];
     for (const text of prose) expect(redactSecrets(text)).toBe(text);
+  });
+
+  it("keeps the bot's own notices whole (a word ending a sentence after 'bot' is not a credential)", () => {
+    const notices = [
+      ...Object.values(ACCESS_NOTICES),
+      "Talk to the bot: it answers. Or message the Bot directly, then the token: expiring.",
+      "Only admins can change the model in this channel; nothing changed. (An admin can allow everyone with channels.telegram.settings: everyone.)",
+    ];
+    for (const text of notices) expect(redactSecrets(text ?? "")).toBe(text);
+  });
+
+  it("masks configured secrets of any length, short ones only where they stand as a word", () => {
+    expect(redactSecrets("key=ab7 and ab7x and xab7", ["ab7"])).toBe(`key=${REDACTED} and ab7x and xab7`);
+    expect(redactSecrets("q", ["q"])).toBe(REDACTED);
+    expect(redactSecrets("see long-secret-9f, long-secret-9f!", ["long-secret-9f"])).toBe(
+      `see ${REDACTED}, ${REDACTED}!`,
+    );
+    // A secret inside a longer one: the longer is masked whole.
+    expect(redactSecrets("pw-12345678-extra", ["pw-12345678", "pw-12345678-extra"])).toBe(REDACTED);
+    expect(redactSecrets("nothing here", ["", "  "])).toBe("nothing here");
   });
 });
 

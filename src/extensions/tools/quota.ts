@@ -35,7 +35,7 @@ export async function diskUsage(dir: string): Promise<number> {
 }
 
 /** `bytes` as MB with one decimal, for messages. */
-export function megabytes(bytes: number): string {
+function megabytes(bytes: number): string {
   return `${(bytes / MB).toFixed(1)} MB`;
 }
 
@@ -64,7 +64,8 @@ export class WorkspaceQuota {
   fullMessage(s: QuotaStanding): string {
     return (
       `The workspace uses ${megabytes(s.usedBytes)} of its ${this.limitMb} MB quota ` +
-      "(tools.sandbox.limits.workspaceMb), so writes are refused; delete files you no longer need first."
+      "(tools.sandbox.limits.workspaceMb), so writes are refused; delete files you no longer need " +
+      "(in a command of its own: a command's file size limit is set when it starts), then write again."
     );
   }
 

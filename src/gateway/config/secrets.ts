@@ -99,7 +99,7 @@ const RUNTIME_ENV_DEFAULTS: Readonly<Record<string, string>> = {
  * Where an absent secret (or other env-backed field) is taken from: config path → variable. The
  * channels' entries come from their definitions (`env`).
  */
-export const ENV_DEFAULTS: Readonly<Record<string, string>> = {
+const ENV_DEFAULTS: Readonly<Record<string, string>> = {
   ...channelEnvDefaults(BUILT_IN_CHANNELS),
   ...RUNTIME_ENV_DEFAULTS,
 };
@@ -183,18 +183,13 @@ export function readFileFields(tree: unknown, baseDir: string): ConfigIssue[] {
 }
 
 /** The variables every deployment reads provider keys from (besides `apiKeyEnv` of custom models). */
-export const PROVIDER_KEY_VARIABLES = [
-  "ANTHROPIC_API_KEY",
-  "OPENAI_API_KEY",
-  "GEMINI_API_KEY",
-  "GOOGLE_API_KEY",
-];
+const PROVIDER_KEY_VARIABLES = ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"];
 
 /**
  * Whether a field at `segments` holds a credential or may carry one: a secret-named field, any
  * header value, a URL (Redis URLs carry passwords).
  */
-export function isCredentialField(segments: readonly (string | number)[]): boolean {
+function isCredentialField(segments: readonly (string | number)[]): boolean {
   const last = [...segments].reverse().find((s): s is string => typeof s === "string");
   if (last === undefined) return false;
   return (

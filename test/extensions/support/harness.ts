@@ -11,7 +11,7 @@ import type { AgentTool } from "../../../src/agent/types.js";
 import { silentLogger } from "../../../src/extensions/logger.js";
 import { ExtensionRunner } from "../../../src/extensions/runner.js";
 import type { ThreadExtensionsOptions } from "../../../src/extensions/thread.js";
-import type { ExtensionEntry, ExtensionFailure } from "../../../src/extensions/types.js";
+import type { ExtensionEntry, ExtensionFailure, SettingsPolicy } from "../../../src/extensions/types.js";
 import { ScriptedStream, type ScriptedStreamReply, scriptedModel } from "../../support/scripted-stream.js";
 import { MemoryHost } from "./memory-host.js";
 
@@ -41,11 +41,17 @@ export interface HarnessOptions extends ThreadExtensionsOptions {
   host?: MemoryHost;
   model?: Model;
   systemPrompt?: string;
+  /** The deployment's settings policy (`ExtensionRunnerOptions.settingsPolicy`). */
+  settingsPolicy?: SettingsPolicy;
 }
 
 export async function createHarness(entries: ExtensionEntry[], options: HarnessOptions = {}) {
   const failures: ExtensionFailure[] = [];
-  const runner = new ExtensionRunner({ logger: silentLogger, onFailure: (f) => failures.push(f) });
+  const runner = new ExtensionRunner({
+    logger: silentLogger,
+    onFailure: (f) => failures.push(f),
+    ...(options.settingsPolicy ? { settingsPolicy: options.settingsPolicy } : {}),
+  });
   await runner.load(entries);
   const host = options.host ?? new MemoryHost();
   const thread = runner.bind(host, options);

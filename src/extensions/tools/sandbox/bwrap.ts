@@ -84,16 +84,19 @@ function kindOf(path: string): "dir" | "file" | { link: string } | undefined {
  */
 export function bwrapBaseArgs(o: BwrapRunnerOptions & { etcDir: string }): string[] {
   const root = (o.hostRoot ?? "/").replace(/\/$/, "");
-  const args = ["--unshare-all"];
+  const args: string[] = [];
   if (o.identity?.kind === "drop") {
-    // No user namespace: setpriv needs these two to become the account, and nothing else.
+    // Every namespace but the user namespace (--unshare-all would try one too, where the account
+    // has no id); setpriv needs these two capabilities to become the account, and nothing else.
+    args.push("--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try");
+    if (o.network !== "host") args.push("--unshare-net");
     args.push("--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID");
   } else {
-    args.push("--unshare-user", "--cap-drop", "ALL");
+    args.push("--unshare-all", "--unshare-user", "--cap-drop", "ALL");
     if (o.features.disableUserns) args.push("--disable-userns");
+    if (o.network === "host") args.push("--share-net");
   }
   if (o.seccomp) args.push("--seccomp", String(SECCOMP_FD));
-  if (o.network === "host") args.push("--share-net");
   args.push("--die-with-parent", "--new-session", "--hostname", "sandbox");
   args.push("--ro-bind", `${root}/usr`, "/usr");
   for (const dir of ["bin", "sbin", "lib", "lib32", "lib64", "libx32"]) {
@@ -114,13 +117,16 @@ export function bwrapBaseArgs(o: BwrapRunnerOptions & { etcDir: string }): strin
   args.push("--proc", "/proc");
   // A minimal /dev of bind-mounted nodes in the (later read-only) root: cheaper than bwrap's --dev
   // (its own tmpfs, a devpts instance and a separate /dev/shm), and /dev/shm shares the bounded /tmp.
+  // Made explicitly: set up as root (the `drop` identity), an implied parent would be root's alone.
+  args.push("--dir", "/dev");
   for (const dev of DEV_NODES) args.push("--dev-bind", `/dev/${dev}`, `/dev/${dev}`);
   args.push("--symlink", "/proc/self/fd", "/dev/fd");
   for (const [i, name] of ["stdin", "stdout", "stderr"].entries())
     args.push("--symlink", `/proc/self/fd/${i}`, `/dev/${name}`);
   args.push("--symlink", "/tmp", "/dev/shm");
   if (o.features.tmpfsSize) args.push("--size", String(o.limits.tmpSizeMb * 1024 * 1024));
-  args.push("--tmpfs", "/tmp");
+  // Sticky and writable for all, as /tmp is; in a user namespace the sandbox's user owns it anyway.
+  args.push("--perms", "1777", "--tmpfs", "/tmp");
   return args;
 }
 
