@@ -67,8 +67,8 @@ export async function pictureForModel(
       changed: false,
     };
   }
-  const w = Math.max(1, Math.round(width * scale));
-  const h = Math.max(1, Math.round(height * scale));
+  const w = Math.max(1, Math.floor(width * scale));
+  const h = Math.max(1, Math.floor(height * scale));
   const resized = () => input().rotate().resize({ width: w, height: h, fit: "fill" });
   const lossless = mimeType === "image/png" || mimeType === "image/gif";
   let out: Buffer | undefined;
