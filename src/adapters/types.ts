@@ -220,10 +220,10 @@ export interface UploadOptions {
   idempotencyKey?: string;
   /**
    * Called with a platform token for the upload (Slack's file id) once the bytes are on the platform
-   * and before the file is shared into the thread. Recorded in the render journal, it lets
-   * `findUploaded` tell a share that happened from one that did not.
+   * and before the file is shared into the thread, which waits for it. Recorded in the render
+   * journal, it lets `findUploaded` tell a share that happened from one that did not.
    */
-  onStaged?: (token: string) => void;
+  onStaged?: (token: string) => void | Promise<void>;
 }
 
 /** Options of `post`. */

@@ -8,12 +8,16 @@
  * matching `message` event for a mention, echo events for the bot's own posts, `X-Slack-Retry-Num` /
  * `retry_attempt` on redeliveries, Socket Mode acks by envelope id.
  *
+ * Files: `files.userFile` makes a file to post with `userMessage({ files })`; its `url_private` needs
+ * the bot token; the bot's uploads (external upload flow) land in `files` (see files.ts).
+ *
  * Test API: `userMessage`, `reaction`, `slashCommand`, `redeliver` inject the world's events;
  * `view(channel)` shows the channel as a user sees it; `api.calls` records every Web API request.
  */
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { type WebSocket, WebSocketServer } from "ws";
+import { SlackFiles } from "./files.js";
 import { postSigned, type SignedPostResult } from "./signing.js";
 import { DEFAULT_RATE_RULES, type RateRules, SlackWebApi } from "./web-api.js";
 import {
@@ -73,6 +77,8 @@ export class FakeSlack {
   readonly signingSecret: string;
   readonly world: SlackWorld;
   readonly api: SlackWebApi;
+  /** Files people posted and the bot uploaded (files.ts). */
+  readonly files: SlackFiles;
   /** Socket Mode acks by envelope id. */
   readonly acks = new Map<string, Json>();
   readonly responses: CommandResponse[] = [];
@@ -109,12 +115,19 @@ export class FakeSlack {
       this.appToken,
       opts.rateRules ?? DEFAULT_RATE_RULES,
     );
+    this.files = new SlackFiles(this.world, this.botToken);
+    this.api.fileMethods = (method, p) => this.files.api(method, p);
   }
 
   async start(): Promise<this> {
     this.server = createServer((req, res) => {
       void this.route(req).then(
         (a) => {
+          if ("raw" in a) {
+            res.writeHead(a.status, a.headers);
+            res.end(a.raw);
+            return;
+          }
           res.writeHead(a.status, { "content-type": "application/json", ...(a.headers ?? {}) });
           res.end(JSON.stringify(a.body));
         },
@@ -128,6 +141,7 @@ export class FakeSlack {
     await new Promise<void>((r) => this.server?.listen(0, "127.0.0.1", r));
     this.port = (this.server.address() as AddressInfo).port;
     this.api.socketUrl = `ws://127.0.0.1:${this.port}`;
+    this.files.origin = `http://127.0.0.1:${this.port}`;
     // Slack pings its Socket Mode clients; the client gives up after 30 s without one.
     this.pinger = setInterval(() => {
       for (const ws of this.sockets) ws.ping();
@@ -410,9 +424,15 @@ export class FakeSlack {
 
   private async route(
     req: IncomingMessage,
-  ): Promise<{ status: number; body: Json; headers?: Record<string, string> }> {
+  ): Promise<
+    | { status: number; body: Json; headers?: Record<string, string> }
+    | { status: number; raw: Buffer | string; headers: Record<string, string> }
+  > {
     const url = new URL(req.url ?? "/", "http://fake");
-    const raw = await readBody(req);
+    const bytes = await readBody(req);
+    const file = this.files.http(req.method ?? "GET", url.pathname, req.headers.authorization, bytes);
+    if (file) return { status: file.status, raw: file.body, headers: file.headers };
+    const raw = bytes.toString("utf8");
     const api = /^\/api\/([\w.]+)$/.exec(url.pathname);
     if (api?.[1] && req.method === "POST") {
       const params = parseParams(raw, req.headers["content-type"]);
@@ -454,11 +474,11 @@ function channelType(kind: ChannelKind): string {
   return kind;
 }
 
-function readBody(req: IncomingMessage): Promise<string> {
+function readBody(req: IncomingMessage): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+    req.on("end", () => resolve(Buffer.concat(chunks)));
     req.on("error", reject);
   });
 }
