@@ -25,10 +25,14 @@ import {
   type WebChatAdapter,
   type WebChatStore,
 } from "../../adapters/web/index.js";
+import { findModel } from "../../agent/llm/models.js";
 import { AccessGate } from "../../extensions/access/gate.js";
 import { MemoryNoticeMemory } from "../../extensions/access/notices.js";
 import type { ExtensionRunner } from "../../extensions/runner.js";
+import { ensureWorkspace } from "../../extensions/tools/workspace.js";
 import { MemoryApprovalStore } from "../../queue/approvals/memory-store.js";
+import { AttachmentIngester } from "../../queue/attachments/ingest.js";
+import { effectiveLimits, type FilePolicy } from "../../queue/attachments/limits.js";
 import { EmbeddedRuntime } from "../../queue/embedded/embedded-runtime.js";
 import { defaultQueuePrefix } from "../../queue/keys.js";
 import type { RedisClient } from "../../queue/redis/client.js";
@@ -125,11 +129,9 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
       redis && kit ? new kit.RedisApprovalStore(redis, { prefix }) : new MemoryApprovalStore(),
       metrics,
     );
-    const gate = new AccessGate({
-      config: accessConfig(config.channels),
-      notices: redis && kit ? new kit.RedisNoticeMemory(redis, prefix) : new MemoryNoticeMemory(),
-      logger,
-    });
+    // One notice per thread: "you are not allowed", "this model cannot see pictures".
+    const notices = redis && kit ? new kit.RedisNoticeMemory(redis, prefix) : new MemoryNoticeMemory();
+    const gate = new AccessGate({ config: accessConfig(config.channels), notices, logger });
     // Only processes that run tools need the sandbox; `tools.sandbox.mode: bwrap` fails here when it cannot run.
     const sandbox =
       role === "gateway" ? undefined : await setUpSandbox(config.tools, config.agent.workspaceDir);
@@ -182,6 +184,28 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
       return slice;
     };
 
+    const filePolicy = (p: Platform): FilePolicy => {
+      const f = settingsOf(p).files;
+      return {
+        enabled: f.enabled,
+        maxFileBytes: Math.floor(f.maxFileMb * 1024 * 1024),
+        maxMessageBytes: Math.floor(f.maxMessageMb * 1024 * 1024),
+        maxFiles: f.maxFilesPerMessage,
+      };
+    };
+    const fileLimits = (p: Platform) => effectiveLimits(filePolicy(p), adapterOf(p)?.capabilities.files);
+    const owner = sandbox?.runner.owner;
+    const vision = config.models.vision ? findModel(config.models.vision) : undefined;
+    const attachments = new AttachmentIngester({
+      adapterOf,
+      policyOf: filePolicy,
+      workspaceOf: (threadKey) => ensureWorkspace(config.agent.workspaceDir, threadKey, owner),
+      ...(owner ? { owner } : {}),
+      ...(vision ? { vision } : {}),
+      notices,
+      onError: (err, context) => logger.warn({ err, context }, "attachment trouble"),
+    });
+
     let runtime: Runtime | undefined;
     let store: SessionStore | undefined;
     const hostDeps: ThreadHostDeps = {
@@ -194,6 +218,10 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
         return store;
       },
       adapterOf,
+      maxUploadBytes: (p) => {
+        const limits = fileLimits(p);
+        return limits.enabled ? limits.maxUploadBytes : 0;
+      },
       defaultModel: () => (defaultModel ? modelRefOf(defaultModel) : undefined),
       sessionLocation: (threadKey, sessionId) =>
         redis
@@ -227,6 +255,7 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
         logger,
       }),
       format: replyTargets.format,
+      attachments,
       // The one resolution of a thread's delivery mode (its channel's): deliveries without a mode
       // and `/status` both come here.
       modeOf: (threadKey) => {
