@@ -34,7 +34,7 @@ function lastTool(request: RecordedRequest): { name: string; result: string } | 
       (c) => c.type === "tool_result",
     );
     if (!result) return undefined;
-    const use = (assistant?.content as Array<{ type: string; name?: string }>).find(
+    const use = ((assistant?.content ?? []) as Array<{ type: string; name?: string }>).find(
       (c) => c.type === "tool_use",
     );
     return { name: use?.name ?? "", result: JSON.stringify(result.content) };
