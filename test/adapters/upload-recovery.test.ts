@@ -15,9 +15,9 @@ import { MemoryRateLimiter } from "../../src/adapters/render/rate-limiter.js";
 import type { ChannelAdapter, InboundMessage, MessageRef, RenderLog } from "../../src/adapters/types.js";
 import { silentLogger } from "../../src/agent/logger.js";
 import type { ContractHarness } from "./contract.js";
-import { until } from "./support/drive.js";
 import { createDiscordHarness } from "./harness/discord.js";
 import { createSlackHarness } from "./harness/slack.js";
+import { until } from "./support/drive.js";
 import { createTelegramHarness } from "./telegram/harness.js";
 
 /** The journal as one worker sees it: the last snapshot and the posted ids. */
@@ -87,7 +87,13 @@ describe.each(harnesses)("an upload on %s whose worker dies", (platform, make) =
 
   const finish = (adapter: ChannelAdapter, threadKey: string, j: Journal) =>
     finishOwedRender(
-      { adapter, threadKey, clock: (h as ContractHarness).clock, limiter: new MemoryRateLimiter(), logger: silentLogger },
+      {
+        adapter,
+        threadKey,
+        clock: (h as ContractHarness).clock,
+        limiter: new MemoryRateLimiter(),
+        logger: silentLogger,
+      },
       j.snapshot,
       j,
       () => true,
@@ -111,7 +117,11 @@ describe.each(harnesses)("an upload on %s whose worker dies", (platform, make) =
       const files = harness.botFiles?.(m.threadKey) ?? [];
       const twice = when === "after" && platform === "telegram";
       expect(files).toHaveLength(twice ? 2 : 1);
-      expect(files[0]).toEqual({ name: "report.txt", bytes, caption: expect.stringContaining("Here it is.") });
+      expect(files[0]).toEqual({
+        name: "report.txt",
+        bytes,
+        caption: expect.stringContaining("Here it is."),
+      });
       // Finishing the same record again changes nothing.
       expect(await finish(harness.adapter, m.threadKey, next)).toBe(true);
       expect(harness.botFiles?.(m.threadKey) ?? []).toHaveLength(twice ? 2 : 1);
@@ -122,7 +132,9 @@ describe.each(harnesses)("an upload on %s whose worker dies", (platform, make) =
     const { m, file } = await setUp();
     const harness = h as ContractHarness;
     const j = new Journal();
-    await expect(journaledUpload(dying(harness.adapter, "before"), m.threadKey, j, file)).rejects.toBeInstanceOf(Died);
+    await expect(
+      journaledUpload(dying(harness.adapter, "before"), m.threadKey, j, file),
+    ).rejects.toBeInstanceOf(Died);
     rmSync(file.path);
     expect(await finish(harness.adapter, m.threadKey, j)).toBe(true);
     expect(harness.thread(m.threadKey).at(-1)).toEqual({
@@ -132,4 +144,3 @@ describe.each(harnesses)("an upload on %s whose worker dies", (platform, make) =
     expect(harness.botFiles?.(m.threadKey)).toEqual([]);
   });
 });
-

@@ -18,12 +18,14 @@ import type { ChannelRegistry } from "../../adapters/registry.js";
 import { MemoryRateLimiter } from "../../adapters/render/rate-limiter.js";
 import type { ChannelAdapter, Platform } from "../../adapters/types.js";
 import {
+  DirWebUploadStore,
   FileWebChatStore,
   MemoryWebAuthStore,
   START_LINK_TTL_MS,
   type WebAuthStore,
   type WebChatAdapter,
   type WebChatStore,
+  type WebUploadStore,
 } from "../../adapters/web/index.js";
 import { findModel } from "../../agent/llm/models.js";
 import { AccessGate } from "../../extensions/access/gate.js";
@@ -417,17 +419,19 @@ function webChatStores(
   prefix: string,
   dataDir: string,
   logger: Logger,
-): { store: WebChatStore; auth: WebAuthStore } {
+): { store: WebChatStore; auth: WebAuthStore; uploads: WebUploadStore } {
   const log = logger.child({ platform: "web" });
   const onWarning = (message: string, detail: Record<string, unknown>) => log.warn(detail, message);
   if (shared)
     return {
       store: new shared.kit.RedisWebChatStore({ redis: shared.redis, prefix, onWarning }),
       auth: new shared.kit.RedisWebAuthStore(shared.redis, prefix),
+      uploads: new shared.kit.RedisWebUploadStore(shared.redis, prefix),
     };
   return {
     store: new FileWebChatStore({ dir: join(dataDir, "web"), onWarning }),
     auth: new MemoryWebAuthStore(),
+    uploads: new DirWebUploadStore(join(dataDir, "web", "files")),
   };
 }
 
