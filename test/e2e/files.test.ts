@@ -12,11 +12,13 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { WebClient } from "../adapters/web/client.js";
 import type { FakeApi, RecordedRequest, ScriptedReply } from "../fakes/llm-server.js";
 import { type Conversation, conversation, type PlatformName, waitForBot } from "./support/drivers.js";
 import { lastUserText, until, World } from "./support/world.js";
 
 let world: World;
+let web: WebClient;
 let seq = 0;
 
 /** The name of the tool the request's last assistant turn called, and its result's text. */
@@ -65,8 +67,10 @@ beforeAll(async () => {
   world = await World.create();
   world.llm.respondWith("openai-completions", model("alpha"));
   world.llm.respondWith("anthropic-messages", model("beta"));
-  const app = await world.start("all", { maxFileMb: 0.05 });
+  const app = await world.start("all", { maxFileMb: 0.05, web: true });
   world.slack.eventsUrl = `${app.url}/slack/events`;
+  if (!app.web || !app.webUrl) throw new Error("the web chat did not start");
+  web = await WebClient.open(await app.web.signInLink(app.webUrl));
 });
 afterAll(async () => {
   await world?.close();
@@ -207,5 +211,61 @@ describe.each(PLATFORMS)("files on %s", (platform) => {
     });
     await waitForBot(t, (m) => m.text.includes("alpha answers: one more"), "the second answer");
     expect(t.botMessages().filter((m) => m.text.includes("cannot see pictures"))).toHaveLength(1);
+  });
+});
+
+describe("files in the web chat (Redis mode)", () => {
+  interface Msg {
+    id: string;
+    from: { isBot: boolean };
+    text: string;
+    files?: Array<{ id: string; name: string; size: number; type: string }>;
+  }
+  let conversation: string;
+  const messages = async () =>
+    (await web.call<{ messages: Msg[] }>("GET", `api/conversations/${conversation}/messages`)).messages;
+  const bot = (what: string, test: (m: Msg) => boolean) =>
+    until(async () => (await messages()).find((m) => m.from.isBot && test(m)), what);
+  const send = async (text: string, file?: { name: string; bytes: Buffer }) => {
+    const files = file ? [await web.upload(conversation, file.name, file.bytes)] : [];
+    await web.call("POST", `api/conversations/${conversation}/messages`, {
+      text,
+      ...(files.length ? { files } : {}),
+    });
+  };
+
+  it("shows a picture sent from the page to a model that sees, and keeps it in the workspace", async () => {
+    ({
+      conversation: { id: conversation },
+    } = await web.call<{ conversation: { id: string } }>("POST", "api/conversations", {}));
+    await send("/model beta/two");
+    await bot("the model switch", (m) => /beta\/two|Beta Two/.test(m.text));
+    const picture = await png(30, 30);
+    const before = requests("anthropic-messages").length;
+    await send("what is this picture?", { name: "web-shot.png", bytes: picture });
+    await bot("the answer", (m) => m.text.includes("beta answers: what is this picture?"));
+    const request = requests("anthropic-messages").slice(before).at(-1) as RecordedRequest;
+    expect(request.images.map((i) => i.bytes.equals(picture))).toEqual([true]);
+    expect(workspaceFile("web-shot.png")?.equals(picture)).toBe(true);
+  });
+
+  it("lets a tool read a CSV sent from the page, and refuses an oversized upload with the reason", async () => {
+    await send("[csv] add it up", { name: "web-data.csv", bytes: Buffer.from("name,count\ngamma,7\n") });
+    const shown = await bot("the read result", (m) => m.text.includes("beta saw the read result"));
+    expect(shown.text).toContain("gamma,7");
+    await expect(web.upload(conversation, "huge.bin", Buffer.alloc(80_000, 1))).rejects.toThrow(
+      /413.*larger than the 0\.1 MB the web chat takes|413.*larger than/,
+    );
+  });
+
+  it("posts a file the agent sends, which the page downloads", async () => {
+    await send("[send] the report");
+    const m = await bot("the file", (x) => (x.files ?? []).some((f) => f.name === "report.txt"));
+    expect(m.text).toContain("Here is the report.");
+    const f = m.files?.[0] as { id: string };
+    const res = await web.request("GET", `api/conversations/${conversation}/files/${f.id}`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-disposition")).toMatch(/^attachment; filename\*=UTF-8''report\.txt$/);
+    expect(await res.text()).toBe("totals: alpha 3, beta 5\n");
   });
 });

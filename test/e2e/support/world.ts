@@ -214,6 +214,7 @@ export class World {
       ...files,
       "  web:",
       `    enabled: ${o.web ?? false}`,
+      ...files,
       "models:",
       "  default: alpha/one",
       "  custom:",
