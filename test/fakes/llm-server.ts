@@ -140,7 +140,7 @@ export interface RecordedImage {
  * OpenAI's `image_url` (chat completions) and `input_image` (responses) data URLs, Google's
  * `inlineData`.
  */
-export function imagesOf(body: unknown): RecordedImage[] {
+function imagesOf(body: unknown): RecordedImage[] {
   const out: RecordedImage[] = [];
   const fromDataUrl = (url: unknown) => {
     const m = typeof url === "string" ? /^data:([^;]+);base64,(.*)$/s.exec(url) : null;

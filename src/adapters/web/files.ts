@@ -23,7 +23,7 @@ import { type WebChatStore, type WebUploadStore, WebUploadTooLargeError } from "
 export const INLINE_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
 
 /** The type of a file from its first bytes: a known signature, else text or binary. */
-export async function typeOfHead(head: Buffer): Promise<string> {
+async function typeOfHead(head: Buffer): Promise<string> {
   const found = await fileTypeFromBuffer(head);
   if (found) return found.mime;
   if (head.includes(0)) return "application/octet-stream";

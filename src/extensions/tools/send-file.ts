@@ -12,7 +12,7 @@ import type { ToolDefinition } from "../types.js";
 import type { FileOwner } from "./safe-fs.js";
 import { ensureWorkspace, resolveInWorkspace } from "./workspace.js";
 
-export const sendFileParameters = Type.Object({
+const sendFileParameters = Type.Object({
   path: Type.String({ description: "The file to send, relative to the workspace (or under /workspace)." }),
   caption: Type.Optional(
     Type.String({ maxLength: 3000, description: "A short text shown with the file (markdown)." }),

@@ -11,7 +11,7 @@ import { readFile } from "node:fs/promises";
 import type { ImageContent } from "../../agent/llm/types.js";
 
 /** The limits a picture is brought within. */
-export const PICTURE_LIMITS = {
+const PICTURE_LIMITS = {
   maxEdge: 1568,
   maxPixels: 1_150_000,
   maxBytes: 3_750_000,
