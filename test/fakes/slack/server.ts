@@ -86,6 +86,8 @@ export class FakeSlack {
   eventsUrl: string | undefined;
   /** Web API methods whose calls wait for `releaseMethod` before they are answered. */
   private readonly heldMethods = new Map<string, { promise: Promise<void>; release: () => void }>();
+  /** Calls waiting on a held method now, by method. */
+  private readonly waitingCalls = new Map<string, number>();
   /** Number of Socket Mode connections opened. */
   socketConnections = 0;
 
@@ -308,6 +310,11 @@ export class FakeSlack {
     this.heldMethods.set(method, { promise, release });
   }
 
+  /** How many calls of `method` wait on `holdMethod` now. */
+  held(method: string): number {
+    return this.waitingCalls.get(method) ?? 0;
+  }
+
   /** Answers the held calls of `method` and stops holding it. */
   releaseMethod(method: string): void {
     this.heldMethods.get(method)?.release();
@@ -436,7 +443,12 @@ export class FakeSlack {
     const api = /^\/api\/([\w.]+)$/.exec(url.pathname);
     if (api?.[1] && req.method === "POST") {
       const params = parseParams(raw, req.headers["content-type"]);
-      await this.heldMethods.get(api[1])?.promise;
+      const hold = this.heldMethods.get(api[1]);
+      if (hold) {
+        this.waitingCalls.set(api[1], this.held(api[1]) + 1);
+        await hold.promise;
+        this.waitingCalls.set(api[1], this.held(api[1]) - 1);
+      }
       const answer = this.api.handle(api[1], params, req.headers.authorization);
       if (api[1] === "chat.postMessage" && answer.body.ok === true && this.echo) this.echoPost(answer.body);
       return answer;
