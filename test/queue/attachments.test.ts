@@ -16,6 +16,7 @@ import {
   type DownloadedFile,
   type InboundMessage,
 } from "../../src/adapters/types.js";
+import { registerBuiltInApiProviders } from "../../src/agent/llm/providers/index.js";
 import type { Model } from "../../src/agent/llm/types.js";
 import { MemoryNoticeMemory } from "../../src/extensions/access/notices.js";
 import { ensureWorkspace } from "../../src/extensions/tools/workspace.js";
@@ -23,6 +24,7 @@ import { AttachmentIngester } from "../../src/queue/attachments/ingest.js";
 import { DEFAULT_FILE_POLICY } from "../../src/queue/attachments/limits.js";
 import type { IngestedMessage } from "../../src/queue/attachments/types.js";
 import { plainInboundFormatter } from "../../src/queue/worker/item-messages.js";
+import { startFakeLlmServer } from "../fakes/llm-server.js";
 
 const model = (input: Model["input"]): Model => ({
   id: "m",
@@ -220,5 +222,38 @@ describe("the attachment ingest", () => {
     const [m] = (await run(i, message([{ id: "ok", kind: "file", name: "ok.txt" }]))) as IngestedMessage[];
     expect(m?.files?.[0]?.refused).toMatch(/could not be saved .*symlink/);
     expect(notices).toHaveLength(1);
+  });
+
+  it("has models.vision describe a picture for a model that cannot see, and tells the thread once", async () => {
+    registerBuiltInApiProviders();
+    const llm = await startFakeLlmServer();
+    try {
+      llm.enqueue("openai-completions", { text: "A red square with the word STOP in white." });
+      const vision: Model = {
+        ...model(["text", "image"]),
+        provider: "eye",
+        id: "v1",
+        baseUrl: llm.baseUrl("openai-completions"),
+      };
+      const png = await sharp({ create: { width: 12, height: 12, channels: 3, background: "#c00" } })
+        .png()
+        .toBuffer();
+      const i = ingester(fileAdapter(new Map([["p", png]])), { vision });
+      const [m] = (await run(i, message([{ id: "p", kind: "image", name: "sign.png" }]), [
+        "text",
+      ])) as IngestedMessage[];
+      expect(m?.files?.[0]?.description).toBe("A red square with the word STOP in white.");
+      expect(m?.files?.[0]?.image).toBeUndefined();
+      // The vision model was shown the picture; the thread's model gets the description and the path.
+      expect(llm.requests[0]?.images.map((x) => x.mimeType)).toEqual(["image/png"]);
+      const text = JSON.stringify(plainInboundFormatter([m as InboundMessage]).content);
+      expect(text).toContain(
+        "at attachments/c1_m7/sign.png; you cannot see pictures, so here is a description of it:",
+      );
+      expect(text).toContain("STOP in white");
+      expect(notices).toEqual([expect.stringContaining("eye/v1 describes sign.png for it")]);
+    } finally {
+      await llm.close();
+    }
   });
 });
