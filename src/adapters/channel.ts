@@ -11,7 +11,7 @@ import type { Static, TObject, TProperties } from "@sinclair/typebox";
 import type { StructuredLogger } from "../agent/logger.js";
 import type { ChannelAdapter, ConnectionLease, CredentialProbe, KeyValueStore } from "./types.js";
 import type { WebAuthStore } from "./web/auth-store.js";
-import type { WebChatStore } from "./web/store-types.js";
+import type { WebChatStore, WebUploadStore } from "./web/store-types.js";
 
 /** The shared settings a definition reads (the gateway declares all of them). */
 export interface CommonChannelSettings {
@@ -20,6 +20,8 @@ export interface CommonChannelSettings {
   admins: string[];
   /** Minimum ms between edits of one message; absent: the platform's default. */
   editIntervalMs?: number;
+  /** Files people post and the agent sends (`maxFileMb`: the largest one). */
+  files?: { enabled: boolean; maxFileMb: number };
 }
 
 /** A channel's resolved config slice: its own settings and the shared ones. */
@@ -51,8 +53,8 @@ export interface ChannelBuildContext {
   lease?: (name: string) => ConnectionLease;
   /** The HTTP server's rule for the `Host` header of browser requests (the web chat's page). */
   isAllowedHost: (host: string | undefined) => boolean;
-  /** Where the web chat keeps conversations and sign-ins (default: the adapter's memory). */
-  webChat?: { store: WebChatStore; auth: WebAuthStore };
+  /** Where the web chat keeps conversations, sign-ins and files (default: the adapter's memory). */
+  webChat?: { store: WebChatStore; auth: WebAuthStore; uploads: WebUploadStore };
   logger: StructuredLogger;
 }
 

@@ -167,6 +167,63 @@ export interface AdapterCapabilities {
    * of making a second (Discord's enforced nonce). Absent: false.
    */
   idempotentPosts?: boolean;
+  /**
+   * The platform's own limits on files (docs/channels.md, "Files"), in bytes: the largest file the
+   * bot can fetch (`download`) and the largest it can post (`uploadFile`). Absent: no files.
+   */
+  files?: FileLimits;
+}
+
+/** A platform's hard limits on one file, in bytes. */
+export interface FileLimits {
+  maxDownloadBytes: number;
+  maxUploadBytes: number;
+}
+
+/** Options of `download`. */
+export interface DownloadOptions {
+  /** Aborts the request (a stopped run, a timeout). */
+  signal?: AbortSignal;
+}
+
+/**
+ * One attachment's bytes, as the platform serves them to the bot. `body` is read once, in order;
+ * `sizeBytes` is what the platform says before sending them (the reader still counts).
+ */
+export interface DownloadedFile {
+  body: AsyncIterable<Uint8Array>;
+  sizeBytes?: number;
+}
+
+/** A file in the worker's file system to post into a thread. */
+export interface OutgoingFile {
+  /** Absolute path of a regular file (read when the upload happens). */
+  path: string;
+  /** The name people see (`report.pdf`). */
+  name: string;
+  sizeBytes: number;
+  /** Its type, sniffed from the bytes (`image/png`); absent: a generic file. */
+  mimeType?: string;
+}
+
+/** Options of `uploadFile`. */
+export interface UploadOptions {
+  /** Text shown with the file (markdown). */
+  caption?: string;
+  /** As `PostOptions.replyTo`. */
+  replyTo?: MessageRef;
+  /**
+   * As `PostOptions.idempotencyKey`: where the platform can, an upload repeated with the same key
+   * finds the first one (Discord's nonce, Slack's file shares, the web chat's store) instead of
+   * showing the file twice.
+   */
+  idempotencyKey?: string;
+  /**
+   * Called with a platform token for the upload (Slack's file id) once the bytes are on the platform
+   * and before the file is shared into the thread, which waits for it. Recorded in the render
+   * journal, it lets `findUploaded` tell a share that happened from one that did not.
+   */
+  onStaged?: (token: string) => void | Promise<void>;
 }
 
 /** Options of `post`. */
@@ -259,6 +316,33 @@ export interface ChannelAdapter {
   delete(ref: MessageRef): Promise<void>;
   react(ref: MessageRef, emoji: string): Promise<void>;
   unreact(ref: MessageRef, emoji: string): Promise<void>;
+  /**
+   * Optional (with `capabilities.files`): the bytes of an attachment of an inbound message, fetched
+   * with the bot's credentials (Slack's `url_private` with the bot token, Discord's signed
+   * attachment URL, Telegram's `getFile` then the file path, the web chat's file store). Rejects
+   * with a `ChannelError` when the platform refuses (`forbidden`, `not_found`, `too_long` for a file
+   * over the platform's own limit, `network`); the message says why, without credentials. The
+   * caller enforces its own limits while reading `body`, and stops reading (which must end the
+   * request) when a limit is hit.
+   */
+  download?(file: AttachmentRef, opts?: DownloadOptions): Promise<DownloadedFile>;
+  /**
+   * Optional (with `capabilities.files`): posts `file` into the thread as a message people can open
+   * or download (Slack's external upload, a Discord attachment, Telegram `sendPhoto` /
+   * `sendDocument`, a web chat download), with `caption`. Rejects with a `ChannelError` (`too_long`
+   * for a file over the platform's limit).
+   */
+  uploadFile?(threadKey: string, file: OutgoingFile, opts?: UploadOptions): Promise<MessageRef>;
+  /**
+   * Optional: the message an upload with `idempotencyKey` `key` made in `threadKey` (as `findPosted`
+   * does for posts); `staged` is the token `onStaged` gave, when the journal has it. Undefined when
+   * the platform shows no such upload; rejects when it cannot be asked.
+   */
+  findUploaded?(
+    threadKey: string,
+    key: string,
+    opts?: { replyTo?: MessageRef; staged?: string },
+  ): Promise<MessageRef | undefined>;
   /**
    * Show a typing indicator in the thread for about `capabilities.typingDurationMs`. Where the
    * platform ends the indicator when the bot posts a message (Telegram, Discord), a post ends it.

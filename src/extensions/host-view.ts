@@ -35,5 +35,12 @@ export function withStopEvents(
     compact: (instructions) => host.compact(instructions),
     status: () => host.status(),
     ...(host.durableMessage ? { durableMessage: (id: string) => host.durableMessage?.(id) } : {}),
+    ...(host.sendFile
+      ? {
+          sendFile: (file: { path: string; name: string }, options?: { caption?: string }) =>
+            (host.sendFile as NonNullable<ExtensionHost["sendFile"]>)(file, options),
+        }
+      : {}),
+    ...(host.maxFileBytes ? { maxFileBytes: () => host.maxFileBytes?.() ?? 0 } : {}),
   };
 }

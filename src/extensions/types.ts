@@ -109,6 +109,23 @@ export interface ExtensionHost {
    * with `post`/`edit`, which nobody finishes after a crash.
    */
   durableMessage?(id: string): DurableMessage | undefined;
+  /**
+   * Worker side, where the channel can post files: posts `file` (a regular file of the thread's
+   * workspace, by its real path) into the thread with `caption`, journaled like every other post
+   * (a worker killed mid-upload neither loses nor doubles it). Rejects with a message for the model
+   * (too large, refused by the platform).
+   */
+  sendFile?(file: { path: string; name: string }, options?: { caption?: string }): Promise<SentFile>;
+  /** The largest file `sendFile` posts into this thread, in bytes (0: files are off here). */
+  maxFileBytes?(): number;
+}
+
+/** What `sendFile` posted. */
+export interface SentFile {
+  ref: string;
+  sizeBytes: number;
+  /** Its type, sniffed from the bytes. */
+  mimeType: string;
 }
 
 // ---------------------------------------------------------------------------------------------

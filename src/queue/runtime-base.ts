@@ -16,6 +16,7 @@ import type { DropPolicy, ThreadState, Waker } from "./state/types.js";
 import type { SessionStore } from "./store/types.js";
 import type {
   AgentFactory,
+  AttachmentIngest,
   ControlCommand,
   ControlResult,
   DeliverResult,
@@ -59,6 +60,11 @@ export interface RuntimeOptions {
    */
   modeOf?: (threadKey: string) => DeliveryMode | undefined;
   format?: InboundFormatter;
+  /**
+   * Fetches the files people attach into the thread's workspace and prepares pictures for the model
+   * (src/queue/attachments), before `format`. Absent: files are only named to the model.
+   */
+  attachments?: AttachmentIngest;
   /** Default `findModel` of the model catalogue. */
   resolveModel?: ModelResolver;
   /** Automatic compaction after runs; omit to leave sessions uncompacted. */
@@ -188,6 +194,7 @@ export abstract class RuntimeBase implements Runtime {
       factory: parts.agentFactory,
       sinks: o.sinks,
       format: o.format ?? plainInboundFormatter,
+      attachments: o.attachments,
       resolveModel: o.resolveModel ?? findModel,
       fenceKey: parts.fenceKey,
       leaseTtlMs: o.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS,

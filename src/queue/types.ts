@@ -226,6 +226,32 @@ export type SessionEventHook = (
  */
 export type AgentFactory = (ctx: AgentFactoryContext) => Agent | ThreadAgent | Promise<Agent | ThreadAgent>;
 
+/** What the ingest of a run's new messages needs from the worker (`AttachmentIngest.ingest`). */
+export interface IngestRequest {
+  threadKey: string;
+  /** The chat messages a take delivered, in order. */
+  messages: InboundMessage[];
+  /** The model the agent calls next (pictures go to it only when its `input` has `image`). */
+  model: Model;
+  /**
+   * Posts a notice into the thread (journaled like the holder's other notices); resolves once it
+   * is shown or recorded as owed. Never rejects.
+   */
+  notify(text: string): Promise<void>;
+  /** Aborts when the run is stopped or the worker lets the thread go. */
+  signal: AbortSignal;
+}
+
+/**
+ * Turns the attachments of taken messages into files in the thread's workspace and pictures for the
+ * model, before the messages are formatted (src/queue/attachments). Resolves with the messages to
+ * format, in the same order: those with attachments carry what became of each file. Never rejects:
+ * what could not be taken is said in the thread and named to the model.
+ */
+export interface AttachmentIngest {
+  ingest(request: IngestRequest): Promise<InboundMessage[]>;
+}
+
 /** Turns inbound chat messages into the user message the agent sees (one for a merged `collect` group). */
 export type InboundFormatter = (messages: InboundMessage[]) => UserMessage;
 

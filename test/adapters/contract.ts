@@ -8,10 +8,15 @@
  * and 429 waits are checked deterministically; inbound delivery uses real I/O and is awaited with
  * bounded polls.
  */
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { MemoryRateLimiter } from "../../src/adapters/render/rate-limiter.js";
 import { RunRenderer } from "../../src/adapters/render/run-renderer.js";
 import type {
+  AttachmentRef,
   ChannelAdapter,
   InboundCommand,
   InboundHandlers,
@@ -77,6 +82,10 @@ export interface ContractHarness {
   thread(threadKey: string): VisibleMessage[];
   /** Successful edits of one bot message: fake-clock time and visible text. */
   edits(ref: MessageRef): Array<{ at: number; text: string }>;
+  /** A user posts a file with `text` to the bot in a group channel (platforms with files). */
+  fileMessage?(opts: { text: string; name: string; bytes: Buffer; mimeType: string }): Promise<UserMessage>;
+  /** The files the bot posted into a thread, as a user downloads them, with the text shown beside. */
+  botFiles?(threadKey: string): Array<{ name: string; bytes: Buffer; caption: string }>;
   /** The next `count` posts/edits are refused with 429 and this retry-after. */
   rateLimitStorm(count: number, retryAfterMs: number): void;
   /** How many requests the fake refused with 429 so far. */
@@ -112,6 +121,12 @@ async function render(
   renderer.onEvent({ type: "agent_end", messages: [] });
   await driveUntil(h.clock, renderer.close(), { busy: () => renderer.busy, stepMs: 250 });
   return renderer;
+}
+
+async function readAll(body: AsyncIterable<Uint8Array>): Promise<Buffer[]> {
+  const out: Buffer[] = [];
+  for await (const chunk of body) out.push(Buffer.from(chunk));
+  return out;
 }
 
 /** Run the contract against one platform. `make` builds a fresh, started harness per test. */
@@ -313,6 +328,69 @@ export function runAdapterContract(name: string, make: () => Promise<ContractHar
           .map((m) => m.text)
           .join("\n\n"),
       ).toBe(text);
+    });
+
+    it("downloads a file a user posted, with the bot's credentials (platforms with files)", async () => {
+      if (!h.adapter.capabilities.files || !h.fileMessage) return;
+      const bytes = randomBytes(70_000);
+      await h.fileMessage({
+        text: "what is in this?",
+        name: "blob.bin",
+        bytes,
+        mimeType: "application/octet-stream",
+      });
+      await waitFor("the message with its file", () => h.received.messages.length === 1);
+      const m = h.received.messages[0] as InboundMessage;
+      expect(m.text).toBe("what is in this?");
+      expect(m.attachments).toHaveLength(1);
+      const download = h.adapter.download?.bind(h.adapter);
+      expect(download).toBeDefined();
+      const file = await (download as NonNullable<typeof download>)(m.attachments[0] as AttachmentRef);
+      expect(Buffer.concat(await readAll(file.body))).toEqual(bytes);
+    });
+
+    it("posts a file into the thread that a user can download, once per key where the platform can tell", async () => {
+      if (!h.adapter.capabilities.files || !h.botFiles) return;
+      await h.groupMessage({ text: "send me the report", mention: true });
+      await waitFor("the mention", () => h.received.messages.length === 1);
+      const m = h.received.messages[0] as InboundMessage;
+      const dir = mkdtempSync(join(tmpdir(), "sb-upload-"));
+      try {
+        const bytes = Buffer.from("name,total\nalpha,3\n");
+        const path = join(dir, "report.csv");
+        writeFileSync(path, bytes);
+        const file = { path, name: "report.csv", sizeBytes: bytes.length, mimeType: "text/csv" };
+        const upload = (h.adapter.uploadFile as NonNullable<ChannelAdapter["uploadFile"]>).bind(h.adapter);
+        const key = `u${Date.now().toString(36)}`;
+        let staged: string | undefined;
+        const opts = {
+          caption: "Here is the report.",
+          idempotencyKey: key,
+          replyTo: m.messageId,
+          onStaged: (t: string) => {
+            staged = t;
+          },
+        };
+        const ref = await upload(m.threadKey, file, opts);
+        const shown = () => (h.botFiles?.(m.threadKey) ?? []).filter((f) => f.name === "report.csv");
+        expect(shown()).toEqual([
+          { name: "report.csv", bytes, caption: expect.stringContaining("Here is the report.") },
+        ]);
+        const find = h.adapter.findUploaded?.bind(h.adapter);
+        if (find) {
+          expect(await find(m.threadKey, key, { replyTo: m.messageId, ...(staged ? { staged } : {}) })).toBe(
+            ref,
+          );
+          return;
+        }
+        const again = await upload(m.threadKey, file, opts);
+        if (h.adapter.capabilities.idempotentPosts) {
+          expect(again).toBe(ref);
+          expect(shown()).toHaveLength(1);
+        } else expect(shown()).toHaveLength(2);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
     });
 
     it("gives a mention inside an existing thread the thread's earlier messages", async () => {

@@ -82,7 +82,7 @@ describe("switchboard from a fresh directory", () => {
       expected: [
         '✗ channels.web.tools[1] (line 3): "grep" is not a tool',
         '✗ channels.web.tools[2] (line 3): "find" is not a tool',
-        "The tools are bash, read, write, edit, ls, spawn_sub_agent (docs/tools.md)",
+        "The tools are bash, read, write, edit, ls, send_file, spawn_sub_agent (docs/tools.md)",
       ],
     },
     {

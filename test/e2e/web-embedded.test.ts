@@ -106,4 +106,31 @@ describe("web chat on the embedded runtime", () => {
     expect(answer.text.toLowerCase()).toContain("denied");
     expect(answer.text).not.toContain("removed");
   });
+
+  it("keeps a picture sent from the page under ./data/web/files, and tells the user once that a text-only model cannot see it", async () => {
+    const { conversation } = await api<{ conversation: { id: string } }>("/api/conversations", {});
+    const picture = Buffer.from(
+      "89504e470d0a1a0a0000000d4948445200000001000000010806000000" +
+        "1f15c4890000000d49444154789c6360000002000005000100db5e09460000000049454e44ae426082",
+      "hex",
+    );
+    const file = await client.upload(conversation.id, "dot.png", picture);
+    expect(file).toMatchObject({ name: "dot.png", size: picture.length, type: "image/png" });
+    expect(existsSync(join(world.dir, "data", "web", "files", conversation.id, file.id))).toBe(true);
+    await api(`/api/conversations/${conversation.id}/messages`, { text: "see?", files: [file] });
+    const notice = await until(
+      async () => (await botMessages(conversation.id)).find((m) => m.text.includes("cannot see pictures")),
+      "the notice",
+    );
+    expect(notice.text).toContain("dot.png");
+    await until(
+      async () => (await botMessages(conversation.id)).some((m) => m.text.startsWith("alpha answers:")),
+      "the answer",
+    );
+    const last = world.requests("openai-completions").at(-1);
+    expect(last?.images).toEqual([]);
+    expect(JSON.stringify(last?.body)).toMatch(
+      /at attachments\/[^ ]+\/dot\.png; the current model cannot see pictures/,
+    );
+  });
 });

@@ -124,6 +124,47 @@ export interface RecordedRequest {
   headers: Record<string, string>;
   /** The parsed JSON body. */
   body: Record<string, unknown>;
+  /** The pictures in the request, in order, whatever the wire format (see `imagesOf`). */
+  images: RecordedImage[];
+}
+
+/** A picture a request carried. */
+export interface RecordedImage {
+  mimeType: string;
+  /** The decoded bytes. */
+  bytes: Buffer;
+}
+
+/**
+ * The pictures anywhere in a request body, in document order: Anthropic's base64 `image` blocks,
+ * OpenAI's `image_url` (chat completions) and `input_image` (responses) data URLs, Google's
+ * `inlineData`.
+ */
+function imagesOf(body: unknown): RecordedImage[] {
+  const out: RecordedImage[] = [];
+  const fromDataUrl = (url: unknown) => {
+    const m = typeof url === "string" ? /^data:([^;]+);base64,(.*)$/s.exec(url) : null;
+    if (m) out.push({ mimeType: m[1] ?? "", bytes: Buffer.from(m[2] ?? "", "base64") });
+  };
+  const walk = (v: unknown): void => {
+    if (Array.isArray(v)) {
+      for (const x of v) walk(x);
+      return;
+    }
+    if (typeof v !== "object" || v === null) return;
+    const o = v as Record<string, unknown>;
+    const source = o.source as Record<string, unknown> | undefined;
+    const inline = o.inlineData as Record<string, unknown> | undefined;
+    if (o.type === "image" && source?.type === "base64")
+      out.push({ mimeType: String(source.media_type), bytes: Buffer.from(String(source.data), "base64") });
+    else if (o.type === "image_url") fromDataUrl((o.image_url as Record<string, unknown> | undefined)?.url);
+    else if (o.type === "input_image") fromDataUrl(o.image_url);
+    else if (inline && typeof inline.data === "string")
+      out.push({ mimeType: String(inline.mimeType), bytes: Buffer.from(inline.data, "base64") });
+    else for (const x of Object.values(o)) walk(x);
+  };
+  walk(body);
+  return out;
 }
 
 /** A scripted reply with its defaults resolved, as protocol modules receive it. */
@@ -247,7 +288,14 @@ export async function startFakeLlmServer(options: FakeLlmServerOptions = {}): Pr
     for (const [name, value] of Object.entries(req.headers)) {
       if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(", ") : value;
     }
-    const request: RecordedRequest = { api: protocol.api, method, path, headers, body };
+    const request: RecordedRequest = {
+      api: protocol.api,
+      method,
+      path,
+      headers,
+      body,
+      images: imagesOf(body),
+    };
     requests.push(request);
 
     const reply = queues.get(protocol.api)?.shift() ?? handlers.get(protocol.api)?.(request);

@@ -57,8 +57,8 @@ describe("tool names", () => {
       logger: silentLogger(),
     });
     expect(toolIssues(config, runner).map(formatIssue)).toEqual([
-      'channels.web.tools[1]: "grep" is not a tool. The tools are bash, read, write, edit, ls, spawn_sub_agent (docs/tools.md)',
-      'approval.tools[0]: "bsh" is not a tool; did you mean "bash"? The tools are bash, read, write, edit, ls, spawn_sub_agent (docs/tools.md)',
+      'channels.web.tools[1]: "grep" is not a tool. The tools are bash, read, write, edit, ls, send_file, spawn_sub_agent (docs/tools.md)',
+      'approval.tools[0]: "bsh" is not a tool; did you mean "bash"? The tools are bash, read, write, edit, ls, send_file, spawn_sub_agent (docs/tools.md)',
     ]);
   });
 });

@@ -215,7 +215,7 @@ describe("where in the file a problem is", () => {
       'channels.telegram.mode (line 3): must be one of "polling", "webhook" (got "poll")',
       'channels.slack.requireMentoin (line 5): unknown field; did you mean "requireMention"?',
       'models.custom[0].api (line 10): must be one of "anthropic-messages", "openai-completions", "openai-responses", "google-generative-ai" (got "openai")',
-      "models.discord (line 11): unknown field; known fields: default, thinkingLevel, custom",
+      "models.discord (line 11): unknown field; known fields: default, thinkingLevel, vision, custom",
     ]);
     // A required field that is missing points at the mapping that lacks it.
     expect(located("channels:\n  discord:\n    enabled: true\n")).toEqual([

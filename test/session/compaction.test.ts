@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { AssistantMessage, Context, Model } from "../../src/agent/llm/types.js";
+import type { AssistantMessage, Context, Model, UserMessage } from "../../src/agent/llm/types.js";
 import {
   type CompleteFn,
   compact,
@@ -7,9 +7,12 @@ import {
 } from "../../src/agent/session/compaction/compact.js";
 import { branchBeforeFailure } from "../../src/agent/session/compaction/overflow.js";
 import { prepareCompaction } from "../../src/agent/session/compaction/prepare.js";
+import { serializeConversation } from "../../src/agent/session/compaction/prompts.js";
 import {
   DEFAULT_COMPACTION_SETTINGS,
   estimateContextTokens,
+  estimateTokens,
+  IMAGE_TOKENS,
   shouldCompact,
 } from "../../src/agent/session/compaction/tokens.js";
 import { buildSessionContext } from "../../src/agent/session/context.js";
@@ -245,5 +248,23 @@ describe("prepareCompaction and compact", () => {
     expect(entries).toHaveLength(chain.entries.length - 1);
     const prep = prepareCompaction(entries, small);
     expect(prep).toBeDefined();
+  });
+});
+
+describe("pictures in compaction", () => {
+  it("counts a picture at the tokens of the largest one Switchboard shows, and marks it in the summary's transcript", () => {
+    const image = { type: "image" as const, data: "iVBORw0KGgo=", mimeType: "image/png" };
+    const user: UserMessage = {
+      role: "user",
+      content: [
+        { type: "text", text: "what is this? [picture: a.png at attachments/m1/a.png; shown below]" },
+        image,
+      ],
+      timestamp: 1,
+    };
+    expect(estimateTokens(user)).toBe(Math.ceil(67 / 4) + IMAGE_TOKENS);
+    const transcript = serializeConversation([user]);
+    expect(transcript).toContain("[a picture was shown here]");
+    expect(transcript).not.toContain("iVBORw0KGgo");
   });
 });

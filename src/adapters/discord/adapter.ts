@@ -9,24 +9,30 @@ import { type StructuredLogger, silentLogger } from "../../agent/logger.js";
 import { toDiscordMarkdown } from "../render/markdown.js";
 import {
   type AdapterCapabilities,
+  type AttachmentRef,
   type ChannelAdapter,
   ChannelError,
   type CommandSpec,
   type ConnectionLease,
   type ConnectionStatus,
   type CredentialProbe,
+  type DownloadedFile,
+  type DownloadOptions,
   type EditOptions,
   type HistoryMessage,
   type InboundHandlers,
   type KeyValueStore,
   type MessageRef,
+  type OutgoingFile,
   type PostOptions,
   type RateRule,
+  type UploadOptions,
 } from "../types.js";
 import { DiscordApi } from "./api.js";
 import { Conversations } from "./conversations.js";
 import { discordReactionPath } from "./emoji.js";
 import { DiscordEvents } from "./events.js";
+import { DISCORD_DOWNLOAD_LIMIT, DISCORD_UPLOAD_LIMIT, downloadAttachment, postAttachment } from "./files.js";
 import { fetchHistory } from "./history.js";
 import { decodeMessageRef, decodeThreadKey, encodeMessageRef, encodeThreadKey } from "./ids.js";
 import { DISCORD_CONTENT_LIMIT } from "./interactions.js";
@@ -124,6 +130,7 @@ export class DiscordAdapter implements ChannelAdapter {
       typingDurationMs: 10_000,
       history: true,
       idempotentPosts: true,
+      files: { maxDownloadBytes: DISCORD_DOWNLOAD_LIMIT, maxUploadBytes: DISCORD_UPLOAD_LIMIT },
     };
   }
 
@@ -194,8 +201,31 @@ export class DiscordAdapter implements ChannelAdapter {
   }
 
   async post(threadKey: string, text: string, opts: PostOptions = {}): Promise<MessageRef> {
-    const k = decodeThreadKey(threadKey);
     const content = this.render(text, opts.format);
+    return this.send(threadKey, content, opts, (channel, body) => this.api.createMessage(channel, body));
+  }
+
+  /** An attachment's bytes from the CDN (an expired link is refreshed); see files.ts. */
+  download(file: AttachmentRef, opts?: DownloadOptions): Promise<DownloadedFile> {
+    return downloadAttachment(this.api, this.config.apiUrl, file, opts);
+  }
+
+  /** A message with `file` attached and the caption as its text; the key is its nonce. */
+  async uploadFile(threadKey: string, file: OutgoingFile, opts: UploadOptions = {}): Promise<MessageRef> {
+    const content = opts.caption ? this.render(opts.caption, "markdown") : "";
+    return this.send(threadKey, content, opts, (channel, body) =>
+      postAttachment(this.api, channel, file, body),
+    );
+  }
+
+  /** One message into the thread's conversation (a reply where asked), made by `create`. */
+  private async send(
+    threadKey: string,
+    content: string,
+    opts: PostOptions,
+    create: (channel: string, body: Record<string, unknown>) => Promise<{ id: string }>,
+  ): Promise<MessageRef> {
+    const k = decodeThreadKey(threadKey);
     let target = await this.conv.target(threadKey);
     // A reply refers to the message it answers, inside the conversation's channel (its thread, or
     // the channel of a reply chain); a message elsewhere is not referenced.
@@ -203,7 +233,7 @@ export class DiscordAdapter implements ChannelAdapter {
       const r = decodeMessageRef(opts.replyTo);
       if (r.channel === target.channel) target = { channel: r.channel, replyTo: r.message };
     }
-    const m = await this.api.createMessage(target.channel, {
+    const m = await create(target.channel, {
       content,
       allowed_mentions: NO_PINGS,
       ...(target.replyTo

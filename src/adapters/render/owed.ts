@@ -7,6 +7,7 @@
  * id before going on, and deletes parts the final text no longer needs.
  */
 
+import { lstat, realpath } from "node:fs/promises";
 import type { Clock } from "../../agent/clock.js";
 import { redactSecrets } from "../../agent/llm/redact.js";
 import type { StructuredLogger } from "../../agent/logger.js";
@@ -32,7 +33,22 @@ export interface OwedMessage {
    * idempotency key. Its id, if the platform answered, is in the journal's posted ids, or the
    * platform finds it by the key (`findPosted`, or Discord's nonce on a repeated post).
    */
-  posting?: { part: number; key: string };
+  posting?: { part: number; key: string; staged?: string };
+  /**
+   * The message is a file (`send_file`): its text is the caption, and finishing uploads the file
+   * (`finishUpload`) instead of posting text. `staged`, in `posting`, is the platform's token for
+   * an upload whose bytes arrived but whose share may not have (Slack's file id).
+   */
+  file?: OwedFile;
+}
+
+/** The file of an owed upload, as the worker that began it found it. */
+export interface OwedFile {
+  /** Absolute, symlink-free path in the thread's workspace. */
+  path: string;
+  name: string;
+  sizeBytes: number;
+  mimeType?: string;
 }
 
 /** A run's render state as recorded in the journal. */
@@ -58,16 +74,28 @@ function parseSnapshot(v: unknown): RenderSnapshot | undefined {
   const messages: OwedMessage[] = [];
   for (const m of raw.messages as unknown[]) {
     if (typeof m !== "object" || m === null) return undefined;
-    const { refs, text, replyTo, ifUnsaved, posting } = m as Record<string, unknown>;
+    const { refs, text, replyTo, ifUnsaved, posting, file } = m as Record<string, unknown>;
     if (!Array.isArray(refs) || !refs.every((r) => typeof r === "string") || typeof text !== "string")
       return undefined;
     const message = owedMessage(refs as string[], text, typeof replyTo === "string" ? replyTo : undefined);
     const alt = ifUnsaved as { timestamp?: unknown; text?: unknown } | undefined;
     if (typeof alt?.timestamp === "number" && typeof alt.text === "string")
       message.ifUnsaved = { timestamp: alt.timestamp, text: alt.text };
-    const post = posting as { part?: unknown; key?: unknown } | undefined;
+    const post = posting as { part?: unknown; key?: unknown; staged?: unknown } | undefined;
     if (typeof post?.part === "number" && typeof post.key === "string")
-      message.posting = { part: post.part, key: post.key };
+      message.posting = {
+        part: post.part,
+        key: post.key,
+        ...(typeof post.staged === "string" ? { staged: post.staged } : {}),
+      };
+    const f = file as Partial<OwedFile> | undefined;
+    if (typeof f?.path === "string" && typeof f.name === "string" && typeof f.sizeBytes === "number")
+      message.file = {
+        path: f.path,
+        name: f.name,
+        sizeBytes: f.sizeBytes,
+        ...(typeof f.mimeType === "string" ? { mimeType: f.mimeType } : {}),
+      };
     messages.push(message);
   }
   return { v: 1, messages };
@@ -108,6 +136,10 @@ export async function finishOwedRender(
   const record = () => log.owe({ v: 1, messages } satisfies RenderSnapshot);
   try {
     for (const m of messages) {
+      if (m.file) {
+        await finishUpload(o, m, m.file, log, posted, record);
+        continue;
+      }
       if (m.posting && m.refs[m.posting.part] === undefined && m.posting.part === m.refs.length) {
         const { key } = m.posting;
         const find = o.adapter.findPosted?.bind(o.adapter);
@@ -182,6 +214,86 @@ export async function finishOwedRender(
       "could not finish what an earlier run owed the chat; trying again with the next run",
     );
     return false;
+  }
+}
+
+/**
+ * Finishes an owed upload: nothing when its message is known; else the upload the journal names
+ * is looked up (its recorded id, then the platform: Slack's file shares, the web chat's store) and
+ * made again only when neither knows it, with the same key (Discord's nonce returns a repeat's first
+ * message). A file that is gone, or is no longer the regular file it was, is said in its place.
+ */
+async function finishUpload(
+  o: FinishOwedOptions,
+  m: OwedMessage,
+  file: OwedFile,
+  log: RenderLog,
+  posted: ReadonlyMap<string, MessageRef>,
+  record: () => Promise<void>,
+): Promise<void> {
+  if (m.refs[0] !== undefined) return;
+  const replyTo = m.replyTo;
+  const posting = m.posting;
+  if (posting) {
+    const find = o.adapter.findUploaded?.bind(o.adapter);
+    const found =
+      posted.get(posting.key) ??
+      (find
+        ? await request(o, () =>
+            find(o.threadKey, posting.key, {
+              ...(replyTo ? { replyTo } : {}),
+              ...(posting.staged ? { staged: posting.staged } : {}),
+            }),
+          )
+        : undefined);
+    if (found !== undefined) {
+      m.refs.push(found);
+      delete m.posting;
+      await record();
+      return;
+    }
+  }
+  const key = posting?.key ?? newPostKey();
+  if (!posting) {
+    m.posting = { part: 0, key };
+    await record();
+  }
+  const upload = o.adapter.uploadFile?.bind(o.adapter);
+  const problem = upload ? await fileProblem(file) : "this channel takes no files";
+  const sent = problem
+    ? await request(o, () =>
+        o.adapter.post(o.threadKey, `⚠️ ${file.name} could not be sent: ${problem}.`, {
+          format: "markdown",
+          idempotencyKey: key,
+          ...(replyTo ? { replyTo } : {}),
+        }),
+      )
+    : await request(o, () =>
+        (upload as NonNullable<typeof upload>)(o.threadKey, file, {
+          ...(m.text ? { caption: redactSecrets(m.text) } : {}),
+          ...(replyTo ? { replyTo } : {}),
+          idempotencyKey: key,
+          onStaged: async (staged) => {
+            m.posting = { part: 0, key, staged };
+            await record();
+          },
+        }),
+      );
+  log.posted(key, sent);
+  m.refs.push(sent);
+  delete m.posting;
+  await record();
+}
+
+/** Why an owed file cannot be uploaded any more (gone, or not the regular file it was), or undefined. */
+async function fileProblem(file: OwedFile): Promise<string | undefined> {
+  try {
+    const st = await lstat(file.path);
+    if (!st.isFile() || (await realpath(file.path)) !== file.path)
+      return "it is no longer a regular file in the workspace";
+    return undefined;
+  } catch {
+    return "it is no longer in the workspace";
   }
 }
 

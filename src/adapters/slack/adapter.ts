@@ -7,21 +7,27 @@ import { App, HTTPReceiver, SocketModeReceiver } from "@slack/bolt";
 import { type StructuredLogger, silentLogger } from "../../agent/logger.js";
 import {
   type AdapterCapabilities,
+  type AttachmentRef,
   type ChannelAdapter,
   ChannelError,
   type ChannelRoute,
   type ConnectionStatus,
   type CredentialProbe,
+  type DownloadedFile,
+  type DownloadOptions,
   type EditOptions,
   type HistoryMessage,
   type InboundHandlers,
   type KeyValueStore,
   type MessageRef,
+  type OutgoingFile,
   type PostOptions,
   type RateRule,
+  type UploadOptions,
 } from "../types.js";
 import { BoltLogger } from "./bolt-logger.js";
 import { SlackEvents } from "./events.js";
+import { SLACK_FILE_LIMITS, SlackFiles } from "./files.js";
 import { acknowledgeMalformedEvent, guardRequestListener } from "./http-guard.js";
 import { decodeMessageRef, decodeThreadKey, encodeMessageRef, encodeThreadKey, isDmChannel } from "./ids.js";
 import { findPostedByKey, postMetadata, postThread } from "./posted.js";
@@ -96,6 +102,7 @@ export class SlackAdapter implements ChannelAdapter {
   readonly platform = "slack" as const;
   readonly capabilities: AdapterCapabilities;
   private readonly web: SlackWeb;
+  private readonly files: SlackFiles;
   private readonly log: StructuredLogger;
   private app: App | undefined;
   private httpReceiver: HTTPReceiver | undefined;
@@ -107,6 +114,7 @@ export class SlackAdapter implements ChannelAdapter {
   constructor(private readonly config: SlackAdapterConfig) {
     this.log = config.logger ?? silentLogger;
     this.web = new SlackWeb(config.botToken, config.apiUrl, this.log, config.identity);
+    this.files = new SlackFiles(this.web, config.botToken, config.apiUrl);
     this.threads = new ThreadMembership({
       web: this.web,
       log: this.log,
@@ -123,6 +131,7 @@ export class SlackAdapter implements ChannelAdapter {
       edits: true,
       typingDurationMs: 0,
       history: true,
+      files: SLACK_FILE_LIMITS,
     };
   }
 
@@ -306,6 +315,21 @@ export class SlackAdapter implements ChannelAdapter {
   /** The bot's message posted with `idempotencyKey` `key`, by its metadata (see `findPostedByKey`). */
   findPosted(threadKey: string, key: string, opts: { replyTo?: MessageRef } = {}) {
     return findPostedByKey(this.web, threadKey, key, opts.replyTo);
+  }
+
+  /** A file's `url_private`, with the bot token (scope `files:read`); see files.ts. */
+  download(file: AttachmentRef, opts?: DownloadOptions): Promise<DownloadedFile> {
+    return this.files.download(file, opts);
+  }
+
+  /** Slack's external upload flow (scope `files:write`) into the thread; see files.ts. */
+  uploadFile(threadKey: string, file: OutgoingFile, opts?: UploadOptions): Promise<MessageRef> {
+    return this.files.upload(threadKey, file, opts);
+  }
+
+  /** The share of the staged file `opts.staged` in the thread (`files.info`), if it happened. */
+  findUploaded(threadKey: string, _key: string, opts?: { replyTo?: MessageRef; staged?: string }) {
+    return this.files.findUploaded(threadKey, opts);
   }
 
   async edit(ref: MessageRef, text: string, opts: EditOptions = {}): Promise<void> {

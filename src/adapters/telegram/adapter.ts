@@ -16,22 +16,28 @@ import { type StructuredLogger, silentLogger } from "../../agent/logger.js";
 import { toPlainText, toTelegramHtml } from "../render/markdown.js";
 import type {
   AdapterCapabilities,
+  AttachmentRef,
   ChannelAdapter,
   ChannelRoute,
   CommandSpec,
   ConnectionLease,
   ConnectionStatus,
   CredentialProbe,
+  DownloadedFile,
+  DownloadOptions,
   EditOptions,
   HistoryMessage,
   InboundHandlers,
   KeyValueStore,
   MessageRef,
+  OutgoingFile,
   PostOptions,
   RateRule,
+  UploadOptions,
 } from "../types.js";
 import { toTelegramReaction } from "./emoji.js";
 import { isEntityParseError, toChannelError } from "./errors.js";
+import { downloadTelegramFile, sendTelegramFile, TELEGRAM_FILE_LIMITS } from "./files.js";
 import { describingFetch } from "./http.js";
 import { messageRefOf, parseMessageRef, parseThreadKey, threadKeyOf } from "./ids.js";
 import { type BotIdentity, type InboundEvent, normalizeUpdate } from "./inbound.js";
@@ -129,6 +135,7 @@ export class TelegramAdapter implements ChannelAdapter {
       edits: true,
       typingDurationMs: 5000,
       history: true,
+      files: TELEGRAM_FILE_LIMITS,
     };
   }
 
@@ -307,7 +314,8 @@ export class TelegramAdapter implements ChannelAdapter {
     return this.isGroup(parseThreadKey(threadKey).chatId) ? GROUP_RULE : PRIVATE_RULE;
   }
 
-  async post(threadKey: string, text: string, opts: PostOptions = {}): Promise<MessageRef> {
+  /** Where a message into `threadKey` goes: its topic, and the message it replies to. */
+  private placement(threadKey: string, opts: PostOptions) {
     const t = parseThreadKey(threadKey);
     const replyTo = opts.replyTo ? parseMessageRef(opts.replyTo).messageId : t.root || undefined;
     const other = {
@@ -315,6 +323,23 @@ export class TelegramAdapter implements ChannelAdapter {
       ...(replyTo ? { reply_parameters: { message_id: replyTo, allow_sending_without_reply: true } } : {}),
       ...(opts.silent ? { disable_notification: true } : {}),
     };
+    return { t, other };
+  }
+
+  /** `getFile`, then the file's bytes; see files.ts. */
+  download(file: AttachmentRef, opts?: DownloadOptions): Promise<DownloadedFile> {
+    return downloadTelegramFile(this.api, this.config.token, this.config.apiRoot, file, opts);
+  }
+
+  /** `sendPhoto` for pictures, `sendDocument` for other files; see files.ts. */
+  async uploadFile(threadKey: string, file: OutgoingFile, opts: UploadOptions = {}): Promise<MessageRef> {
+    const { t, other } = this.placement(threadKey, opts);
+    const msg = await sendTelegramFile(this.api, t.chatId, file, opts.caption, other);
+    return messageRefOf(t.chatId, msg.message_id);
+  }
+
+  async post(threadKey: string, text: string, opts: PostOptions = {}): Promise<MessageRef> {
+    const { t, other } = this.placement(threadKey, opts);
     const msg = await this.formatted("sendMessage", text, opts.format, (body, html) =>
       this.api.sendMessage(t.chatId, body, { ...other, ...(html ? { parse_mode: "HTML" as const } : {}) }),
     );

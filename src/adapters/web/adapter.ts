@@ -16,20 +16,25 @@ import type { BlankEnv } from "hono/types";
 import { type StructuredLogger, silentLogger } from "../../agent/logger.js";
 import {
   type AdapterCapabilities,
+  type AttachmentRef,
   type ChannelAdapter,
   ChannelError,
   type ChannelMount,
   type CommandSpec,
   type ConnectionStatus,
+  type DownloadedFile,
   type EditOptions,
   type HistoryMessage,
   type InboundHandlers,
   type MessageRef,
+  type OutgoingFile,
   type PostOptions,
+  type UploadOptions,
 } from "../types.js";
 import { WebAccess } from "./auth.js";
 import { MemoryWebAuthStore, type WebAuthStore } from "./auth-store.js";
 import { WebInputError } from "./errors.js";
+import { WebFiles } from "./files.js";
 import { conversationOf, parseMessageRef, threadKeyOf } from "./ids.js";
 import { inboundOfReaction, inboundOfText } from "./inbound.js";
 import { MemoryWebChatStore } from "./memory-store.js";
@@ -38,6 +43,7 @@ import type {
   WebAuthor,
   WebCommand,
   WebConversation,
+  WebFile,
   WebIdentity,
   WebMessage,
 } from "./model.js";
@@ -48,7 +54,9 @@ import {
   WebConversationMissingError,
   type WebStoreEvent,
   type WebStoreListener,
+  type WebUploadStore,
 } from "./store-types.js";
+import { MemoryWebUploadStore } from "./upload-store.js";
 
 /** Settings of the web chat (the `channels.web` slice plus what the wiring gives it). */
 export interface WebChatConfig {
@@ -66,6 +74,10 @@ export interface WebChatConfig {
   store?: WebChatStore;
   /** Where sign-ins live (default: this process's memory). */
   auth?: WebAuthStore;
+  /** Where the bytes of files live (default: this process's memory). */
+  uploads?: WebUploadStore;
+  /** Largest file the page may upload and the bot may send (default 20 MB: `channels.web.files.maxFileMb`). */
+  maxFileBytes?: number;
   /**
    * Which `Host` headers the chat answers (default: loopback names only, against DNS rebinding). The
    * wiring passes the HTTP server's rule: any name when it requires its access token.
@@ -99,6 +111,7 @@ export class WebChatAdapter implements ChannelAdapter, WebChatService {
   readonly capabilities: AdapterCapabilities;
   readonly store: WebChatStore;
   readonly access: WebAccess;
+  readonly files: WebFiles;
   readonly config: Readonly<WebChatConfig>;
   private readonly user: WebAuthor;
   private readonly bot: WebAuthor;
@@ -136,6 +149,8 @@ export class WebChatAdapter implements ChannelAdapter, WebChatService {
     this.bot = { id: "web:bot", name: config.botName ?? "Switchboard", isBot: true };
     this.log = config.logger ?? silentLogger;
     this.maxInput = config.maxInputChars ?? 20_000;
+    const maxFile = config.maxFileBytes ?? 20 * 1024 * 1024;
+    this.files = new WebFiles(config.uploads ?? new MemoryWebUploadStore(), this.store, maxFile);
     this.capabilities = {
       maxMessageLength: 100_000,
       editIntervalMs: config.editIntervalMs ?? 250,
@@ -146,6 +161,7 @@ export class WebChatAdapter implements ChannelAdapter, WebChatService {
       edits: true,
       typingDurationMs: config.typingDurationMs ?? 3000,
       history: true,
+      files: { maxDownloadBytes: maxFile, maxUploadBytes: maxFile },
     };
   }
 
@@ -263,6 +279,45 @@ export class WebChatAdapter implements ChannelAdapter, WebChatService {
     }
   }
 
+  /** A file the page uploaded with a message (`ref.id` is `<conversation>/<file id>`). */
+  download(file: AttachmentRef): Promise<DownloadedFile> {
+    return this.files.download(file);
+  }
+
+  /**
+   * A bot message carrying `file` (stored first, under the upload key when given: a repeat with the
+   * same key returns the message that carries it).
+   */
+  async uploadFile(threadKey: string, file: OutgoingFile, opts: UploadOptions = {}): Promise<MessageRef> {
+    const conversationId = conversationOf(threadKey);
+    const key = opts.idempotencyKey;
+    if (key) {
+      const earlier = await this.files.findUploaded(conversationId, key);
+      if (earlier) return earlier;
+    }
+    const staged = await this.files.stage(conversationId, file, key);
+    const replyTo = opts.replyTo ? this.replyTarget(conversationId, opts.replyTo) : undefined;
+    const message = {
+      from: this.bot,
+      text: visible(opts.caption ?? ""),
+      format: "markdown" as const,
+      files: [staged],
+      ...(replyTo ? { replyTo } : {}),
+    };
+    try {
+      return (await this.store.add(conversationId, message)).ref;
+    } catch (err) {
+      if (!(err instanceof WebConversationMissingError)) throw err;
+      await this.store.create({ id: conversationId, title: "Conversation" });
+      return (await this.store.add(conversationId, message)).ref;
+    }
+  }
+
+  /** The bot's message carrying the file uploaded with `key`, if the conversation has it. */
+  findUploaded(threadKey: string, key: string): Promise<MessageRef | undefined> {
+    return this.files.findUploaded(conversationOf(threadKey), key);
+  }
+
   async edit(ref: MessageRef, text: string, opts: EditOptions = {}): Promise<void> {
     const { conversationId, messageId } = parseMessageRef(ref);
     this.checkText(text);
@@ -333,8 +388,13 @@ export class WebChatAdapter implements ChannelAdapter, WebChatService {
    * a retry after a failed delivery delivers the same message again. Resolves once the handler has
    * taken it; throws `WebInputError` for bad input or a failed delivery.
    */
-  receiveText(conversationId: string, text: string, clientId?: string): Promise<WebMessage> {
-    return this.taking((h) => this.takeText(h, conversationId, text, clientId));
+  receiveText(
+    conversationId: string,
+    text: string,
+    clientId?: string,
+    files: WebFile[] = [],
+  ): Promise<WebMessage> {
+    return this.taking((h) => this.takeText(h, conversationId, text, clientId, files));
   }
 
   private async takeText(
@@ -342,20 +402,28 @@ export class WebChatAdapter implements ChannelAdapter, WebChatService {
     conversationId: string,
     text: string,
     clientId: string | undefined,
+    files: WebFile[],
   ): Promise<WebMessage> {
     const conversation = await this.store.get(conversationId);
     if (!conversation) throw new WebInputError(404, `There is no conversation ${conversationId}.`);
     const earlier = clientId ? await this.store.clientRecord(conversationId, clientId) : undefined;
     const known = earlier ? await this.store.message(conversationId, earlier.messageId) : undefined;
     if (earlier?.delivered && known) return known;
-    if (!text.trim()) throw new WebInputError(400, "The message is empty.");
+    if (!text.trim() && files.length === 0) throw new WebInputError(400, "The message is empty.");
     if (text.length > this.maxInput)
       throw new WebInputError(
         413,
         `The message has ${text.length} characters; the web chat accepts at most ${this.maxInput}.`,
       );
+    const checked = known ? [] : await this.files.check(conversationId, files);
     const message =
-      known ?? (await this.store.add(conversationId, { from: this.user, text, format: "plain" }));
+      known ??
+      (await this.store.add(conversationId, {
+        from: this.user,
+        text,
+        format: "plain",
+        ...(checked.length > 0 ? { files: checked } : {}),
+      }));
     if (clientId)
       await this.store.rememberClient(conversationId, clientId, { messageId: message.id, delivered: false });
     await this.deliver(h, this.dispatchText(conversation, message));

@@ -10,7 +10,7 @@
  * 2. Every request carries the session cookie; the store keeps only its SHA-256 digest.
  * 3. Requests that change anything (`POST`) must also carry the page's CSRF token
  *    (`X-CSRF-Token`, an HMAC of a per-page nonce under the session secret), come from the page's
- *    own origin and send JSON.
+ *    own origin and send JSON (a file upload: `application/octet-stream`).
  * 4. Without an HTTP access token the server is bound to loopback, and requests must name a
  *    loopback host (`127.0.0.1`, `localhost`, `[::1]`) or the configured public URL's host, so a
  *    DNS-rebinding page is refused as well.
@@ -219,7 +219,10 @@ export class WebAccess {
   /** Why a write must be refused (origin, body type, CSRF token), or undefined. */
   private writeProblem(c: Context, secret: string): { status: 403 | 415; message: string } | undefined {
     if (originProblem(c)) return { status: 403, message: "Requests from other web sites are not accepted." };
-    if (!(c.req.header("content-type") ?? "").toLowerCase().startsWith("application/json"))
+    const type = (c.req.header("content-type") ?? "").toLowerCase();
+    // File uploads send the bytes as they are; still never a type a plain HTML form can send.
+    const upload = c.req.path.endsWith("/files") && type.startsWith("application/octet-stream");
+    if (!upload && !type.startsWith("application/json"))
       return { status: 415, message: "Send the request body as application/json." };
     const given = c.req.header(CSRF_HEADER) ?? "";
     const [nonce, tag] = given.split(".");

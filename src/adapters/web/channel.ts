@@ -36,7 +36,10 @@ export const webChannel = defineChannel({
       userId: WEB_USER_ID,
       admins: webAdmins(c.admins),
       path: c.path,
-      ...(ctx.webChat ? { store: ctx.webChat.store, auth: ctx.webChat.auth } : {}),
+      ...(ctx.webChat
+        ? { store: ctx.webChat.store, auth: ctx.webChat.auth, uploads: ctx.webChat.uploads }
+        : {}),
+      ...(c.files ? { maxFileBytes: Math.floor(c.files.maxFileMb * 1024 * 1024) } : {}),
       isAllowedHost: ctx.isAllowedHost,
       ...(c.editIntervalMs ? { editIntervalMs: c.editIntervalMs } : {}),
       logger: ctx.logger,

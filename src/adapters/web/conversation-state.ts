@@ -79,6 +79,7 @@ export function newMessage(conversationId: string, seq: number, m: NewWebMessage
     version: 1,
     reactions: [],
     ...(m.replyTo !== undefined ? { replyTo: m.replyTo } : {}),
+    ...(m.files && m.files.length > 0 ? { files: m.files.map((f) => ({ ...f })) } : {}),
   };
 }
 
@@ -128,5 +129,10 @@ export function byRecency(a: WebConversation, b: WebConversation): number {
 
 /** A deep copy, so callers never share a stored object. */
 export function copyMessage(m: WebMessage): WebMessage {
-  return { ...m, from: { ...m.from }, reactions: m.reactions.map((r) => ({ ...r, users: [...r.users] })) };
+  return {
+    ...m,
+    from: { ...m.from },
+    reactions: m.reactions.map((r) => ({ ...r, users: [...r.users] })),
+    ...(m.files ? { files: m.files.map((f) => ({ ...f })) } : {}),
+  };
 }

@@ -68,14 +68,21 @@ export function inboundOfText(
       },
     };
   }
-  if (!line.mentioned || !line.text) return undefined;
+  const files = message.files ?? [];
+  if (!line.mentioned || (!line.text && files.length === 0)) return undefined;
   return {
     message: {
       ...base,
       eventId: `web:message:${conversation.id}:${message.id}`,
       messageId: message.ref,
       text: line.text,
-      attachments: [],
+      attachments: files.map((f) => ({
+        id: `${conversation.id}/${f.id}`,
+        kind: f.type.startsWith("image/") ? ("image" as const) : ("file" as const),
+        name: f.name,
+        mimeType: f.type,
+        sizeBytes: f.size,
+      })),
       mentioned: true,
     },
   };

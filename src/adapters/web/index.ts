@@ -19,4 +19,6 @@ export {
   WebConversationMissingError,
   type WebStoreEvent,
   type WebStoreListener,
+  type WebUploadStore,
 } from "./store-types.js";
+export { DirWebUploadStore } from "./upload-store.js";

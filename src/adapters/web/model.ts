@@ -48,6 +48,23 @@ export interface WebMessage {
   reactions: WebReaction[];
   /** The id of the message this one answers (a bot reply posted as a reply), in the same conversation. */
   replyTo?: string;
+  /** Files sent with the message (by the person, or by the bot's `send_file`), in order. */
+  files?: WebFile[];
+}
+
+/**
+ * A file of a message, kept in the upload store (`WebUploadStore`) and served at
+ * `api/conversations/<conversation>/files/<id>`.
+ */
+export interface WebFile {
+  /** Unique within the conversation. */
+  id: string;
+  name: string;
+  size: number;
+  /** Its type, from its bytes. */
+  type: string;
+  /** The bot's upload key (`UploadOptions.idempotencyKey`), so a repeated upload finds this one. */
+  key?: string;
 }
 
 /**

@@ -11,7 +11,9 @@
  * | `GET /api/conversations` | `{ conversations }`, newest first |
  * | `POST /api/conversations` | `{ title?, kind?: "direct" \| "group" }` → 201 `{ conversation }` |
  * | `GET /api/conversations/:id/messages` | `{ conversation, messages }`, oldest first |
- * | `POST /api/conversations/:id/messages` | `{ text, clientId? }` → 201 `{ message }` once delivered |
+ * | `POST /api/conversations/:id/files` | the file's bytes (`application/octet-stream`, name in `X-File-Name`) → 201 `{ file }` |
+ * | `GET /api/conversations/:id/files/:fid` | a file of a message (pictures inline, anything else as a download) |
+ * | `POST /api/conversations/:id/messages` | `{ text, clientId?, files? }` → 201 `{ message }` once delivered |
  * | `POST /api/conversations/:id/messages/:mid/reactions` | `{ emoji, added?: boolean }` → `{ message }` |
  * | `GET /api/events[?conversation=id]` | Server-Sent Events: `snapshot`, then every change |
  *
@@ -25,8 +27,9 @@ import type { BlankEnv } from "hono/types";
 import { PAGE_LINK_TTL_MS } from "./auth.js";
 import { WebInputError } from "./errors.js";
 import { serveEventStream } from "./event-stream.js";
+import { INLINE_TYPES } from "./files.js";
 import { isConversationId, isMessageId } from "./ids.js";
-import type { ConversationKind } from "./model.js";
+import type { ConversationKind, WebFile } from "./model.js";
 import { webPage } from "./page.js";
 import type { WebChatService } from "./service.js";
 
@@ -54,6 +57,20 @@ function optionalString(body: Json, key: string, max: number): string | undefine
   return v;
 }
 
+/** The files a message send names (`[{ id, name }]`, as the upload answered them). */
+function filesOf(body: Json): WebFile[] {
+  const v = body.files;
+  if (v === undefined || v === null) return [];
+  if (!Array.isArray(v) || v.length > 20)
+    throw new WebInputError(400, '"files" must be a list of at most 20 uploaded files.');
+  return v.map((f) => {
+    const o = (f ?? {}) as Json;
+    if (typeof o.id !== "string" || !/^u[A-Za-z0-9_-]{1,40}$/.test(o.id) || typeof o.name !== "string")
+      throw new WebInputError(400, 'Each of "files" must be { id, name } as the upload answered it.');
+    return { id: o.id, name: o.name, size: 0, type: "" };
+  });
+}
+
 function conversationParam<E extends Env>(c: Context<E>): string {
   const id = c.req.param("id") ?? "";
   if (!isConversationId(id)) throw new WebInputError(404, `There is no conversation ${id.slice(0, 40)}.`);
@@ -74,12 +91,13 @@ export function createWebChatApp<E extends Env = BlankEnv>(adapter: WebChatServi
     return mount.endsWith("/") ? mount : `${mount}/`;
   };
   app.use("*", access.middleware<E>(baseOf));
-  app.use(
-    "/api/*",
-    bodyLimit({
-      maxSize: MAX_BODY_BYTES,
-      onError: (c) => c.json({ error: "too_large", message: "The request body is too large." }, 413),
-    }),
+  const jsonLimit = bodyLimit({
+    maxSize: MAX_BODY_BYTES,
+    onError: (c) => c.json({ error: "too_large", message: "The request body is too large." }, 413),
+  });
+  // File uploads stream into the upload store, which holds them to the file limit itself.
+  app.use("/api/*", (c, next) =>
+    c.req.method === "POST" && c.req.path.endsWith("/files") ? next() : jsonLimit(c, next),
   );
   app.onError((err, c) => {
     if (err instanceof WebInputError) return c.json({ error: "refused", message: err.message }, err.status);
@@ -145,8 +163,56 @@ export function createWebChatApp<E extends Env = BlankEnv>(adapter: WebChatServi
     const text = body.text;
     if (typeof text !== "string") throw new WebInputError(400, '"text" must be a string.');
     const clientId = optionalString(body, "clientId", 100);
-    const message = await adapter.receiveText(id, text, clientId);
+    const message = await adapter.receiveText(id, text, clientId, filesOf(body));
     return c.json({ message }, 201);
+  });
+
+  app.post("/api/conversations/:id/files", async (c) => {
+    const id = conversationParam(c);
+    const raw = c.req.header("x-file-name") ?? "";
+    let name: string;
+    try {
+      name = decodeURIComponent(raw);
+    } catch {
+      throw new WebInputError(400, "X-File-Name must be the file's name, URI-encoded.");
+    }
+    const body = c.req.raw.body;
+    if (!body) throw new WebInputError(400, "The request has no file.");
+    const file = await adapter.files.receive(id, name, body as unknown as AsyncIterable<Uint8Array>);
+    return c.json({ file }, 201);
+  });
+
+  app.get("/api/conversations/:id/files/:fid", async (c) => {
+    const id = conversationParam(c);
+    const fid = c.req.param("fid") ?? "";
+    const messages = (await adapter.store.messages(id)) ?? [];
+    const file = messages.flatMap((m) => m.files ?? []).find((f) => f.id === fid);
+    const found = file
+      ? await adapter.files.download({ id: `${id}/${fid}`, kind: "file" }).catch(() => undefined)
+      : undefined;
+    if (!file || !found) throw new WebInputError(404, "There is no such file (any more).");
+    const inline = INLINE_TYPES.has(file.type);
+    const encoded = encodeURIComponent(file.name);
+    const stream = new ReadableStream<Uint8Array>({
+      async start(controller) {
+        try {
+          for await (const chunk of found.body) controller.enqueue(chunk);
+          controller.close();
+        } catch (e) {
+          controller.error(e);
+        }
+      },
+    });
+    return new Response(stream, {
+      headers: {
+        "content-type": inline ? file.type : "application/octet-stream",
+        "content-length": String(file.size),
+        "content-disposition": `${inline ? "inline" : "attachment"}; filename*=UTF-8''${encoded}`,
+        "x-content-type-options": "nosniff",
+        "content-security-policy": "default-src 'none'; sandbox",
+        "cache-control": "private, max-age=3600",
+      },
+    });
   });
 
   app.post("/api/conversations/:id/messages/:mid/reactions", async (c) => {

@@ -5,7 +5,15 @@
  */
 import type { StructuredLogger } from "../../agent/logger.js";
 import type { WebAccess } from "./auth.js";
-import type { ConversationKind, WebCommand, WebConversation, WebIdentity, WebMessage } from "./model.js";
+import type { WebFiles } from "./files.js";
+import type {
+  ConversationKind,
+  WebCommand,
+  WebConversation,
+  WebFile,
+  WebIdentity,
+  WebMessage,
+} from "./model.js";
 import type { WebChatStore, WebStoreListener } from "./store-types.js";
 
 export interface WebChatService {
@@ -24,8 +32,18 @@ export interface WebChatService {
   subscribe(listener: WebStoreListener): Promise<() => void>;
   signInLink(pageUrl: string, ttlMs?: number): Promise<string>;
   createConversation(opts?: { title?: string; kind?: ConversationKind }): Promise<WebConversation>;
-  /** A message the page's user wrote, handed to the gateway like any platform's inbound message. */
-  receiveText(conversationId: string, text: string, clientId?: string): Promise<WebMessage>;
+  /** Files: uploads from the page, downloads of a message's files. */
+  readonly files: WebFiles;
+  /**
+   * A message the page's user wrote (with files it uploaded first), handed to the gateway like any
+   * platform's inbound message.
+   */
+  receiveText(
+    conversationId: string,
+    text: string,
+    clientId?: string,
+    files?: WebFile[],
+  ): Promise<WebMessage>;
   receiveReaction(
     conversationId: string,
     messageId: string,

@@ -13,7 +13,14 @@
  * so a worker that posts a reply and a gateway that serves the page agree after any restart.
  */
 import { SwitchboardError } from "../../agent/errors.js";
-import type { ConversationKind, WebAuthor, WebChatEvent, WebConversation, WebMessage } from "./model.js";
+import type {
+  ConversationKind,
+  WebAuthor,
+  WebChatEvent,
+  WebConversation,
+  WebFile,
+  WebMessage,
+} from "./model.js";
 
 /** Who adds or removes a reaction: the bot, or a user by id. */
 export type ReactionBy = "bot" | { userId: string };
@@ -25,6 +32,8 @@ export interface NewWebMessage {
   format: WebMessage["format"];
   /** Id of a message in the same conversation that this one answers. */
   replyTo?: string;
+  /** Files already in the upload store. */
+  files?: WebFile[];
 }
 
 /** What a page's request with a client id (a retried send) found or left behind. */
@@ -124,5 +133,39 @@ export class WebConversationMissingError extends SwitchboardError {
       "web.conversation_missing",
       `web chat: there is no conversation ${conversationId}; create it first`,
     );
+  }
+}
+
+/**
+ * Where the bytes of the web chat's files live, so that any process can serve or fetch them: the
+ * page's uploads (the worker that answers downloads them through the adapter) and the bot's
+ * `send_file` posts (the page downloads them). Implementations: `MemoryWebUploadStore` (one
+ * process, tests), `DirWebUploadStore` (files under `<dataDir>/web/files`), `RedisWebUploadStore`
+ * (src/queue/store, kept 30 days).
+ */
+export interface WebUploadStore {
+  /**
+   * Stores `body` as file `id` of the conversation, streamed, at most `maxBytes`: past it the
+   * store keeps nothing and rejects with `WebUploadTooLargeError`. A file `id` that exists already
+   * is kept as it is (`body` is not read): a repeated upload under the same id changes nothing.
+   * Resolves with the stored size and the first bytes (at most 4,100, for sniffing its type).
+   */
+  put(
+    conversationId: string,
+    id: string,
+    body: AsyncIterable<Uint8Array>,
+    maxBytes: number,
+  ): Promise<{ size: number; head: Buffer }>;
+  /** The file's bytes, streamed; undefined when there is no such file (any more). */
+  get(
+    conversationId: string,
+    id: string,
+  ): Promise<{ size: number; body: AsyncIterable<Uint8Array> } | undefined>;
+}
+
+/** An upload past the store's limit. */
+export class WebUploadTooLargeError extends SwitchboardError {
+  constructor(readonly maxBytes: number) {
+    super("web.upload_too_large", `The file is larger than the ${maxBytes} bytes the web chat takes.`);
   }
 }

@@ -1,5 +1,5 @@
 /**
- * The built-in tools (`bash`, `read`, `write`, `edit`, `ls`), as plain tools for a fixed workspace
+ * The built-in tools (`bash`, `read`, `write`, `edit`, `ls`, and `send_file` in the extension), as plain tools for a fixed workspace
  * (`createBuiltinTools`) or as an extension that gives every thread its own workspace under a root
  * directory (`createToolsExtension`). `bash` runs its commands through a `CommandRunner` (the
  * bubblewrap sandbox, see `sandbox/`); the file tools work in the gateway and accept the sandbox's
@@ -18,6 +18,7 @@ import {
 } from "./file-tools.js";
 import { WorkspaceQuota } from "./quota.js";
 import { DEFAULT_LIMITS } from "./sandbox/limits.js";
+import { createSendFileTool } from "./send-file.js";
 import { ensureWorkspace } from "./workspace.js";
 
 export type { BashToolOptions } from "./bash.js";
@@ -91,6 +92,8 @@ export interface ToolsExtensionOptions extends BuiltinToolOptions {
   root: string;
   /** Which built-ins to register. Default all. */
   names?: readonly BuiltinToolName[];
+  /** Register `send_file` (default true). */
+  sendFile?: boolean;
 }
 
 /** The built-in tools as an extension, each thread working in its own workspace under `root`. */
@@ -113,6 +116,11 @@ export function createToolsExtension(options: ToolsExtensionOptions): ExtensionF
       };
       if (base.approval !== undefined) definition.approval = base.approval;
       api.registerTool(definition);
+    }
+    if (options.sendFile !== false) {
+      const runner = options.bash?.runner;
+      const alias = runner && runner.kind !== "none" ? runner.workspacePath("") : undefined;
+      api.registerTool(createSendFileTool(options.root, owner, alias));
     }
   };
 }

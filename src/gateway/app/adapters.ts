@@ -13,7 +13,12 @@ import type { TProperties } from "@sinclair/typebox";
 import type { ChannelBuildContext, ChannelSlice } from "../../adapters/channel.js";
 import { BUILT_IN_CHANNELS, type ChannelRegistry } from "../../adapters/registry.js";
 import type { ChannelAdapter, Platform } from "../../adapters/types.js";
-import { type WebAuthStore, WebChatAdapter, type WebChatStore } from "../../adapters/web/index.js";
+import {
+  type WebAuthStore,
+  WebChatAdapter,
+  type WebChatStore,
+  type WebUploadStore,
+} from "../../adapters/web/index.js";
 import type { RedisClient } from "../../queue/redis/client.js";
 import type { ChannelsConfig, HttpConfig } from "../config/types.js";
 import { RedisConnectionLease } from "../connection-lease.js";
@@ -40,7 +45,7 @@ export interface BuildAdaptersOptions {
    */
   dataDir?: string;
   /** Where the web chat keeps conversations and sign-ins (default: this process's memory). */
-  web?: { store: WebChatStore; auth: WebAuthStore };
+  web?: { store: WebChatStore; auth: WebAuthStore; uploads: WebUploadStore };
   /** The channels there are (default the built-in ones; a test adds its own). */
   registry?: ChannelRegistry;
   logger: Logger;

@@ -18,17 +18,24 @@ import type { ChannelRegistry } from "../../adapters/registry.js";
 import { MemoryRateLimiter } from "../../adapters/render/rate-limiter.js";
 import type { ChannelAdapter, Platform } from "../../adapters/types.js";
 import {
+  DirWebUploadStore,
   FileWebChatStore,
   MemoryWebAuthStore,
   START_LINK_TTL_MS,
   type WebAuthStore,
   type WebChatAdapter,
   type WebChatStore,
+  type WebUploadStore,
 } from "../../adapters/web/index.js";
+import { findModel } from "../../agent/llm/models.js";
 import { AccessGate } from "../../extensions/access/gate.js";
 import { MemoryNoticeMemory } from "../../extensions/access/notices.js";
 import type { ExtensionRunner } from "../../extensions/runner.js";
+import { WorkspaceQuota } from "../../extensions/tools/quota.js";
+import { ensureWorkspace } from "../../extensions/tools/workspace.js";
 import { MemoryApprovalStore } from "../../queue/approvals/memory-store.js";
+import { AttachmentIngester } from "../../queue/attachments/ingest.js";
+import { effectiveLimits, type FilePolicy } from "../../queue/attachments/limits.js";
 import { EmbeddedRuntime } from "../../queue/embedded/embedded-runtime.js";
 import { defaultQueuePrefix } from "../../queue/keys.js";
 import type { RedisClient } from "../../queue/redis/client.js";
@@ -125,11 +132,9 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
       redis && kit ? new kit.RedisApprovalStore(redis, { prefix }) : new MemoryApprovalStore(),
       metrics,
     );
-    const gate = new AccessGate({
-      config: accessConfig(config.channels),
-      notices: redis && kit ? new kit.RedisNoticeMemory(redis, prefix) : new MemoryNoticeMemory(),
-      logger,
-    });
+    // One notice per thread: "you are not allowed", "this model cannot see pictures".
+    const notices = redis && kit ? new kit.RedisNoticeMemory(redis, prefix) : new MemoryNoticeMemory();
+    const gate = new AccessGate({ config: accessConfig(config.channels), notices, logger });
     // Only processes that run tools need the sandbox; `tools.sandbox.mode: bwrap` fails here when it cannot run.
     const sandbox =
       role === "gateway" ? undefined : await setUpSandbox(config.tools, config.agent.workspaceDir);
@@ -184,6 +189,29 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
       return slice;
     };
 
+    const filePolicy = (p: Platform): FilePolicy => {
+      const f = settingsOf(p).files;
+      return {
+        enabled: f.enabled,
+        maxFileBytes: Math.floor(f.maxFileMb * 1024 * 1024),
+        maxMessageBytes: Math.floor(f.maxMessageMb * 1024 * 1024),
+        maxFiles: f.maxFilesPerMessage,
+      };
+    };
+    const fileLimits = (p: Platform) => effectiveLimits(filePolicy(p), adapterOf(p)?.capabilities.files);
+    const owner = sandbox?.runner.owner;
+    const vision = config.models.vision ? findModel(config.models.vision) : undefined;
+    const attachments = new AttachmentIngester({
+      adapterOf,
+      policyOf: filePolicy,
+      workspaceOf: (threadKey) => ensureWorkspace(config.agent.workspaceDir, threadKey, owner),
+      ...(owner ? { owner } : {}),
+      quota: new WorkspaceQuota(config.tools.sandbox.limits.workspaceMb),
+      ...(vision ? { vision } : {}),
+      notices,
+      onError: (err, context) => logger.warn({ err, context }, "attachment trouble"),
+    });
+
     let runtime: Runtime | undefined;
     let store: SessionStore | undefined;
     const hostDeps: ThreadHostDeps = {
@@ -196,6 +224,10 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
         return store;
       },
       adapterOf,
+      maxUploadBytes: (p) => {
+        const limits = fileLimits(p);
+        return limits.enabled ? limits.maxUploadBytes : 0;
+      },
       defaultModel: () => (defaultModel ? modelRefOf(defaultModel) : undefined),
       sessionLocation: (threadKey, sessionId) =>
         redis
@@ -229,6 +261,7 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
         logger,
       }),
       format: replyTargets.format,
+      attachments,
       // The one resolution of a thread's delivery mode (its channel's): deliveries without a mode
       // and `/status` both come here.
       modeOf: (threadKey) => {
@@ -390,17 +423,19 @@ function webChatStores(
   prefix: string,
   dataDir: string,
   logger: Logger,
-): { store: WebChatStore; auth: WebAuthStore } {
+): { store: WebChatStore; auth: WebAuthStore; uploads: WebUploadStore } {
   const log = logger.child({ platform: "web" });
   const onWarning = (message: string, detail: Record<string, unknown>) => log.warn(detail, message);
   if (shared)
     return {
       store: new shared.kit.RedisWebChatStore({ redis: shared.redis, prefix, onWarning }),
       auth: new shared.kit.RedisWebAuthStore(shared.redis, prefix),
+      uploads: new shared.kit.RedisWebUploadStore(shared.redis, prefix),
     };
   return {
     store: new FileWebChatStore({ dir: join(dataDir, "web"), onWarning }),
     auth: new MemoryWebAuthStore(),
+    uploads: new DirWebUploadStore(join(dataDir, "web", "files")),
   };
 }
 

@@ -7,13 +7,16 @@
  *   author's display name: `Alice: the deploy failed`. A collect group of several messages gives
  *   each its own line(s). Direct messages stay as typed. The name is plain text inside the user
  *   message's content, so a session exported to pi reads the same (pi has no author field).
- * - Attachments are named: `[attachment: report.pdf]`.
+ * - Attachments follow their message's text, one line each naming where the file is in the
+ *   workspace (`[file: report.pdf (application/pdf, 2 MB) at attachments/…/report.pdf]`) or why it
+ *   was not taken; pictures the model can see come after the text as image parts.
  * - Messages that carry thread context (a first mention inside an existing thread) are preceded by
  *   the context block (`contextBlock`), whose lines use the same `Name: text` form.
  */
 import type { InboundMessage, MessageRef } from "../../adapters/types.js";
-import type { TextContent, UserMessage } from "../../agent/llm/types.js";
+import type { ImageContent, TextContent, UserMessage } from "../../agent/llm/types.js";
 import type { AgentMessage } from "../../agent/types.js";
+import { attachmentContent } from "../../queue/attachments/content.js";
 import type { InboundFormatter } from "../../queue/types.js";
 
 /** One earlier message of the thread, as the model is shown it. */
@@ -44,19 +47,22 @@ export function authorName(user: { id: string; name?: string }): string {
   return name.length > MAX_NAME_CHARS ? `${name.slice(0, MAX_NAME_CHARS - 1)}…` : name;
 }
 
-/** One chat message as the model reads it: author first in shared threads, attachments named. */
-function messageText(m: InboundMessage): string {
-  const files = m.attachments.map((a) => `[attachment: ${a.name ?? a.kind}]`).join(" ");
-  const body = files ? `${m.text}\n${files}`.trim() : m.text;
+/** One chat message as the model reads it: author first in shared threads, its files named. */
+function messageText(m: InboundMessage, images: ImageContent[]): string {
+  const files = attachmentContent(m);
+  images.push(...files.images);
+  const body = files.lines.length > 0 ? `${m.text}\n${files.lines.join("\n")}`.trim() : m.text;
   return m.isDirect ? body : `${authorName(m.user)}: ${body}`;
 }
 
 /** The runtime's formatter: messages with their authors, after any thread context they carry. */
 export const chatFormatter: InboundFormatter = (messages: InboundMessage[]): UserMessage => {
-  const text = messages.map(messageText).join("\n\n");
+  const images: ImageContent[] = [];
+  const text = messages.map((m) => messageText(m, images)).join("\n\n");
   const context = messages.flatMap((m) => (m as InboundWithContext).threadContext ?? []);
-  const content: TextContent[] = [
+  const content: (TextContent | ImageContent)[] = [
     { type: "text", text: context.length > 0 ? `${contextBlock(context)}\n\n${text}` : text },
+    ...images,
   ];
   return { role: "user", content, timestamp: messages.at(-1)?.timestamp ?? Date.now() };
 };

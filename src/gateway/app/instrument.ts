@@ -1,6 +1,6 @@
 /**
  * An adapter seen through metrics: every outbound platform request (post, edit, delete, react,
- * unreact, typing, history) is counted by method and outcome, and 429s separately. The wrapped
+ * unreact, typing, history, finding a post, file downloads and uploads) is counted by method and outcome, and 429s separately. The wrapped
  * adapter behaves exactly like the original (same results, same errors).
  */
 import {
@@ -65,6 +65,22 @@ export function instrumentAdapter(adapter: ChannelAdapter, metrics: SwitchboardM
     const f = adapter.fetchHistory.bind(adapter);
     wrapped.fetchHistory = (threadKey, limit, before) =>
       counted("history", () => f(threadKey, limit, before));
+  }
+  if (adapter.findPosted) {
+    const f = adapter.findPosted.bind(adapter);
+    wrapped.findPosted = (threadKey, key, opts) => counted("find_posted", () => f(threadKey, key, opts));
+  }
+  if (adapter.download) {
+    const f = adapter.download.bind(adapter);
+    wrapped.download = (file, opts) => counted("download", () => f(file, opts));
+  }
+  if (adapter.uploadFile) {
+    const f = adapter.uploadFile.bind(adapter);
+    wrapped.uploadFile = (threadKey, file, opts) => counted("upload", () => f(threadKey, file, opts));
+  }
+  if (adapter.findUploaded) {
+    const f = adapter.findUploaded.bind(adapter);
+    wrapped.findUploaded = (threadKey, key, opts) => counted("find_uploaded", () => f(threadKey, key, opts));
   }
   if (adapter.registerCommands) {
     const f = adapter.registerCommands.bind(adapter);

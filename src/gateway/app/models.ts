@@ -51,18 +51,33 @@ export function closestModelRefs(ref: string, n = 3): string[] {
 }
 
 /**
- * `models.default` naming a model the catalogue (built-ins, `models.custom`, models registered by
- * extensions) does not have; run after all of those are registered.
+ * `models.default` or `models.vision` naming a model the catalogue (built-ins, `models.custom`,
+ * models registered by extensions) does not have, or a vision model that cannot see pictures; run
+ * after all of those are registered.
  */
 export function modelIssues(config: ModelsConfig): ConfigIssue[] {
-  if (!config.default || findModel(config.default)) return [];
-  const close = closestModelRefs(config.default);
+  const issues = [
+    ...unknownModel("models.default", config.default),
+    ...unknownModel("models.vision", config.vision),
+  ];
+  const vision = config.vision ? findModel(config.vision) : undefined;
+  if (vision && !vision.input.includes("image"))
+    issues.push({
+      path: "models.vision",
+      message: `"${config.vision}" cannot see pictures (its input is ${vision.input.join(", ")}); name a model whose input includes image`,
+    });
+  return issues;
+}
+
+function unknownModel(path: string, ref: string | undefined): ConfigIssue[] {
+  if (!ref || findModel(ref)) return [];
+  const close = closestModelRefs(ref);
   const providers = [...new Set(listModels().map((m) => m.provider))];
   return [
     {
-      path: "models.default",
+      path,
       message:
-        `"${config.default}" is not a known model` +
+        `"${ref}" is not a known model` +
         (close.length > 0
           ? `; the closest are ${close.map((r) => `"${r}"`).join(", ")}`
           : `; the providers are ${providers.join(", ")}`) +

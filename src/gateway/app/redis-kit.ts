@@ -17,6 +17,7 @@ export { RedisRuntime } from "../../queue/redis/redis-runtime.js";
 export { RedisSessionStore } from "../../queue/store/redis-store.js";
 export { RedisWebAuthStore } from "../../queue/store/web-auth-redis.js";
 export { RedisWebChatStore } from "../../queue/store/web-redis-store.js";
+export { RedisWebUploadStore } from "../../queue/store/web-redis-uploads.js";
 export { RedisNoticeMemory } from "../redis-notice-memory.js";
 export { RedisRateLimiter } from "../redis-rate-limiter.js";
 

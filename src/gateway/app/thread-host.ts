@@ -5,7 +5,9 @@
  * `thread.user` follows whoever triggered the current run).
  */
 import { randomUUID } from "node:crypto";
+import { stat } from "node:fs/promises";
 import { journaledMessage } from "../../adapters/render/durable-message.js";
+import { journaledUpload } from "../../adapters/render/durable-upload.js";
 import type { ChannelAdapter, InboundMessage, Platform, RenderLog } from "../../adapters/types.js";
 import type { ThinkingLevel } from "../../agent/llm/types.js";
 import { newEntryId } from "../../agent/session/entries.js";
@@ -18,11 +20,13 @@ import type {
   DurableMessage,
   ExtensionHost,
   HostPostOptions,
+  SentFile,
   ThreadSettings,
   ThreadStatusView,
   ThreadUser,
   ThreadView,
 } from "../../extensions/types.js";
+import { sniffType } from "../../queue/attachments/sniff.js";
 import type { SessionStore } from "../../queue/store/types.js";
 import type { Runtime } from "../../queue/types.js";
 import type { Logger } from "../log.js";
@@ -37,6 +41,8 @@ export interface ThreadHostDeps {
   defaultModel(): string | undefined;
   /** Where the store keeps a session (a Redis key, a file path), for `/status`. */
   sessionLocation?(threadKey: string, sessionId: string): string;
+  /** The largest file the agent may send into a thread of `platform` (0: none; absent: none). */
+  maxUploadBytes?(platform: Platform): number;
   logger: Logger;
 }
 
@@ -74,6 +80,38 @@ export class ThreadHost implements ExtensionHost {
         const log = logOf(id);
         return log ? journaledMessage(this.adapter(), this.o.threadKey, log) : undefined;
       };
+  }
+
+  /** The largest file `sendFile` posts here: the channel's limit, 0 where it takes no files. */
+  maxFileBytes(): number {
+    const adapter = this.deps.adapterOf(this.o.platform);
+    if (!adapter?.uploadFile) return 0;
+    return this.deps.maxUploadBytes?.(this.o.platform) ?? 0;
+  }
+
+  /**
+   * Posts a workspace file into the thread (`send_file`), its type sniffed from the bytes; through
+   * the render journal when the tenure driving the agent keeps one (worker side), so the next
+   * holder finishes an upload this worker began.
+   */
+  async sendFile(
+    file: { path: string; name: string },
+    options: { caption?: string } = {},
+  ): Promise<SentFile> {
+    const adapter = this.adapter();
+    const max = this.maxFileBytes();
+    const { size } = await stat(file.path);
+    if (size > max) throw new Error(`${file.name} is larger than the ${max} bytes this channel takes.`);
+    const { mimeType } = await sniffType(file.path, file.name, size);
+    const outgoing = { path: file.path, name: file.name, sizeBytes: size, mimeType };
+    const caption = options.caption ? { caption: options.caption } : {};
+    const log = this.o.renderLog?.(`file:${randomUUID()}`);
+    const upload = adapter.uploadFile?.bind(adapter);
+    if (!upload) throw new Error(`The ${this.o.platform} channel cannot post files.`);
+    const ref = log
+      ? await journaledUpload(adapter, this.o.threadKey, log, outgoing, caption)
+      : await upload(this.o.threadKey, outgoing, caption);
+    return { ref, sizeBytes: size, mimeType };
   }
 
   get thread(): ThreadView {

@@ -100,6 +100,32 @@ function channelCommon() {
         description: "Minimum time between edits of one message; absent means the platform's default.",
       }),
     ),
+    files: Obj(
+      {
+        enabled: Type.Boolean({
+          default: true,
+          description:
+            "Fetch the files people post into the thread's workspace, and let the agent send files (send_file).",
+        }),
+        maxFileMb: Type.Number({
+          default: 20,
+          exclusiveMinimum: 0,
+          description:
+            "Largest file taken or sent, in MB (held under the platform's own limit: Telegram fetches 20 MB, Discord bots send 10 MB).",
+        }),
+        maxMessageMb: Type.Number({
+          default: 50,
+          exclusiveMinimum: 0,
+          description: "Most MB taken from one message, all its files together.",
+        }),
+        maxFilesPerMessage: Type.Integer({
+          default: 10,
+          minimum: 1,
+          description: "Most files taken from one message; the rest are named as not taken.",
+        }),
+      },
+      "Files people post and the agent sends back (docs/channels.md, Files).",
+    ),
   };
 }
 
@@ -197,6 +223,14 @@ export const ModelsSchema = Obj(
       default: "off",
       description: "Thinking level new threads use (clamped to what the model supports).",
     }),
+    vision: Type.Optional(
+      Type.String({
+        pattern: "^[^/\\s]+/\\S+$",
+        title: '"provider/model-id" of a model that sees pictures',
+        description:
+          "Describes pictures people post for threads whose model cannot see them (its input lacks image). Absent: such models get the picture's path only.",
+      }),
+    ),
     custom: Type.Array(CustomModelSchema, {
       default: [],
       description: "Extra models (local servers, proxies, new releases).",

@@ -53,6 +53,7 @@ export type ChannelCommonConfig = Pick<
   | "ackReaction"
   | "historyLimit"
   | "editIntervalMs"
+  | "files"
 >;
 
 /** Every channel's slice by platform (a registry with more channels has more slices at run time). */

@@ -35,6 +35,8 @@ export class ActiveRun implements TenureWork {
   maxSeq: number | undefined;
   readonly stopsAtStart: number;
   aborted = false;
+  /** Aborts with the run (a stop or an interrupt), for work the run does besides its agent. */
+  private readonly stopped = new AbortController();
   /** The run already compacted and retried once after an overflow (never again). */
   retried = false;
   /**
@@ -72,6 +74,11 @@ export class ActiveRun implements TenureWork {
     this.sink = o.sink;
   }
 
+  /** Aborts when a stop or an interrupt aborts the run. */
+  get signal(): AbortSignal {
+    return this.stopped.signal;
+  }
+
   /** Whether the durable control state `c` aborts this run. */
   abortedBy(c: ControlState): boolean {
     return this.maxSeq === undefined ? c.stops > this.stopsAtStart : c.abortAt >= this.maxSeq;
@@ -81,6 +88,7 @@ export class ActiveRun implements TenureWork {
   onControl(c: ControlState): void {
     if (this.aborted || !this.abortedBy(c)) return;
     this.aborted = true;
+    this.stopped.abort();
     this.o.agent.abort();
   }
 

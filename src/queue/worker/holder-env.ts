@@ -11,6 +11,7 @@ import type { RenderJournal } from "../state/render-journal.js";
 import type { SessionStore } from "../store/types.js";
 import type {
   AgentFactory,
+  AttachmentIngest,
   InboundFormatter,
   ModelResolver,
   OwedRenderFinisher,
@@ -46,4 +47,6 @@ export interface HolderEnv extends TenureEnv, RenderJournalEnv {
   fenceKey: (threadKey: string) => string;
   controlPollMs: number;
   compaction: CompactionConfig | undefined;
+  /** Fetches the files of taken messages before they are formatted; absent: files are only named. */
+  attachments?: AttachmentIngest | undefined;
 }

@@ -12,17 +12,23 @@
 
 import { createHash } from "node:crypto";
 import type { InboundMessage } from "../../adapters/types.js";
-import type { TextContent, UserMessage } from "../../agent/llm/types.js";
+import type { ImageContent, TextContent, UserMessage } from "../../agent/llm/types.js";
 import type { InboxMark, SessionEntry } from "../../agent/session/types.js";
+import { attachmentContent } from "../attachments/content.js";
 import type { InboundFormatter, InboxItem } from "../types.js";
 
-/** The default formatter: the texts (joined by blank lines for a merged group), attachments named. */
+/**
+ * The default formatter: the texts (joined by blank lines for a merged group), each followed by
+ * lines naming its files; the pictures the model sees come after the text.
+ */
 export const plainInboundFormatter: InboundFormatter = (messages: InboundMessage[]): UserMessage => {
+  const images: ImageContent[] = [];
   const parts = messages.map((m) => {
-    const files = m.attachments.map((a) => `[attachment: ${a.name ?? a.kind}]`).join(" ");
-    return files ? `${m.text}\n${files}`.trim() : m.text;
+    const files = attachmentContent(m);
+    images.push(...files.images);
+    return files.lines.length > 0 ? `${m.text}\n${files.lines.join("\n")}`.trim() : m.text;
   });
-  const content: TextContent[] = [{ type: "text", text: parts.join("\n\n") }];
+  const content: (TextContent | ImageContent)[] = [{ type: "text", text: parts.join("\n\n") }, ...images];
   return { role: "user", content, timestamp: messages.at(-1)?.timestamp ?? Date.now() };
 };
 

@@ -6,7 +6,8 @@ import type { ToolResultMessage } from "../../agent/llm/types.js";
 import type { AgentMessage } from "../../agent/types.js";
 
 /** The text of the error result that closes a tool call whose worker died. */
-export const INTERRUPTED_TOOL_TEXT = "interrupted: the worker stopped";
+export const INTERRUPTED_TOOL_TEXT =
+  "interrupted: the worker stopped (whatever the call had begun to post in the chat, a file included, is finished by the next worker: do not send it again)";
 
 /**
  * Error results for the tool calls of the last assistant message that have no result yet, when

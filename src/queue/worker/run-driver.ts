@@ -98,11 +98,33 @@ export class RunDriver implements AgentBinding {
     return this.accept(run, t);
   }
 
-  private accept(run: ActiveRun, t: TakeOutcome): AgentMessage[] {
-    // Aborted while the items were being taken: they stay unsaved and go back to the inbox when the
-    // run settles, so the next run answers them.
+  private async accept(run: ActiveRun, t: TakeOutcome): Promise<AgentMessage[]> {
+    // Aborted while the items were being taken (or their files fetched): they stay unsaved and go
+    // back to the inbox when the run settles, so the next run answers them.
     if (t.status !== "taken" || run.aborted) return [];
-    return run.take(t.items, this.env.format);
+    const items = await this.withFiles(run, t.items);
+    if (run.aborted) return [];
+    return run.take(items, this.env.format);
+  }
+
+  /** The one place attachments are fetched: `items` with their messages' files in the workspace. */
+  private async withFiles(run: ActiveRun, items: readonly InboxItem[]): Promise<readonly InboxItem[]> {
+    const ingest = this.env.attachments;
+    const model = this.session.entry?.agent.state.model;
+    if (!ingest || !model || !items.some((i) => (i.message?.attachments.length ?? 0) > 0)) return items;
+    const withMessage = items.filter((i) => i.message);
+    const messages = await ingest.ingest({
+      threadKey: this.threadKey,
+      messages: withMessage.map((i) => i.message as InboundMessage),
+      model,
+      notify: (text) => postNotice(this.env, this.threadKey, text, (id) => this.logFor(id)),
+      signal: AbortSignal.any([run.signal, this.tenure.stopSignal]),
+    });
+    const ingested = new Map(withMessage.map((item, n) => [item, messages[n]]));
+    return items.map((i) => {
+      const message = ingested.get(i);
+      return message ? { ...i, message } : i;
+    });
   }
 
   onEvent(event: AgentEvent): void {
@@ -222,7 +244,7 @@ export class RunDriver implements AgentBinding {
       if (!this.tenure.ended) await this.tenure.settle([], false);
       return;
     }
-    const messages = this.accept(run, { status: "taken", items });
+    const messages = await this.accept(run, { status: "taken", items });
     run.justTaken = true;
     await this.drive(run, async () => {
       if (messages.length > 0) await entry.agent.prompt(await this.prepareRun(entry, messages));

@@ -117,6 +117,23 @@ export async function createDiscordHarness(opts: DiscordHarnessOptions = {}): Pr
       });
       return track(channelId, m.id);
     },
+    async fileMessage(o) {
+      const m = fake.userMessage({
+        channelId: GENERAL_ID,
+        author: users.alice,
+        content: o.text,
+        mention: true,
+        files: [{ filename: o.name, bytes: o.bytes, contentType: o.mimeType }],
+      });
+      return track(GENERAL_ID, m.id);
+    },
+    botFiles(threadKey: string) {
+      const [, , channel = "", anchor = "0"] = threadKey.split(":");
+      const channels = fake.world.channels.has(anchor) ? [anchor] : [channel];
+      return channels.flatMap((c) =>
+        fake.botFiles(c).map(({ name, bytes, caption }) => ({ name, bytes, caption })),
+      );
+    },
     async directMessage(text) {
       const dm = fake.dm(users.alice);
       const m = fake.userMessage({ channelId: dm.id, author: users.alice, content: text });

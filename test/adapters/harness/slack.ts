@@ -98,6 +98,32 @@ export async function createSlackHarness(opts: SlackHarnessOptions): Promise<Sla
       lastEventId = deliveries.at(-1)?.eventId;
       return track(CHANNEL, message.ts, threadTs);
     },
+    async fileMessage(o) {
+      const file = fake.files.userFile({
+        name: o.name,
+        bytes: o.bytes,
+        mimetype: o.mimeType,
+        user: USERS.alice ?? "",
+      });
+      const { message, deliveries } = await fake.userMessage({
+        channel: CHANNEL,
+        user: USERS.alice ?? "U0ALICE",
+        text: o.text,
+        mention: true,
+        files: [file],
+      });
+      lastEventId = deliveries.at(-1)?.eventId;
+      return track(CHANNEL, message.ts, undefined);
+    },
+    botFiles(threadKey: string) {
+      const [, , channel, threadTs] = threadKey.split(":");
+      const messages = fake.world.thread(channel ?? "", threadTs ?? "");
+      return fake.files.botFiles(channel ?? "").flatMap((f) => {
+        const share = f.shares.get(channel ?? "")?.[0];
+        const msg = messages.find((x) => x.ts === share?.ts);
+        return msg ? [{ name: f.name, bytes: f.bytes, caption: msg.text }] : [];
+      });
+    },
     async directMessage(text) {
       const { message, deliveries } = await fake.userMessage({ channel: DM, user: USERS.alice ?? "", text });
       lastEventId = deliveries.at(-1)?.eventId;

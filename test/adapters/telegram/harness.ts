@@ -70,6 +70,28 @@ export async function createTelegramHarness(
       lastUpdate = fake.lastUpdateId;
       return track(m);
     },
+    async fileMessage(o) {
+      const m = fake.userMessage({
+        chat: GROUP,
+        from: USERS.alice as TgUser,
+        text: o.text,
+        mention: true,
+        file: { bytes: o.bytes, name: o.name, mimeType: o.mimeType },
+      });
+      lastUpdate = fake.lastUpdateId;
+      return track(m);
+    },
+    botFiles(threadKey: string) {
+      const [, chat, , root] = threadKey.split(":").map(Number);
+      const chatId = chat as number;
+      return fake
+        .botFiles(chatId)
+        .filter((f) => {
+          const m = fake.message(chatId, f.messageId);
+          return root === 0 || (m !== undefined && chainRoot(fake, chatId, m) === root);
+        })
+        .map(({ name, bytes, caption }) => ({ name, bytes, caption }));
+    },
     async directMessage(text) {
       const alice = USERS.alice as TgUser;
       const m = fake.userMessage({ chat: dmWith(alice), from: alice, text });

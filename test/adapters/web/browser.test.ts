@@ -5,10 +5,14 @@
  * uses a command; a bookmarked conversation opens in another browser after signing in there. The
  * agent side is a `RunRenderer` fed scripted events, exactly what the worker does with a real run.
  */
-import { existsSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { type Browser, chromium, type Page } from "playwright-core";
+import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RunRenderer } from "../../../src/adapters/render/run-renderer.js";
+import type { AttachmentRef } from "../../../src/adapters/types.js";
 import { WebChatAdapter } from "../../../src/adapters/web/index.js";
 import { Received } from "../contract.js";
 import { streamedText, textUpdate, toolEnd, toolStart } from "../support/agent-events.js";
@@ -160,6 +164,67 @@ describe.skipIf(!haveChromium)(
       await page.getByRole("button", { name: "New conversation" }).click();
       await expect.poll(() => page.locator(".conversations li").count()).toBe(2);
       await expect.poll(() => page.locator(".msg").count()).toBe(0);
+      expect(problems).toEqual([]);
+    }, 120_000);
+
+    it("sends a picture with a question and shows it, the answer and a file the agent sent back", async () => {
+      const picture = await sharp({ create: { width: 64, height: 48, channels: 3, background: "#2a6" } })
+        .png()
+        .toBuffer();
+      await page.locator("#new-conversation").click();
+      await page
+        .locator("#file-input")
+        .setInputFiles({ name: "square.png", mimeType: "image/png", buffer: picture });
+      await page.locator(".pending").getByText("square.png").waitFor();
+      const input = page.getByRole("textbox", { name: "Message" });
+      await input.fill("What colour is this?");
+      await input.press("Enter");
+      await until(
+        () => received.messages.some((m) => m.text === "What colour is this?"),
+        30_000,
+        "the message with its picture",
+      );
+      const inbound = received.messages.find((m) => m.text === "What colour is this?");
+      expect(inbound?.attachments).toEqual([
+        expect.objectContaining({
+          kind: "image",
+          name: "square.png",
+          mimeType: "image/png",
+          sizeBytes: picture.length,
+        }),
+      ]);
+      // The worker fetches it through the adapter, byte for byte.
+      const file = await adapter.download(inbound?.attachments[0] as AttachmentRef);
+      const chunks: Buffer[] = [];
+      for await (const c of file.body) chunks.push(Buffer.from(c));
+      expect(Buffer.concat(chunks).equals(picture)).toBe(true);
+      // The person sees the picture in the conversation, loaded from the server.
+      const shown = page.locator(".msg.user img[alt='square.png']");
+      await shown.waitFor();
+      await expect
+        .poll(() => shown.evaluate((img) => (img as unknown as { naturalWidth: number }).naturalWidth))
+        .toBe(64);
+
+      // The answer, and a file the agent sends back (send_file's upload).
+      const threadKey = inbound?.threadKey as string;
+      const renderer = new RunRenderer({ adapter, threadKey });
+      renderer.onEvent({ type: "agent_start" });
+      for (const e of streamedText(["It is ", "green."])) renderer.onEvent(e);
+      renderer.onEvent({ type: "agent_end", messages: [] });
+      await renderer.close();
+      await page.locator(".msg.bot").getByText("It is green.").waitFor();
+      const dir = mkdtempSync(join(tmpdir(), "sb-browser-"));
+      writeFileSync(join(dir, "colours.csv"), "colour,count\ngreen,1\n");
+      await adapter.uploadFile(
+        threadKey,
+        { path: join(dir, "colours.csv"), name: "colours.csv", sizeBytes: 21, mimeType: "text/plain" },
+        { caption: "The colours I found." },
+      );
+      const link = page.locator(".msg.bot a", { hasText: "colours.csv" });
+      await link.waitFor();
+      const [download] = await Promise.all([page.waitForEvent("download"), link.click()]);
+      expect(readFileSync((await download.path()) as string, "utf8")).toBe("colour,count\ngreen,1\n");
+      await page.screenshot({ path: "/tmp/webchat-files.png" });
       expect(problems).toEqual([]);
     }, 120_000);
 

@@ -52,6 +52,25 @@ export class WebClient {
     });
   }
 
+  /** Uploads a file to a conversation as the page does; the file as the server answered it. */
+  async upload(
+    conversationId: string,
+    name: string,
+    bytes: Buffer,
+  ): Promise<{ id: string; name: string; size: number; type: string }> {
+    const res = await fetch(`${this.pageUrl}api/conversations/${conversationId}/files`, {
+      method: "POST",
+      headers: this.headers({
+        "content-type": "application/octet-stream",
+        "x-file-name": encodeURIComponent(name),
+      }),
+      body: bytes,
+    });
+    const data = (await res.json()) as { file: { id: string; name: string; size: number; type: string } };
+    if (!res.ok) throw new Error(`upload ${name}: ${res.status} ${JSON.stringify(data)}`);
+    return data.file;
+  }
+
   /** A JSON request; throws with the server's answer on a non-2xx status. */
   async call<T>(method: string, path: string, body?: unknown): Promise<T> {
     const res = await this.request(method, path, body);

@@ -19,6 +19,7 @@ import {
   type WebConversation,
   type WebMessage,
 } from "../../../src/adapters/web/index.js";
+import { MemoryWebUploadStore } from "../../../src/adapters/web/upload-store.js";
 import { ManualClock } from "../../support/manual-clock.js";
 import { type ContractHarness, Received, type UserMessage, type VisibleMessage } from "../contract.js";
 import { WebClient } from "./client.js";
@@ -85,6 +86,9 @@ function withStorm(inner: WebChatAdapter, storm: StormState): ChannelAdapter {
     channelOf: (threadKey) => inner.channelOf(threadKey),
     fetchHistory: (threadKey, limit, before) => inner.fetchHistory(threadKey, limit, before),
     registerCommands: (commands) => inner.registerCommands(commands),
+    download: (file) => inner.download(file),
+    uploadFile: (threadKey, file, opts) => inner.uploadFile(threadKey, file, opts),
+    findUploaded: (threadKey, key) => inner.findUploaded(threadKey, key),
   };
 }
 
@@ -99,7 +103,8 @@ let clientSeq = 0;
 export async function createWebHarness(config: WebChatConfig = {}): Promise<WebHarness> {
   const clock = new ManualClock();
   const store = new MemoryWebChatStore({ now: () => clock.now() });
-  const web = new WebChatAdapter({ now: () => clock.now(), store, ...config });
+  const uploads = new MemoryWebUploadStore();
+  const web = new WebChatAdapter({ now: () => clock.now(), store, uploads, ...config });
   const storm: StormState = { left: 0, retryAfterMs: 0, refused: 0 };
   const adapter = withStorm(web, storm);
   const received = new Received();
@@ -152,6 +157,31 @@ export async function createWebHarness(config: WebChatConfig = {}): Promise<WebH
     },
     async directMessage(text) {
       return write(await directConversation(), text);
+    },
+    async fileMessage(o) {
+      const conversationId = await newConversation("group");
+      const file = await client.upload(conversationId, o.name, o.bytes);
+      const path = `api/conversations/${conversationId}/messages`;
+      const body = {
+        text: `@${web.identity.botName} ${o.text}`,
+        clientId: `harness-${++clientSeq}`,
+        files: [file],
+      };
+      last = { path, body };
+      const { message } = await client.call<{ message: WebMessage }>("POST", path, body);
+      conversationOfMessage.set(message.id, conversationId);
+      return { id: message.id };
+    },
+    botFiles(threadKey: string) {
+      const conversationId = conversationOf(threadKey);
+      return (store.messagesNow(conversationId) ?? [])
+        .filter((m) => m.from.isBot)
+        .flatMap((m) =>
+          (m.files ?? []).flatMap((f) => {
+            const bytes = uploads.bytesOf(conversationId, f.id);
+            return bytes ? [{ name: f.name, bytes, caption: m.text }] : [];
+          }),
+        );
     },
     async react(ref: MessageRef, emoji: string) {
       const { conversationId, messageId } = parseMessageRef(ref);

@@ -38,6 +38,19 @@ export interface Conversation {
   react(messageId: string, emoji: "✅" | "❌", by: "admin" | "other"): Promise<void>;
   /** The admin's display name as the bot records decisions. */
   readonly adminName: RegExp;
+  /** A later message with a file in the same thread (the first message when none came yet). */
+  attach(text: string, file: AttachedFile): Promise<void>;
+  /** The files the bot posted in the thread, as people download them. */
+  botFiles(): Array<{ name: string; bytes: Buffer; caption: string }>;
+  /** Makes the platform lose the files posted so far (their downloads fail from now on). */
+  loseFiles(): void;
+}
+
+/** A file a person posts. */
+export interface AttachedFile {
+  name: string;
+  bytes: Buffer;
+  mimeType: string;
 }
 
 const SLACK_NAMES: Record<string, string> = {
@@ -85,6 +98,18 @@ function telegramConversation(world: World): Conversation {
       const replyTo = lastBot();
       tg.userMessage({ chat, from: TG_USERS.alice, text, ...(replyTo ? { replyTo } : { mention: true }) });
     },
+    async attach(text, file) {
+      const replyTo = lastBot();
+      tg.userMessage({
+        chat,
+        from: TG_USERS.alice,
+        text,
+        ...(replyTo ? { replyTo } : { mention: true }),
+        file: { bytes: file.bytes, name: file.name, mimeType: file.mimeType },
+      });
+    },
+    botFiles: () => tg.botFiles(chat.id).map(({ name, bytes, caption }) => ({ name, bytes, caption })),
+    loseFiles: () => tg.files.files.clear(),
     async command(name, args = "") {
       const replyTo = lastBot();
       const head = `/${name}@${BOT_USERNAME}`;
@@ -132,6 +157,32 @@ function slackConversation(world: World): Conversation {
     async command(name, args = "") {
       await this.say(args ? `/${name} ${args}` : `/${name}`);
     },
+    async attach(text, file) {
+      const f = slack.files.userFile({
+        name: file.name,
+        bytes: file.bytes,
+        mimetype: file.mimeType,
+        user: SLACK_ADMIN,
+      });
+      const { message } = await slack.userMessage({
+        channel,
+        user: SLACK_ADMIN,
+        text,
+        mention: true,
+        files: [f],
+        ...(root ? { threadTs: root } : {}),
+      });
+      root ??= message.ts;
+    },
+    botFiles: () =>
+      slack.files.botFiles(channel).flatMap((f) => {
+        const ts = f.shares.get(channel)?.[0]?.ts;
+        const m = thread().find((r) => r.ts === ts);
+        return m ? [{ name: f.name, bytes: f.bytes, caption: m.text }] : [];
+      }),
+    loseFiles: () => {
+      for (const [id, f] of slack.files.files) if (f.user !== SLACK_BOT) slack.files.files.delete(id);
+    },
     botMessages: () =>
       thread()
         .filter((r) => r.user === SLACK_BOT)
@@ -173,6 +224,35 @@ function discordConversation(world: World): Conversation {
     },
     async command(name, args) {
       discord.interaction({ channelId: await threadId(), user: alice, name, ...(args ? { args } : {}) });
+    },
+    async attach(text, file) {
+      const files = [{ filename: file.name, bytes: file.bytes, contentType: file.mimeType }];
+      if (!root) {
+        root = discord.userMessage({
+          channelId: GENERAL_ID,
+          author: alice,
+          content: text,
+          mention: true,
+          files,
+        }).id;
+        return;
+      }
+      discord.userMessage({
+        channelId: await threadId(),
+        author: alice,
+        content: text,
+        mention: true,
+        files,
+      });
+    },
+    botFiles() {
+      const id = root ? discord.world.find(GENERAL_ID, root)?.threadId : undefined;
+      return id ? discord.botFiles(id).map(({ name, bytes, caption }) => ({ name, bytes, caption })) : [];
+    },
+    loseFiles: () => {
+      for (const [id, a] of discord.cdn.attachments)
+        if (!discord.botFiles(a.channelId).some((f) => f.bytes === a.bytes))
+          discord.cdn.attachments.delete(id);
     },
     botMessages() {
       const id = root ? discord.world.find(GENERAL_ID, root)?.threadId : undefined;

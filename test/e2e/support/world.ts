@@ -135,6 +135,8 @@ export interface YamlOptions {
   web?: boolean;
   /** `channels.telegram.pollTimeoutSeconds` (default: the config's default). */
   telegramPollTimeoutSeconds?: number;
+  /** `files.maxFileMb` of every channel (default: the config's default). */
+  maxFileMb?: number;
 }
 
 export class World {
@@ -184,6 +186,7 @@ export class World {
     const on = o.channels ?? ["telegram", "slack", "discord"];
     const users = this.discordUsers;
     const ch = (name: string) => on.includes(name as never);
+    const files = o.maxFileMb !== undefined ? [`    files: { maxFileMb: ${o.maxFileMb} }`] : [];
     return [
       "channels:",
       "  telegram:",
@@ -192,6 +195,7 @@ export class World {
       `    admins: ["${TG_USERS.alice.id}"]`,
       `    allowedUsers: ["${TG_USERS.alice.id}", "${TG_USERS.bob.id}"]`,
       "    editIntervalMs: 100",
+      ...files,
       ...(o.telegramPollTimeoutSeconds !== undefined
         ? [`    pollTimeoutSeconds: ${o.telegramPollTimeoutSeconds}`]
         : []),
@@ -201,13 +205,16 @@ export class World {
       `    apiUrl: ${this.slack.apiUrl}`,
       `    admins: ["${SLACK_ADMIN}"]`,
       "    editIntervalMs: 100",
+      ...files,
       "  discord:",
       `    enabled: ${ch("discord")}`,
       `    apiUrl: ${this.discord.apiUrl}`,
       `    admins: ["${users.alice.id}"]`,
       "    editIntervalMs: 100",
+      ...files,
       "  web:",
       `    enabled: ${o.web ?? false}`,
+      ...files,
       "models:",
       "  default: alpha/one",
       "  custom:",
@@ -223,6 +230,7 @@ export class World {
       `      baseUrl: ${this.llm.baseUrl("anthropic-messages")}`,
       "      reasoning: true",
       "      thinkingLevels: [off, low, medium, high]",
+      "      input: [text, image]",
       "runtime:",
       ...(this.options.redis === false ? [] : [`  redisUrl: ${redisUrl()}`]),
       `  keyPrefix: "${this.prefix}"`,

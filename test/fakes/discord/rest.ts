@@ -8,6 +8,7 @@
  * No `X-RateLimit-*` bucket headers are sent: discord.js would then wait on its own wall clock,
  * while the fake's limits run on the test's clock.
  */
+import type { DiscordCdn } from "./cdn.js";
 import {
   APPLICATION_ID,
   BOT_USER_ID,
@@ -88,6 +89,10 @@ export class DiscordRest {
   /** Called for every message the bot creates (the gateway echoes it as MESSAGE_CREATE). */
   onCreate: (m: DMessage) => void = () => {};
   onThread: (c: DChannel) => void = () => {};
+  /** Attachments (cdn.ts), set by the server. */
+  cdn: DiscordCdn | undefined;
+  /** Files of the request being handled (a multipart message). */
+  private files: Array<{ filename: string; contentType: string; bytes: Buffer }> = [];
 
   constructor(
     private readonly world: DiscordWorld,
@@ -102,7 +107,14 @@ export class DiscordRest {
   }
 
   /** `path` is after `/api/v10` and may carry a query string. */
-  handle(method: string, path: string, body: Json | undefined, auth: string | undefined): RestAnswer {
+  handle(
+    method: string,
+    path: string,
+    body: Json | undefined,
+    auth: string | undefined,
+    files: Array<{ filename: string; contentType: string; bytes: Buffer }> = [],
+  ): RestAnswer {
+    this.files = files;
     const [rawPath = "", query = ""] = path.split("?");
     const pathname = rawPath.split("/").map(decodeURIComponent).join("/");
     const route = `${method} ${pathname.replace(/\/\d{5,}/g, "/:id").replace(/\/reactions\/[^/]+/, "/reactions/:emoji")}`;
@@ -143,6 +155,7 @@ export class DiscordRest {
     if (route === "GET /applications/@me") return ok({ id: APPLICATION_ID, name: "Switchboard", flags: 0 });
     if (seg[0] === "applications" && method === "PUT") return this.putCommands(path, body);
     if (seg[0] === "channels") return this.channels(method, seg, body, query);
+    if (route === "POST /attachments/refresh-urls" && this.cdn) return ok(this.cdn.refresh(body));
     if (seg[0] === "interactions" && seg[3] === "callback")
       return this.callback(seg[1] ?? "", seg[2] ?? "", body);
     if (seg[0] === "webhooks") return this.webhook(method, seg, body);
@@ -224,7 +237,10 @@ export class DiscordRest {
   }
 
   private create(channel: DChannel, body: Json | undefined, extra: Partial<DMessage> = {}): RestAnswer {
-    const bad = this.checkContent(body?.content);
+    const files = this.files;
+    // A message with files may have no text.
+    const bad =
+      files.length > 0 && (body?.content ?? "") === "" ? undefined : this.checkContent(body?.content);
     if (bad) return bad;
     // As Discord: with `enforce_nonce`, a post whose nonce the same author used in this channel in
     // the past few minutes returns that message and creates none.
@@ -249,12 +265,16 @@ export class DiscordRest {
           },
         });
     }
+    const attachments = files.map((f) =>
+      (this.cdn as DiscordCdn).add({ id: this.world.snowflake(), channelId: channel.id, ...f }),
+    );
     const msg = this.world.add({
       channelId: channel.id,
       author: this.world.bot,
-      content: String(body?.content),
+      content: String(body?.content ?? ""),
       mentions: [],
       ...(reference ? { reference } : {}),
+      ...(attachments.length > 0 ? { attachments } : {}),
       ...extra,
     });
     if (nonce) this.nonces.set(nonce, { messageId: msg.id, at: this.now() });

@@ -13,6 +13,7 @@
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { WebSocketServer } from "ws";
+import { DiscordCdn } from "./cdn.js";
 import { FakeGateway } from "./gateway.js";
 import { DEFAULT_RULES, DiscordRest, type FakeInteraction, type RateRule } from "./rest.js";
 import {
@@ -61,6 +62,8 @@ export class FakeDiscord {
   readonly world: DiscordWorld;
   readonly rest: DiscordRest;
   readonly gateway: FakeGateway;
+  /** Attachments: signed CDN links, uploads (cdn.ts). */
+  readonly cdn: DiscordCdn;
   private server: Server | undefined;
   private wss: WebSocketServer | undefined;
   private port = 0;
@@ -71,6 +74,8 @@ export class FakeDiscord {
     this.now = opts.now ?? Date.now;
     this.world = new DiscordWorld(this.now);
     this.rest = new DiscordRest(this.world, this.now, this.token, opts.rules ?? DEFAULT_RULES);
+    this.cdn = new DiscordCdn(this.now);
+    this.rest.cdn = this.cdn;
     this.gateway = new FakeGateway(this.world, this.token, () => this.guildPayload());
     if (opts.heartbeatIntervalMs) this.gateway.heartbeatIntervalMs = opts.heartbeatIntervalMs;
     this.world.addChannel({
@@ -96,11 +101,14 @@ export class FakeDiscord {
     this.server = createServer((req, res) => {
       void this.route(req).then(
         (a) => {
+          const raw = Buffer.isBuffer(a.body) || typeof a.body === "string";
           res.writeHead(a.status, {
-            ...(a.body !== undefined ? { "content-type": "application/json" } : {}),
+            ...(a.body !== undefined && !raw ? { "content-type": "application/json" } : {}),
             ...(a.headers ?? {}),
           });
-          res.end(a.body !== undefined ? JSON.stringify(a.body) : undefined);
+          res.end(
+            a.body === undefined ? undefined : raw ? (a.body as Buffer | string) : JSON.stringify(a.body),
+          );
         },
         () => res.writeHead(500).end(),
       );
@@ -109,6 +117,7 @@ export class FakeDiscord {
     this.gateway.attach(this.wss);
     await new Promise<void>((r) => this.server?.listen(0, "127.0.0.1", r));
     this.port = (this.server.address() as AddressInfo).port;
+    this.cdn.origin = `http://127.0.0.1:${this.port}`;
     this.gateway.url = `ws://127.0.0.1:${this.port}/gateway`;
     this.rest.gatewayUrl = this.gateway.url;
     return this;
@@ -150,12 +159,23 @@ export class FakeDiscord {
     content: string;
     mention?: boolean;
     replyTo?: string;
+    files?: Array<{ filename: string; bytes: Buffer; contentType?: string }>;
   }): DMessage {
     const content = opts.mention ? `<@${BOT_USER_ID}> ${opts.content}` : opts.content;
+    const attachments = (opts.files ?? []).map((f) =>
+      this.cdn.add({
+        id: this.world.snowflake(),
+        channelId: opts.channelId,
+        filename: f.filename,
+        contentType: f.contentType ?? "application/octet-stream",
+        bytes: f.bytes,
+      }),
+    );
     const msg = this.world.add({
       channelId: opts.channelId,
       author: opts.author,
       content,
+      ...(attachments.length > 0 ? { attachments } : {}),
       mentions: opts.mention ? [this.world.bot] : [],
       ...(opts.replyTo ? { reference: { messageId: opts.replyTo, channelId: opts.channelId } } : {}),
     });
@@ -288,6 +308,21 @@ export class FakeDiscord {
     });
   }
 
+  /** The files the bot attached in a channel (or thread), with the message text beside them. */
+  botFiles(channelId: string): Array<{ messageId: string; name: string; bytes: Buffer; caption: string }> {
+    return this.world
+      .all(channelId)
+      .filter((m) => m.author.id === BOT_USER_ID && !m.deleted)
+      .flatMap((m) =>
+        (m.attachments ?? []).flatMap((a) => {
+          const stored = this.cdn.attachments.get(String(a.id));
+          return stored
+            ? [{ messageId: m.id, name: stored.filename, bytes: stored.bytes, caption: m.content }]
+            : [];
+        }),
+      );
+  }
+
   // ---- wire ------------------------------------------------------------------------------
 
   private send(t: string, d: Json, guildId?: string): void {
@@ -374,14 +409,31 @@ export class FakeDiscord {
     req: IncomingMessage,
   ): Promise<{ status: number; body?: unknown; headers?: Record<string, string> }> {
     const url = req.url ?? "/";
-    const raw = await new Promise<string>((resolve, reject) => {
+    const bytes = await new Promise<Buffer>((resolve, reject) => {
       const chunks: Buffer[] = [];
       req.on("data", (c: Buffer) => chunks.push(c));
-      req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+      req.on("end", () => resolve(Buffer.concat(chunks)));
       req.on("error", reject);
     });
+    if (url.startsWith("/attachments/") && req.method === "GET") {
+      const u = new URL(url, "http://fake");
+      return this.cdn.get(u.pathname, u.searchParams);
+    }
     const m = /^\/api\/v10(\/.*)$/.exec(url);
     if (!m?.[1]) return { status: 404, body: { code: 0, message: "404: Not Found" } };
+    const type = req.headers["content-type"] ?? "";
+    if (type.startsWith("multipart/form-data")) {
+      const parsed = await this.cdn.filesOf(bytes, type);
+      if ("error" in parsed) return { status: parsed.status, body: parsed.error };
+      return this.rest.handle(
+        req.method ?? "GET",
+        m[1],
+        parsed.payload,
+        req.headers.authorization,
+        parsed.files,
+      );
+    }
+    const raw = bytes.toString("utf8");
     let body: Json | undefined;
     if (raw) {
       try {

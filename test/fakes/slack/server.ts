@@ -8,12 +8,16 @@
  * matching `message` event for a mention, echo events for the bot's own posts, `X-Slack-Retry-Num` /
  * `retry_attempt` on redeliveries, Socket Mode acks by envelope id.
  *
+ * Files: `files.userFile` makes a file to post with `userMessage({ files })`; its `url_private` needs
+ * the bot token; the bot's uploads (external upload flow) land in `files` (see files.ts).
+ *
  * Test API: `userMessage`, `reaction`, `slashCommand`, `redeliver` inject the world's events;
  * `view(channel)` shows the channel as a user sees it; `api.calls` records every Web API request.
  */
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { type WebSocket, WebSocketServer } from "ws";
+import { SlackFiles } from "./files.js";
 import { postSigned, type SignedPostResult } from "./signing.js";
 import { DEFAULT_RATE_RULES, type RateRules, SlackWebApi } from "./web-api.js";
 import {
@@ -73,6 +77,8 @@ export class FakeSlack {
   readonly signingSecret: string;
   readonly world: SlackWorld;
   readonly api: SlackWebApi;
+  /** Files people posted and the bot uploaded (files.ts). */
+  readonly files: SlackFiles;
   /** Socket Mode acks by envelope id. */
   readonly acks = new Map<string, Json>();
   readonly responses: CommandResponse[] = [];
@@ -80,6 +86,8 @@ export class FakeSlack {
   eventsUrl: string | undefined;
   /** Web API methods whose calls wait for `releaseMethod` before they are answered. */
   private readonly heldMethods = new Map<string, { promise: Promise<void>; release: () => void }>();
+  /** Calls waiting on a held method now, by method. */
+  private readonly waitingCalls = new Map<string, number>();
   /** Number of Socket Mode connections opened. */
   socketConnections = 0;
 
@@ -109,12 +117,19 @@ export class FakeSlack {
       this.appToken,
       opts.rateRules ?? DEFAULT_RATE_RULES,
     );
+    this.files = new SlackFiles(this.world, this.botToken);
+    this.api.fileMethods = (method, p) => this.files.api(method, p);
   }
 
   async start(): Promise<this> {
     this.server = createServer((req, res) => {
       void this.route(req).then(
         (a) => {
+          if ("raw" in a) {
+            res.writeHead(a.status, a.headers);
+            res.end(a.raw);
+            return;
+          }
           res.writeHead(a.status, { "content-type": "application/json", ...(a.headers ?? {}) });
           res.end(JSON.stringify(a.body));
         },
@@ -128,6 +143,7 @@ export class FakeSlack {
     await new Promise<void>((r) => this.server?.listen(0, "127.0.0.1", r));
     this.port = (this.server.address() as AddressInfo).port;
     this.api.socketUrl = `ws://127.0.0.1:${this.port}`;
+    this.files.origin = `http://127.0.0.1:${this.port}`;
     // Slack pings its Socket Mode clients; the client gives up after 30 s without one.
     this.pinger = setInterval(() => {
       for (const ws of this.sockets) ws.ping();
@@ -294,6 +310,11 @@ export class FakeSlack {
     this.heldMethods.set(method, { promise, release });
   }
 
+  /** How many calls of `method` wait on `holdMethod` now. */
+  held(method: string): number {
+    return this.waitingCalls.get(method) ?? 0;
+  }
+
   /** Answers the held calls of `method` and stops holding it. */
   releaseMethod(method: string): void {
     this.heldMethods.get(method)?.release();
@@ -410,13 +431,24 @@ export class FakeSlack {
 
   private async route(
     req: IncomingMessage,
-  ): Promise<{ status: number; body: Json; headers?: Record<string, string> }> {
+  ): Promise<
+    | { status: number; body: Json; headers?: Record<string, string> }
+    | { status: number; raw: Buffer | string; headers: Record<string, string> }
+  > {
     const url = new URL(req.url ?? "/", "http://fake");
-    const raw = await readBody(req);
+    const bytes = await readBody(req);
+    const file = this.files.http(req.method ?? "GET", url.pathname, req.headers.authorization, bytes);
+    if (file) return { status: file.status, raw: file.body, headers: file.headers };
+    const raw = bytes.toString("utf8");
     const api = /^\/api\/([\w.]+)$/.exec(url.pathname);
     if (api?.[1] && req.method === "POST") {
       const params = parseParams(raw, req.headers["content-type"]);
-      await this.heldMethods.get(api[1])?.promise;
+      const hold = this.heldMethods.get(api[1]);
+      if (hold) {
+        this.waitingCalls.set(api[1], this.held(api[1]) + 1);
+        await hold.promise;
+        this.waitingCalls.set(api[1], this.held(api[1]) - 1);
+      }
       const answer = this.api.handle(api[1], params, req.headers.authorization);
       if (api[1] === "chat.postMessage" && answer.body.ok === true && this.echo) this.echoPost(answer.body);
       return answer;
@@ -454,11 +486,11 @@ function channelType(kind: ChannelKind): string {
   return kind;
 }
 
-function readBody(req: IncomingMessage): Promise<string> {
+function readBody(req: IncomingMessage): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+    req.on("end", () => resolve(Buffer.concat(chunks)));
     req.on("error", reject);
   });
 }

@@ -57,6 +57,8 @@ export class SlackWebApi {
   private storm: { remaining: number; retryAfterSec: number; methods: string[] } | undefined;
   /** Base URL of the Socket Mode WebSocket, set by the server once it listens. */
   socketUrl = "";
+  /** The `files.*` methods (files.ts), set by the server. */
+  fileMethods: ((method: string, p: Json) => Json | undefined) | undefined;
 
   constructor(
     private readonly world: SlackWorld,
@@ -115,8 +117,10 @@ export class SlackWebApi {
         return this.history(p);
       case "users.info":
         return this.userInfo(p);
-      default:
-        return fail("unknown_method");
+      default: {
+        const answer = this.fileMethods?.(method, p);
+        return answer ? { status: 200, body: answer } : fail("unknown_method");
+      }
     }
   }
 

@@ -16,6 +16,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { TelegramFiles } from "./files.js";
 import { parseTelegramHtml } from "./html.js";
 
 export const BOT_ID = 7000;
@@ -63,6 +64,8 @@ export interface StoredMessage {
   botReactions: string[];
   /** For the service message that opened a forum topic: the topic's name. */
   topicCreated?: string;
+  /** A photo or document (its caption is `text`). */
+  file?: { fileId: string; kind: "photo" | "document" };
 }
 
 export interface RecordedCall {
@@ -123,6 +126,10 @@ export class FakeTelegram {
   /** Responses of webhook deliveries (status codes), in order. */
   readonly webhookResponses: number[] = [];
   readonly commands: Array<{ command: string; description: string }>[] = [];
+  /** Files people sent and the bot sent (files.ts). */
+  readonly files = new TelegramFiles();
+  /** The file of the multipart request being handled. */
+  private upload: { part: string; name: string; bytes: Buffer; type: string } | undefined;
 
   private server: Server | undefined;
   private port = 0;
@@ -205,6 +212,8 @@ export class FakeTelegram {
     replyTo?: number;
     topic?: number;
     mention?: boolean;
+    /** A file sent with the text as its caption (`photo`: as a photo, else a document). */
+    file?: { bytes: Buffer; name?: string; mimeType?: string; photo?: boolean };
   }): StoredMessage {
     const chat = this.addChat(opts.chat);
     const text = opts.mention ? `@${BOT_USERNAME} ${opts.text}` : opts.text;
@@ -217,6 +226,14 @@ export class FakeTelegram {
       ...(opts.replyTo !== undefined ? { replyTo: opts.replyTo } : {}),
       ...(opts.topic !== undefined ? { topic: opts.topic } : {}),
     });
+    if (opts.file) {
+      const f = this.files.add(opts.file.bytes, {
+        ...(opts.file.name ? { name: opts.file.name } : {}),
+        ...(opts.file.mimeType ? { mimeType: opts.file.mimeType } : {}),
+        kind: opts.file.photo ? "photos" : "documents",
+      });
+      msg.file = { fileId: f.fileId, kind: opts.file.photo ? "photo" : "document" };
+    }
     this.pushUpdate({ message: this.wire(msg) });
     return msg;
   }
@@ -399,9 +416,14 @@ export class FakeTelegram {
   /** A stored message in Bot API shape (reply_to_message one level deep, as Telegram does). */
   private wire(m: StoredMessage, depth = 0): Json {
     const out: Json = { message_id: m.message_id, chat: m.chat, from: m.from, date: m.date };
+    const file = m.file ? this.files.files.get(m.file.fileId) : undefined;
     if (m.topicCreated !== undefined) out.forum_topic_created = { name: m.topicCreated, icon_color: 7322096 };
-    else out.text = m.text;
-    if (m.entities) out.entities = m.entities;
+    else if (file && m.file) {
+      if (m.file.kind === "photo") out.photo = this.files.photo(file);
+      else out.document = this.files.document(file);
+      if (m.text) out.caption = m.text;
+    } else out.text = m.text;
+    if (m.entities) out[file ? "caption_entities" : "entities"] = m.entities;
     if (m.message_thread_id !== undefined) {
       out.message_thread_id = m.message_thread_id;
       if (m.chat.is_forum) out.is_topic_message = true;
@@ -481,6 +503,13 @@ export class FakeTelegram {
     const m = /^(?:\/([^/]+))?\/bot([^/]+)\/(\w+)$/.exec(req.url ?? "");
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
+    const fileGet = /^\/file\/bot([^/]+)\/(.+)$/.exec(req.url ?? "");
+    if (fileGet && req.method === "GET") {
+      const answer = this.files.download(decodeURIComponent(fileGet[2] ?? ""), fileGet[1] === this.token);
+      res.writeHead(answer.status);
+      res.end(answer.body);
+      return;
+    }
     if (!m || req.method !== "POST") {
       send(res, 404, { ok: false, error_code: 404, description: "Not Found" });
       return;
@@ -491,9 +520,17 @@ export class FakeTelegram {
       return;
     }
     let params: Json = {};
+    this.upload = undefined;
     try {
-      const raw = Buffer.concat(chunks).toString("utf8");
-      params = raw ? (JSON.parse(raw) as Json) : {};
+      const type = req.headers["content-type"] ?? "";
+      if (type.startsWith("multipart/form-data")) {
+        const parsed = await this.files.multipart(Buffer.concat(chunks), type);
+        params = parsed.params;
+        this.upload = parsed.upload;
+      } else {
+        const raw = Buffer.concat(chunks).toString("utf8");
+        params = raw ? (JSON.parse(raw) as Json) : {};
+      }
     } catch {
       send(res, 400, { ok: false, error_code: 400, description: "Bad Request: invalid JSON" });
       return;
@@ -587,6 +624,13 @@ export class FakeTelegram {
         return ok(true);
       case "sendMessage":
         return this.sendMessage(p, call, ok, fail);
+      case "getFile": {
+        const r = this.files.getFile(p);
+        return "result" in r ? ok(r.result) : fail(r.code, r.description);
+      }
+      case "sendPhoto":
+      case "sendDocument":
+        return this.sendFile(method, p, call, ok, fail);
       case "editMessageText":
         return this.editMessageText(p, call, ok, fail);
       case "deleteMessage": {
@@ -763,6 +807,51 @@ export class FakeTelegram {
     });
     call.messageId = msg.message_id;
     return ok(this.wire(msg));
+  }
+
+  /** `sendPhoto` / `sendDocument`: a message with the uploaded file, its caption as the text. */
+  private sendFile(
+    method: string,
+    p: Json,
+    call: RecordedCall,
+    ok: (r: unknown) => true,
+    fail: (code: number, d: string, params?: Json) => true,
+  ): Answered {
+    const chat = this.chatOf(p, fail);
+    if (!chat) return undefined;
+    const upload = this.upload;
+    const part = method === "sendPhoto" ? "photo" : "document";
+    if (!upload || upload.part !== part) return fail(400, `Bad Request: there is no ${part} in the request`);
+    if (this.files.tooLarge(method, upload.bytes.length)) return fail(413, "Request Entity Too Large");
+    const content = p.caption === undefined ? { text: "" } : this.render({ ...p, text: p.caption }, fail);
+    if (!content) return undefined;
+    const rp = p.reply_parameters as { message_id?: number } | undefined;
+    const replyTo =
+      rp?.message_id !== undefined && this.message(chat.id, rp.message_id) ? rp.message_id : undefined;
+    const topic = p.message_thread_id === undefined ? undefined : Number(p.message_thread_id);
+    if (this.flooded(chat, method, fail)) return undefined;
+    const file = this.files.add(upload.bytes, {
+      name: upload.name,
+      ...(upload.type ? { mimeType: upload.type } : {}),
+      kind: part === "photo" ? "photos" : "documents",
+    });
+    call.visibleText = content.text;
+    const msg = this.store(chat, this.bot, content.text, {
+      ...(content.entities ? { entities: content.entities } : {}),
+      ...(replyTo !== undefined ? { replyTo } : {}),
+      ...(topic !== undefined ? { topic } : {}),
+    });
+    msg.file = { fileId: file.fileId, kind: part };
+    call.messageId = msg.message_id;
+    return ok(this.wire(msg));
+  }
+
+  /** The files the bot sent in a chat, with their captions. */
+  botFiles(chatId: number): Array<{ messageId: number; name: string; bytes: Buffer; caption: string }> {
+    return this.botMessages(chatId).flatMap((m) => {
+      const f = m.file ? this.files.files.get(m.file.fileId) : undefined;
+      return f ? [{ messageId: m.message_id, name: f.name ?? f.path, bytes: f.bytes, caption: m.text }] : [];
+    });
   }
 
   private editMessageText(

@@ -3,7 +3,9 @@
  * typing indicator, and the composer with command suggestions. Talks to the JSON API next to the
  * page (`api/…` under the base path the server puts in `<meta name="sb-base">`), sending the page's
  * CSRF token (`<meta name="sb-csrf">`) with every write. A conversation's address is `<base>c/<id>`,
- * so a bookmark reopens it.
+ * so a bookmark reopens it. Files (the 📎 button, paste, or drop) are uploaded first
+ * (`api/conversations/<id>/files`, the bytes as they are) and sent with the message by id; a
+ * message's files show below its text, pictures inline, every file as a download link.
  *
  * State is applied idempotently: every message event carries the whole message and a version, so
  * the newest copy wins whatever order events and fetches arrive in.
@@ -39,6 +41,9 @@ const el = {
   composer: $("composer"),
   input: $("input"),
   send: $("send"),
+  attach: $("attach"),
+  fileInput: $("file-input"),
+  pending: $("pending"),
   suggestions: $("suggestions"),
   signInElsewhere: $("sign-in-elsewhere"),
   signOut: $("sign-out"),
@@ -311,6 +316,9 @@ function renderMessage(m) {
   if (m.format === "markdown") bubble.innerHTML = renderMarkdown(m.text);
   else bubble.textContent = m.text;
   li.append(meta, bubble);
+  if (!m.text.trim() && (m.files ?? []).length > 0) bubble.hidden = true;
+  const files = renderFiles(m);
+  if (files) li.append(files);
   const approval = renderApproval(m);
   if (approval) li.append(approval);
   const others = m.reactions.filter((r) => !(r.bot && APPROVAL_EMOJI.has(r.emoji)) || !m.from.isBot);
@@ -333,6 +341,49 @@ function renderMessage(m) {
     li.append(row);
   }
   return li;
+}
+
+const PICTURES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
+
+function fileUrl(m, f) {
+  return `${base}api/conversations/${encodeURIComponent(m.conversationId)}/files/${encodeURIComponent(f.id)}`;
+}
+
+function sizeText(bytes) {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${Math.round(bytes / 1024)} KB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+}
+
+/** A message's files: pictures shown, every file a download link with its name and size. */
+function renderFiles(m) {
+  const files = m.files ?? [];
+  if (files.length === 0) return undefined;
+  const list = document.createElement("div");
+  list.className = "files";
+  for (const f of files) {
+    const item = document.createElement("figure");
+    item.className = "file";
+    if (PICTURES.has(f.type)) {
+      const img = document.createElement("img");
+      img.src = fileUrl(m, f);
+      img.alt = f.name;
+      img.loading = "lazy";
+      item.append(img);
+    }
+    const link = document.createElement("a");
+    link.href = fileUrl(m, f);
+    link.download = f.name;
+    link.textContent = `📄 ${f.name}`;
+    const size = document.createElement("span");
+    size.className = "muted small";
+    size.textContent = ` ${sizeText(f.size)}`;
+    const caption = document.createElement("figcaption");
+    caption.append(link, size);
+    item.append(caption);
+    list.append(item);
+  }
+  return list;
 }
 
 /** Buttons standing in for the reactions an approval request asks for (the bot's own ✅ ❌ ♾️). */
@@ -435,24 +486,85 @@ async function createConversation(kind) {
 
 // ── Composer ────────────────────────────────────────────────────────────
 
+/** Files picked, pasted or dropped, waiting for the next send. */
+const pending = [];
+
+function renderPending() {
+  el.pending.replaceChildren(
+    ...pending.map((file, i) => {
+      const li = document.createElement("li");
+      li.className = "chip";
+      li.textContent = `📄 ${file.name} (${sizeText(file.size)})`;
+      const remove = document.createElement("button");
+      remove.type = "button";
+      remove.className = "secondary small";
+      remove.textContent = "×";
+      remove.setAttribute("aria-label", `Remove ${file.name}`);
+      remove.addEventListener("click", () => {
+        pending.splice(i, 1);
+        renderPending();
+      });
+      li.append(remove);
+      return li;
+    }),
+  );
+  el.pending.hidden = pending.length === 0;
+}
+
+function addFiles(list) {
+  for (const file of list) if (file.size > 0) pending.push(file);
+  renderPending();
+}
+
+/** Uploads one file to a conversation; the file as the server stored it. */
+async function upload(id, file) {
+  const res = await fetch(`${base}api/conversations/${encodeURIComponent(id)}/files`, {
+    method: "POST",
+    headers: {
+      "content-type": "application/octet-stream",
+      "x-csrf-token": csrf,
+      "x-file-name": encodeURIComponent(file.name || "pasted"),
+    },
+    body: file,
+    credentials: "same-origin",
+  });
+  const data = await res.json().catch(() => ({}));
+  if (!res.ok) throw new Error(data.message || `HTTP ${res.status}`);
+  return data.file;
+}
+
 async function send() {
   const text = el.input.value;
-  if (!text.trim()) return;
+  const files = pending.splice(0);
+  if (!text.trim() && files.length === 0) return;
   hideSuggestions();
   let id = state.current;
   if (!id) id = await createConversation("direct");
-  if (!id) return;
+  if (!id) {
+    pending.push(...files);
+    return;
+  }
   const clientId = randomId();
   el.input.value = "";
   autosize();
+  renderPending();
   try {
+    const uploaded = [];
+    for (const f of files) uploaded.push(await upload(id, f));
+    const body = {
+      text,
+      clientId,
+      ...(uploaded.length > 0 ? { files: uploaded.map((f) => ({ id: f.id, name: f.name })) } : {}),
+    };
     const data = await withRetry(() =>
-      api("POST", `api/conversations/${encodeURIComponent(id)}/messages`, { text, clientId }),
+      api("POST", `api/conversations/${encodeURIComponent(id)}/messages`, body),
     );
     if (data.message && id === state.current) upsertMessage(data.message);
     showAlert("");
   } catch (err) {
     if (!el.input.value) el.input.value = text;
+    pending.unshift(...files);
+    renderPending();
     autosize();
     showAlert(`Not sent: ${err.message}`);
   }
@@ -549,6 +661,31 @@ el.composer.addEventListener("submit", (e) => {
   e.preventDefault();
   send();
 });
+el.attach.addEventListener("click", () => el.fileInput.click());
+el.fileInput.addEventListener("change", () => {
+  addFiles(el.fileInput.files ?? []);
+  el.fileInput.value = "";
+});
+el.input.addEventListener("paste", (e) => {
+  const files = [...(e.clipboardData?.files ?? [])];
+  if (files.length === 0) return;
+  e.preventDefault();
+  addFiles(files);
+});
+for (const target of [el.composer, el.scroller]) {
+  target.addEventListener("dragover", (e) => {
+    if (!e.dataTransfer?.types.includes("Files")) return;
+    e.preventDefault();
+    el.composer.classList.add("dropping");
+  });
+  target.addEventListener("dragleave", () => el.composer.classList.remove("dropping"));
+  target.addEventListener("drop", (e) => {
+    el.composer.classList.remove("dropping");
+    if (!e.dataTransfer?.files.length) return;
+    e.preventDefault();
+    addFiles(e.dataTransfer.files);
+  });
+}
 el.newConversation.addEventListener("click", () => createConversation("direct"));
 el.newGroup.addEventListener("click", () => createConversation("group"));
 window.addEventListener("hashchange", () => {

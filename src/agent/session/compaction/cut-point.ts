@@ -3,7 +3,7 @@
  * never separate a tool call from its result.
  */
 import type { SessionEntry } from "../types.js";
-import { estimateTokens } from "./tokens.js";
+import { estimateTokens, IMAGE_TOKENS } from "./tokens.js";
 
 /** True for an entry the model sees as a user message: a turn can start there. */
 function startsTurn(entry: SessionEntry): boolean {
@@ -33,7 +33,7 @@ export function estimateEntryTokens(entry: SessionEntry): number {
       const c = entry.content;
       const text = typeof c === "string" ? c : c.map((b) => (b.type === "text" ? b.text : "")).join("");
       const images = typeof c === "string" ? 0 : c.filter((b) => b.type === "image").length;
-      return Math.ceil(text.length / 4) + images * 1200;
+      return Math.ceil(text.length / 4) + images * IMAGE_TOKENS;
     }
     case "branch_summary":
       return Math.ceil(entry.summary.length / 4);

@@ -75,9 +75,11 @@ function clip(text: string, limit: number): string {
 
 function textOf(content: string | readonly { type: string; text?: string }[]): string {
   if (typeof content === "string") return content;
+  // A picture's bytes never go into the summary request; the summary learns that one was shown
+  // (the text beside it names the file in the workspace).
   return content
-    .filter((b) => b.type === "text" && typeof b.text === "string")
-    .map((b) => b.text)
+    .filter((b) => (b.type === "text" && typeof b.text === "string") || b.type === "image")
+    .map((b) => (b.type === "image" ? "\n[a picture was shown here]" : b.text))
     .join("");
 }
 

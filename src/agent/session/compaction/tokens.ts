@@ -20,8 +20,12 @@ export const DEFAULT_COMPACTION_SETTINGS: Readonly<CompactionSettings> = {
   keepRecentTokens: 20_000,
 };
 
-/** Estimated tokens of an image block (about 1200 tokens, as providers bill a mid-size image). */
-const IMAGE_TOKENS = 1200;
+/**
+ * Estimated tokens of an image block: 1600, what Anthropic bills the largest picture Switchboard
+ * shows a model (1568 px on the long edge, about 1.15 megapixels: width × height / 750); OpenAI and
+ * Google bill such a picture less. Pictures from elsewhere (an imported pi session) count the same.
+ */
+export const IMAGE_TOKENS = 1600;
 
 function charsToTokens(chars: number): number {
   return Math.ceil(chars / 4);
@@ -42,7 +46,7 @@ function contentChars(content: string | readonly { type: string; text?: string }
 }
 
 /**
- * Estimated tokens of one message at ~4 characters per token (images ~1200 tokens). It tends to
+ * Estimated tokens of one message at ~4 characters per token (images `IMAGE_TOKENS`). It tends to
  * overestimate English prose, which errs towards compacting early rather than overflowing.
  */
 export function estimateTokens(message: AgentMessage): number {
