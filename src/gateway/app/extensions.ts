@@ -4,6 +4,7 @@
  * fails to load is reported and disabled; the process carries on.
  */
 
+import type { StreamFn } from "../../agent/types.js";
 import { createApprovalExtension } from "../../extensions/approval/extension.js";
 import { bashApprovalRule } from "../../extensions/approval/rules.js";
 import type { ApprovalStore, DecideResult, Decision } from "../../extensions/approval/types.js";
@@ -34,6 +35,8 @@ export interface LoadExtensionsOptions {
   hasAdmins?(platform: string): boolean;
   /** The channel's settings policy for /model and /thinking. Absent: everyone may. */
   mayChangeSettings?(platform: string, userId: string, isDirect: boolean): boolean;
+  /** How sub-agents call their model (default: the provider registry's `streamSimple`). */
+  streamFn?: StreamFn;
   /** Directory relative module paths are resolved against (the config file's). */
   baseDir: string;
   logger: Logger;
@@ -81,7 +84,7 @@ export async function loadExtensions(o: LoadExtensionsOptions): Promise<Extensio
       root: o.workspaceRoot,
       ...(o.sandbox ? { bash: { runner: o.sandbox.runner } } : {}),
     }),
-    "sub-agent": createSubAgentExtension(),
+    "sub-agent": createSubAgentExtension(o.streamFn ? { streamFn: o.streamFn } : {}),
   };
   const entries: ExtensionConfigEntry[] = [
     ...BUILTIN_ORDER.map((builtin) => ({ builtin })),

@@ -60,6 +60,7 @@ import { loadExtensions, meteredApprovalStore } from "./extensions.js";
 import { InboundPipeline } from "./inbound.js";
 import { ReplyTargets } from "./inbound-format.js";
 import { instrumentAdapter } from "./instrument.js";
+import { llmCalls } from "./llm-calls.js";
 import { chooseDefaultModel, modelIssues, modelRefOf, registerConfiguredModels } from "./models.js";
 import { channelSlices, platformOf } from "./platforms.js";
 import { adapterProbe } from "./probes.js";
@@ -134,6 +135,7 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
     const sandbox =
       role === "gateway" ? undefined : await setUpSandbox(config.tools, config.agent.workspaceDir);
     if (sandbox?.runner.close) closers.push(async () => sandbox.runner.close?.());
+    const calls = llmCalls({ stallTimeoutMs: config.models.stallTimeoutMs, metrics, logger });
     const runner = await loadExtensions({
       extensions: config.extensions,
       approval: config.approval,
@@ -144,6 +146,7 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
       channels: config.channels,
       ...(sandbox ? { sandbox } : { toolsStatus: TOOLS_RUN_BY_WORKERS }),
       workspaceRoot: config.agent.workspaceDir,
+      streamFn: calls.stream,
       baseDir: o.configFile ? dirname(o.configFile) : process.cwd(),
       logger,
     });
@@ -212,6 +215,7 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
       metrics,
       logger,
       replyTargetOf: replyTargets.replyTargetOf,
+      waitNoticeMs: config.models.waitNoticeMs,
     };
     const common: Omit<RuntimeOptions, "store"> = {
       sinks: createSinkFactory(rendering),
@@ -222,6 +226,7 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
         channels: config.channels,
         models: config.models,
         defaultModel,
+        stream: calls.stream,
         systemPrompt: config.agent.systemPrompt ?? DEFAULT_SYSTEM_PROMPT,
         liveAgents,
         logger,
@@ -236,7 +241,7 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
       leaseTtlMs: cfg.leaseTtlMs,
       concurrency: cfg.concurrency,
       agentIdleMs: cfg.idleEvictMs,
-      compaction: { settings: { ...config.agent.compaction } },
+      compaction: { settings: { ...config.agent.compaction }, complete: calls.complete },
       // The runtime's cap and debounce are per process; take the most generous enabled channel's.
       inboxCap: enabled.length > 0 ? Math.max(...enabled.map((c) => c.inboxCap)) : DEFAULT_INBOX_CAP,
       collectDebounceMs:

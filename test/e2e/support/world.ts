@@ -135,6 +135,11 @@ export interface YamlOptions {
   web?: boolean;
   /** `channels.telegram.pollTimeoutSeconds` (default: the config's default). */
   telegramPollTimeoutSeconds?: number;
+  /** `agent.compaction.keepRecentTokens` (default: the config's default). */
+  keepRecentTokens?: number;
+  /** `models.stallTimeoutMs` and `models.waitNoticeMs` (default: the config's defaults). */
+  stallTimeoutMs?: number;
+  waitNoticeMs?: number;
 }
 
 export class World {
@@ -210,6 +215,8 @@ export class World {
       `    enabled: ${o.web ?? false}`,
       "models:",
       "  default: alpha/one",
+      ...(o.stallTimeoutMs !== undefined ? [`  stallTimeoutMs: ${o.stallTimeoutMs}`] : []),
+      ...(o.waitNoticeMs !== undefined ? [`  waitNoticeMs: ${o.waitNoticeMs}`] : []),
       "  custom:",
       "    - provider: alpha",
       "      id: one",
@@ -232,6 +239,9 @@ export class World {
       "  shutdownGraceMs: 1000",
       "agent:",
       `  workspaceDir: ${join(this.dir, "workspaces")}`,
+      ...(o.keepRecentTokens !== undefined
+        ? [`  compaction: { keepRecentTokens: ${o.keepRecentTokens} }`]
+        : []),
       "http:",
       "  port: 0",
       "logging:",
