@@ -222,18 +222,31 @@ function anchorsOf(path: string): Set<string> {
 const tmp = mkdtempSync(join(tmpdir(), "sb-docs-"));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
-/** A config block made runnable: placeholder files for `…File` fields, placeholder variables. */
+/** A secret as a deployment provides it, in the shape every platform's token has to have. */
+const PLACEHOLDER_SECRET = "123456789:placeholder-secret-0123456789";
+
+/**
+ * A config block made runnable as a deployment would have it: placeholder files for `…File` fields,
+ * placeholder variables, and the extension modules it names at their paths (a module that does not
+ * exist is a problem `check` reports, like `start`).
+ */
 function prepare(b: Block, dir: string): { file: string; env: Record<string, string> } {
   let text = b.body;
   const env: Record<string, string> = {};
-  for (const m of text.matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)/g))
-    env[m[1] as string] = "placeholder-value-0123456789";
+  for (const m of text.matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)/g)) env[m[1] as string] = PLACEHOLDER_SECRET;
   let n = 0;
   text = text.replace(/^(\s*[A-Za-z]+File:\s*)(\S+)\s*$/gm, (_all, key: string) => {
     const secret = join(dir, `secret-${++n}`);
-    writeFileSync(secret, "placeholder-secret-0123456789\n");
+    writeFileSync(secret, `${PLACEHOLDER_SECRET}\n`);
     return `${key}${secret}`;
   });
+  const modules = (parseYaml(text) as { extensions?: { modules?: unknown[] } } | null)?.extensions?.modules;
+  for (const m of modules ?? []) {
+    if (typeof m !== "string" || !m.startsWith(".")) continue;
+    const path = join(dir, m);
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, "export default () => {};\n");
+  }
   const file = join(dir, "switchboard.yaml");
   writeFileSync(file, text);
   return { file, env };
@@ -241,7 +254,8 @@ function prepare(b: Block, dir: string): { file: string; env: Record<string, str
 
 async function check(file: string, env: Record<string, string>, cwd: string) {
   let out = "";
-  const code = await runCli(["check", "--offline", "--config", file], {
+  // Any free port: a documented port may be taken on this machine, which check rightly reports.
+  const code = await runCli(["check", "--offline", "--port", "0", "--config", file], {
     handlers: createCliHandlers(),
     env,
     cwd,

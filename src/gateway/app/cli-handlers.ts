@@ -11,7 +11,7 @@ import type { TProperties } from "@sinclair/typebox";
 import type { ChannelSlice, RegisteredChannel } from "../../adapters/channel.js";
 import { BUILT_IN_CHANNELS, type ChannelRegistry } from "../../adapters/registry.js";
 import type { ChannelAdapter, Platform } from "../../adapters/types.js";
-import { hasCredentials } from "../../agent/llm/models.js";
+import { findModel, hasCredentials } from "../../agent/llm/models.js";
 import type { ExtensionRunner } from "../../extensions/runner.js";
 import { MemoryApprovalStore } from "../../queue/approvals/memory-store.js";
 import type { RedisClient, RedisTarget } from "../../queue/redis/client.js";
@@ -20,12 +20,14 @@ import type { SessionStore } from "../../queue/store/types.js";
 import { type CheckProbe, CliError, type CliHandlers, type CommandContext, EXIT } from "../cli/types.js";
 import { redisTargetOf } from "../config/redis-target.js";
 import type { SwitchboardConfig } from "../config/types.js";
-import type { Logger } from "../log.js";
+import { type Logger, silentLogger } from "../log.js";
 import { buildAdapters } from "./adapters.js";
 import { toolIssues } from "./config-check.js";
 import { loadExtensions } from "./extensions.js";
 import { createGateway } from "./gateway.js";
+import { modelProbes } from "./model-probe.js";
 import { chooseDefaultModel, modelIssues, modelRefOf, registerConfiguredModels } from "./models.js";
+import { preflightIssues } from "./preflight.js";
 import { redisProbe } from "./redis-probe.js";
 import { sandboxProbe } from "./sandbox.js";
 
@@ -55,27 +57,38 @@ export function createCliHandlers(options: { channels?: ChannelRegistry } = {}):
       }
     },
 
+    // The same checks, in the same order, as `start` (createGateway): preflight, then what the
+    // loaded extensions decide (model ids, tool names).
     async validateConfig(ctx) {
       registerConfiguredModels(ctx.config.models);
+      const early = await preflightIssues(ctx.config, ctx.role);
       const runner = await extensionsOf(ctx);
-      return [...modelIssues(ctx.config.models), ...toolIssues(ctx.config, runner)];
+      return [...early, ...modelIssues(ctx.config.models), ...toolIssues(ctx.config, runner)];
     },
 
     async describeConfig(ctx) {
       registerConfiguredModels(ctx.config.models);
+      const lines: string[] = [];
+      // An extension whose code throws while loading is disabled at start (the process carries on).
+      for (const e of (await extensionsOf(ctx)).extensions()) {
+        if (!e.enabled && e.failure)
+          lines.push(`! extension "${e.name}" fails while loading and would be disabled: ${e.failure.error}`);
+      }
       const model = chooseDefaultModel(ctx.config.models);
       if (!model) {
-        return [
+        lines.push(
           "! no model has credentials here: threads will answer with set-up instructions. Set " +
             "ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY, or add a model under models.custom (docs/providers.md)",
-        ];
+        );
+        return lines;
       }
       const ref = modelRefOf(model);
-      return hasCredentials(model)
-        ? [`new threads use ${ref}`]
-        : [
-            `! new threads use ${ref}, which has no credentials here: set its provider's API key (docs/providers.md)`,
-          ];
+      lines.push(
+        hasCredentials(model)
+          ? `new threads use ${ref}`
+          : `! new threads use ${ref}, which has no credentials here: set its provider's API key (docs/providers.md)`,
+      );
+      return lines;
     },
 
     async checkProbes(ctx) {
@@ -84,6 +97,8 @@ export function createCliHandlers(options: { channels?: ChannelRegistry } = {}):
       if (target) probes.push(redisProbe(target, ctx.config.runtime.waitReplicas));
       probes.push(...(await credentialProbes(ctx, registry)));
       probes.push(sandboxProbe(ctx.config.tools, ctx.config.agent.workspaceDir));
+      registerConfiguredModels(ctx.config.models);
+      probes.push(...modelProbes(ctx.config.models, findModel));
       return probes;
     },
 
@@ -129,7 +144,7 @@ export function createCliHandlers(options: { channels?: ChannelRegistry } = {}):
     },
 
     async registerCommands(ctx) {
-      const runner = await extensionsOf(ctx);
+      const runner = await extensionsOf(ctx, false);
       const specs = runner.commandSpecs();
       const built = await buildAdapters({
         channels: onlyPlatforms(ctx.config, ctx.platforms),
@@ -181,8 +196,11 @@ async function credentialProbes(ctx: CommandContext, registry: ChannelRegistry):
   return [...probes, ...[...built.byPlatform.values()].flatMap((adapter) => adapter.probe?.() ?? [])];
 }
 
-/** The extensions as `start` loads them (what they register), without a runtime to act on. */
-function extensionsOf(ctx: CommandContext): Promise<ExtensionRunner> {
+/**
+ * The extensions as `start` loads them (what they register), without a runtime to act on. `quiet`
+ * (for `check`): what fails is reported in check's own lines, not as log lines between them.
+ */
+function extensionsOf(ctx: CommandContext, quiet = true): Promise<ExtensionRunner> {
   return loadExtensions({
     extensions: ctx.config.extensions,
     approval: ctx.config.approval,
@@ -190,7 +208,7 @@ function extensionsOf(ctx: CommandContext): Promise<ExtensionRunner> {
     isAdmin: () => false,
     workspaceRoot: ctx.config.agent.workspaceDir,
     baseDir: ctx.configFile ? dirname(ctx.configFile) : process.cwd(),
-    logger: ctx.logger,
+    logger: quiet ? silentLogger() : ctx.logger,
   });
 }
 

@@ -1,7 +1,8 @@
 /**
  * The extensions of a process: the built-ins (commands, approval, tools, sub-agent) wired to their
  * dependencies, then the modules named in config, loaded into one `ExtensionRunner`. A module that
- * fails to load is reported and disabled; the process carries on.
+ * cannot be imported was refused before (preflight.ts); one whose factory throws is reported and
+ * disabled, and the process carries on.
  */
 
 import type { StreamFn } from "../../agent/types.js";

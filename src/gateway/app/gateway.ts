@@ -63,6 +63,7 @@ import { instrumentAdapter } from "./instrument.js";
 import { llmCalls } from "./llm-calls.js";
 import { chooseDefaultModel, modelIssues, modelRefOf, registerConfiguredModels } from "./models.js";
 import { channelSlices, platformOf } from "./platforms.js";
+import { preflightIssues } from "./preflight.js";
 import { adapterProbe } from "./probes.js";
 import type * as RedisKitModule from "./redis-kit.js";
 import { reportSandbox, setUpSandbox, TOOLS_RUN_BY_WORKERS } from "./sandbox.js";
@@ -108,6 +109,9 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
   const logger = o.logger;
   const cfg = config.runtime;
   const prefix = cfg.keyPrefix;
+  // Refused before anything connects, found the same way by `switchboard check`.
+  const refusedEarly = await preflightIssues(config, role);
+  if (refusedEarly.length > 0) throw new ConfigError(refusedEarly, o.configFile);
   registerConfiguredModels(config.models);
   const metrics = createMetrics({ defaultLabels: { role } });
   const closers: (() => Promise<unknown>)[] = [];
