@@ -243,7 +243,7 @@ export function createApprovalExtension(options: ApprovalExtensionOptions): Exte
           await ctx.host.edit(settled.messageRef, decidedText(settled), { format: "markdown" });
       }
     } catch (e) {
-      ctx.logger.warn({ err: errorText(e) }, "could not close approval requests a stopped worker left");
+      ctx.logger.warn({ err: e }, "could not close approval requests a stopped worker left");
     }
   }
 
