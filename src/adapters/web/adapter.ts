@@ -32,6 +32,7 @@ import { MemoryWebAuthStore, type WebAuthStore } from "./auth-store.js";
 import { WebInputError } from "./errors.js";
 import { conversationOf, parseMessageRef, threadKeyOf } from "./ids.js";
 import { inboundOfReaction, inboundOfText } from "./inbound.js";
+import { visibleText } from "./input.js";
 import { MemoryWebChatStore } from "./memory-store.js";
 import type {
   ConversationKind,
@@ -328,6 +329,24 @@ export class WebChatAdapter implements ChannelAdapter, WebChatService {
   }
 
   /**
+   * Starts a conversation with its first message, as the page does when a person writes before
+   * opening one: the text is checked first, so a message the chat refuses leaves no empty
+   * conversation behind. Resolves like `receiveText`, with the conversation.
+   */
+  startConversation(
+    opts: { title?: string; kind?: ConversationKind },
+    text: string,
+    clientId?: string,
+  ): Promise<{ conversation: WebConversation; message: WebMessage }> {
+    return this.taking(async (h) => {
+      this.typedText(text);
+      const conversation = await this.store.create(opts);
+      const message = await this.takeText(h, conversation.id, text, clientId);
+      return { conversation: (await this.store.get(conversation.id)) ?? conversation, message };
+    });
+  }
+
+  /**
    * The page's user typed `text` into a conversation: store it, then deliver it as a command or a
    * message. `clientId` (the page's id for this send) makes a retried request deliver nothing twice;
    * a retry after a failed delivery delivers the same message again. Resolves once the handler has
@@ -348,14 +367,9 @@ export class WebChatAdapter implements ChannelAdapter, WebChatService {
     const earlier = clientId ? await this.store.clientRecord(conversationId, clientId) : undefined;
     const known = earlier ? await this.store.message(conversationId, earlier.messageId) : undefined;
     if (earlier?.delivered && known) return known;
-    if (!text.trim()) throw new WebInputError(400, "The message is empty.");
-    if (text.length > this.maxInput)
-      throw new WebInputError(
-        413,
-        `The message has ${text.length} characters; the web chat accepts at most ${this.maxInput}.`,
-      );
+    const shown = this.typedText(text);
     const message =
-      known ?? (await this.store.add(conversationId, { from: this.user, text, format: "plain" }));
+      known ?? (await this.store.add(conversationId, { from: this.user, text: shown, format: "plain" }));
     if (clientId)
       await this.store.rememberClient(conversationId, clientId, { messageId: message.id, delivered: false });
     await this.deliver(h, this.dispatchText(conversation, message));
@@ -449,6 +463,21 @@ export class WebChatAdapter implements ChannelAdapter, WebChatService {
       }
     });
     return this.feed;
+  }
+
+  /**
+   * What is kept of `text` typed by the page's user: its control characters made visible and lone
+   * surrogates replaced (input.ts). Throws `WebInputError` for an empty or too long message.
+   */
+  private typedText(text: string): string {
+    const shown = visibleText(text);
+    if (!shown.trim()) throw new WebInputError(400, "The message is empty.");
+    if (shown.length > this.maxInput)
+      throw new WebInputError(
+        413,
+        `The message has ${shown.length} characters; the web chat accepts at most ${this.maxInput}.`,
+      );
+    return shown;
   }
 
   private checkText(text: string): void {

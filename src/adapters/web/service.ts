@@ -24,6 +24,12 @@ export interface WebChatService {
   subscribe(listener: WebStoreListener): Promise<() => void>;
   signInLink(pageUrl: string, ttlMs?: number): Promise<string>;
   createConversation(opts?: { title?: string; kind?: ConversationKind }): Promise<WebConversation>;
+  /** A conversation started by its first message (none is made when the message is refused). */
+  startConversation(
+    opts: { title?: string; kind?: ConversationKind },
+    text: string,
+    clientId?: string,
+  ): Promise<{ conversation: WebConversation; message: WebMessage }>;
   /** A message the page's user wrote, handed to the gateway like any platform's inbound message. */
   receiveText(conversationId: string, text: string, clientId?: string): Promise<WebMessage>;
   receiveReaction(
