@@ -130,9 +130,9 @@ describe("output into a closed pipe", () => {
       );
     }
     writeFileSync(join(cwd, "long.jsonl"), `${lines.join("\n")}\n`);
-    const imported = await switchboard(["import", "long.jsonl", "--thread", "web:long"], { cwd });
+    const imported = await switchboard(["import", "long.jsonl", "--thread", "web:clong00000"], { cwd });
     expect(imported.code, imported.stderr).toBe(0);
-    const r = await piped("export web:long", cwd);
+    const r = await piped("export web:clong00000", cwd);
     expect(JSON.parse(r.stdout)).toMatchObject({ type: "session" });
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);

@@ -31,6 +31,7 @@ import { WebAccess } from "./auth.js";
 import { MemoryWebAuthStore, type WebAuthStore } from "./auth-store.js";
 import { WebInputError } from "./errors.js";
 import { conversationOf, parseMessageRef, threadKeyOf } from "./ids.js";
+import { WEB_BOT, WEB_USER } from "./imported.js";
 import { inboundOfReaction, inboundOfText } from "./inbound.js";
 import { visibleText } from "./input.js";
 import { MemoryWebChatStore } from "./memory-store.js";
@@ -133,8 +134,8 @@ export class WebChatAdapter implements ChannelAdapter, WebChatService {
       store: config.auth ?? new MemoryWebAuthStore(),
       ...(config.isAllowedHost ? { isAllowedHost: config.isAllowedHost } : {}),
     });
-    this.user = { id: config.userId ?? "web:local", name: config.userName ?? "you", isBot: false };
-    this.bot = { id: "web:bot", name: config.botName ?? "Switchboard", isBot: true };
+    this.user = { ...WEB_USER, id: config.userId ?? WEB_USER.id, name: config.userName ?? WEB_USER.name };
+    this.bot = { ...WEB_BOT, name: config.botName ?? WEB_BOT.name };
     this.log = config.logger ?? silentLogger;
     this.maxInput = config.maxInputChars ?? 20_000;
     this.capabilities = {

@@ -17,21 +17,13 @@ import { redactOutbound } from "../../adapters/redact-outbound.js";
 import type { ChannelRegistry } from "../../adapters/registry.js";
 import { MemoryRateLimiter } from "../../adapters/render/rate-limiter.js";
 import type { ChannelAdapter, Platform } from "../../adapters/types.js";
-import {
-  FileWebChatStore,
-  MemoryWebAuthStore,
-  START_LINK_TTL_MS,
-  type WebAuthStore,
-  type WebChatAdapter,
-  type WebChatStore,
-} from "../../adapters/web/index.js";
+import { START_LINK_TTL_MS, type WebChatAdapter } from "../../adapters/web/index.js";
 import { AccessGate } from "../../extensions/access/gate.js";
 import { MemoryNoticeMemory } from "../../extensions/access/notices.js";
 import type { ExtensionRunner } from "../../extensions/runner.js";
 import { MemoryApprovalStore } from "../../queue/approvals/memory-store.js";
 import { EmbeddedRuntime } from "../../queue/embedded/embedded-runtime.js";
 import { defaultQueuePrefix } from "../../queue/keys.js";
-import type { RedisClient } from "../../queue/redis/client.js";
 import type { RuntimeOptions } from "../../queue/runtime-base.js";
 import { SessionKeys } from "../../queue/store/keys.js";
 import { encodeThreadKey } from "../../queue/store/thread-dir.js";
@@ -65,11 +57,11 @@ import { chooseDefaultModel, modelIssues, modelRefOf, registerConfiguredModels }
 import { channelSlices, platformOf } from "./platforms.js";
 import { preflightIssues } from "./preflight.js";
 import { adapterProbe } from "./probes.js";
-import type * as RedisKitModule from "./redis-kit.js";
 import { reportSandbox, setUpSandbox, TOOLS_RUN_BY_WORKERS } from "./sandbox.js";
 import { createOwedFinisher, createSinkFactory } from "./sinks.js";
 import { DEFAULT_SYSTEM_PROMPT } from "./system-prompt.js";
 import type { ThreadHostDeps } from "./thread-host.js";
+import { webChatStores } from "./web-stores.js";
 
 export interface GatewayOptions {
   config: SwitchboardConfig;
@@ -385,30 +377,6 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
     redis?.disconnect();
     throw err;
   }
-}
-
-/**
- * Where the web chat keeps what the page shows and who is signed in: Redis when the process shares
- * it with others (any gateway serves the page, any worker renders into it), else files under
- * `<dataDir>/web` and sign-ins in memory (a restart prints a new sign-in link).
- */
-function webChatStores(
-  shared: { redis: RedisClient; kit: typeof RedisKitModule } | undefined,
-  prefix: string,
-  dataDir: string,
-  logger: Logger,
-): { store: WebChatStore; auth: WebAuthStore } {
-  const log = logger.child({ platform: "web" });
-  const onWarning = (message: string, detail: Record<string, unknown>) => log.warn(detail, message);
-  if (shared)
-    return {
-      store: new shared.kit.RedisWebChatStore({ redis: shared.redis, prefix, onWarning }),
-      auth: new shared.kit.RedisWebAuthStore(shared.redis, prefix),
-    };
-  return {
-    store: new FileWebChatStore({ dir: join(dataDir, "web"), onWarning }),
-    auth: new MemoryWebAuthStore(),
-  };
 }
 
 /** The server's URL as a browser on this machine reaches it (a wildcard bind answers on loopback). */

@@ -183,7 +183,8 @@ async function importSession(
   ctx.io.stdout(
     `imported ${entries.length} lines into thread ${where.threadKey}` +
       (where.sessionId ? ` (session ${where.sessionId})` : "") +
-      "\n",
+      "\n" +
+      (where.note ? `  ${where.note}\n` : ""),
   );
   return EXIT.ok;
 }

@@ -134,8 +134,8 @@ export interface CliHandlers {
   checkProbes?(ctx: CheckContext): readonly CheckProbe[] | Promise<readonly CheckProbe[]>;
   /** The thread's session as pi JSONL lines (header first, no trailing newlines); the CLI writes them. */
   exportThread?(ctx: ExportContext): Promise<Iterable<string> | AsyncIterable<string>>;
-  /** Stores an imported session; returns where it landed. */
-  importSession?(ctx: ImportContext): Promise<{ threadKey: string; sessionId?: string }>;
+  /** Stores an imported session; returns where it landed (and a line about where to see it). */
+  importSession?(ctx: ImportContext): Promise<{ threadKey: string; sessionId?: string; note?: string }>;
   /** Registers native commands; returns one line per platform to print (`telegram: 9 commands set`). */
   registerCommands?(ctx: RegisterCommandsContext): Promise<readonly string[]>;
 }
