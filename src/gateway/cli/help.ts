@@ -109,11 +109,14 @@ ${EXIT_CODES}
   import: `Usage: switchboard import <file> [--thread <key>] [--config <path>]
 
 Loads a pi session JSONL file (a header line with "type": "session", then entries) as a new
-session, and prints the thread it landed in.
+session, and prints the thread it landed in. Without --thread it becomes a new web chat
+conversation, named after its first message and showing its turns, and the address that opens it
+is printed.
 
 Options:
   -t, --thread <key>    Thread to import into (its current session is kept, the import becomes
-                        the current one). Default: a new web chat conversation.
+                        the current one). A web chat thread is web:c followed by 4 to 32 letters
+                        or digits. Default: a new web chat conversation.
 ${CONFIG_OPTION}
 ${HELP_OPTION}
 

@@ -299,7 +299,7 @@ export const RuntimeSchema = Obj(
       default: 64,
       minimum: 1,
       description:
-        "Threads one worker process runs at once. Runs mostly wait on the model, so this is bounded by memory (about 60 KB per running thread, measured), not CPU.",
+        "Threads one worker process runs at once. Runs mostly wait on the model, so this is bounded by memory (about 47 KB of heap per running thread, measured), not CPU.",
     }),
     leaseTtlMs: Type.Integer({
       default: 30000,
