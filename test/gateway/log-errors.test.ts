@@ -60,7 +60,7 @@ describe("warn and error lines carry the error object", () => {
       phase: "load",
       err: { type: "TypeError", message: "cannot read the settings" },
     });
-    expect(String((line?.err as { stack?: string }).stack)).toContain("log-errors.test.ts");
+    expect(String((line?.err as { stack?: string } | undefined)?.stack)).toContain("log-errors.test.ts");
   });
 
   it("Bolt's own errors keep their object under err", () => {

@@ -14,7 +14,7 @@ import type { ModelsConfig } from "../config/types.js";
 import { chooseDefaultModel, modelRefOf } from "./models.js";
 
 /** How long a model may take to answer (a local server may first load the model). */
-export const MODEL_PROBE_TIMEOUT_MS = 20_000;
+const MODEL_PROBE_TIMEOUT_MS = 20_000;
 
 /** Longest part of an answer quoted. */
 const QUOTED_CHARS = 40;
