@@ -16,7 +16,16 @@
  * outside the repository needs the packages reachable from it (a node_modules beside or above).
  */
 import { spawnSync } from "node:child_process";
-import { cpSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  cpSync,
+  openSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+  writeSync,
+} from "node:fs";
 import { createRequire } from "node:module";
 import { join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -55,6 +64,24 @@ if (process.argv.includes("--if-stale")) {
   }
 }
 
+/**
+ * Says what is happening on standard error, and on the terminal when npx runs this build: npx
+ * installs the checkout into its cache and runs `prepare` there with its output hidden, so without
+ * this a first `npx switchboard` after a change waits half a minute without a word.
+ */
+function announce(text) {
+  process.stderr.write(text);
+  if (process.env.npm_command !== "exec") return;
+  try {
+    const tty = openSync("/dev/tty", "w");
+    writeSync(tty, text);
+    closeSync(tty);
+  } catch {
+    // No terminal (CI, a pipe): nobody is waiting at one.
+  }
+}
+
+announce("build: compiling src/ into dist/ (about half a minute; once after each change)…\n");
 rmSync(dist, { recursive: true, force: true });
 let tsc;
 try {

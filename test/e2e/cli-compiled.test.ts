@@ -36,6 +36,9 @@ const npmEnv = { HOME: user, npm_config_prefix: globalPrefix, npm_config_cache: 
 const npx = (args: string[], env: Record<string, string> = {}) =>
   runProcess("npx", ["--offline", "switchboard", ...args], { cwd: user, env: { ...npmEnv, ...env } });
 
+/** What the build printed (it says what it does, also when npx hides it from the terminal). */
+let built: { code: number | null; stdout: string; stderr: string };
+
 beforeAll(async () => {
   mkdirSync(pkg);
   mkdirSync(user);
@@ -45,7 +48,7 @@ beforeAll(async () => {
   cpSync(join(repo, "package.json"), join(pkg, "package.json"));
   cpSync(join(repo, "bin"), join(pkg, "bin"), { recursive: true });
   cpSync(join(repo, "scripts", "build.js"), join(pkg, "scripts", "build.js"));
-  const built = await runProcess(
+  built = await runProcess(
     process.execPath,
     [join(repo, "scripts", "build.js"), "--out-dir", join(pkg, "dist")],
     {
@@ -112,6 +115,9 @@ describe("the compiled switchboard", () => {
   it("a first npx switchboard in a built checkout answers without building it again", async () => {
     // npx installs the checkout it runs in into its own cache and runs `prepare` there: with a
     // complete build that is up to date, prepare builds nothing (it was half a minute of tsc).
+    expect(built.stderr).toContain(
+      "build: compiling src/ into dist/ (about half a minute; once after each change)",
+    );
     const before = statSync(join(pkg, "dist", "main.js")).mtimeMs;
     const r = await runProcess("npx", ["--offline", "switchboard", "--version"], {
       cwd: pkg,
