@@ -207,6 +207,29 @@ describe("switchboard from a fresh directory", () => {
     }
   });
 
+  it("check while this config's Switchboard runs warns about its port; a second start refuses it", async () => {
+    const port = await closedPort();
+    const cwd = freshDir(`http:\n  port: ${port}\nlogging:\n  level: warn\n`);
+    const running = new CliProcess(["start"], { cwd, env: {} });
+    try {
+      await running.waitForLine(/^Listening on /);
+      const [check, start] = await Promise.all([
+        switchboard(["check", "--offline"], { cwd }),
+        switchboard(["start"], { cwd }),
+      ]);
+      expect(check.code, check.stdout).toBe(0);
+      expect(check.stdout).toContain(
+        `! http.port: ${port} on 127.0.0.1 is in use by a running Switchboard; start refuses it until that one stops`,
+      );
+      expect(start.code).toBe(2);
+      expect(problems(start.stderr)).toEqual([
+        `  ✗ http.port (line 2): ${port} on 127.0.0.1 is in use by a running Switchboard; stop it, or choose another port (--port, PORT or http.port)`,
+      ]);
+    } finally {
+      expect(await running.stop()).toBe(0);
+    }
+  });
+
   it("check --role worker names what the role needs, like start --role worker", async () => {
     const cwd = freshDir();
     const [check, start] = await Promise.all([

@@ -36,7 +36,7 @@ import { loadExtensions } from "./extensions.js";
 import { createGateway } from "./gateway.js";
 import { modelProbes } from "./model-probe.js";
 import { chooseDefaultModel, modelIssues, modelRefOf, registerConfiguredModels } from "./models.js";
-import { preflightIssues } from "./preflight.js";
+import { portHeldBySwitchboard, preflightIssues } from "./preflight.js";
 import { redisProbe } from "./redis-probe.js";
 import { sandboxProbe } from "./sandbox.js";
 import { webChatStores } from "./web-stores.js";
@@ -71,7 +71,7 @@ export function createCliHandlers(options: { channels?: ChannelRegistry } = {}):
     // loaded extensions decide (model ids, tool names).
     async validateConfig(ctx) {
       registerConfiguredModels(ctx.config.models);
-      const early = await preflightIssues(ctx.config, ctx.role);
+      const early = await preflightIssues(ctx.config, ctx.role, { runningSwitchboard: "leave" });
       const runner = await extensionsOf(ctx);
       return [...early, ...modelIssues(ctx.config.models), ...toolIssues(ctx.config, runner)];
     },
@@ -79,6 +79,8 @@ export function createCliHandlers(options: { channels?: ChannelRegistry } = {}):
     async describeConfig(ctx) {
       registerConfiguredModels(ctx.config.models);
       const lines: string[] = [];
+      const held = await portHeldBySwitchboard(ctx.config.http);
+      if (held) lines.push(`! ${held}`);
       // An extension whose code throws while loading is disabled at start (the process carries on).
       for (const e of (await extensionsOf(ctx)).extensions()) {
         if (!e.enabled && e.failure)

@@ -6,6 +6,10 @@
  * extension modules that cannot be loaded. Each problem is a `ConfigIssue` naming its field, so both
  * print it with the field's line in the file and exit 2. What needs the loaded extensions (model ids,
  * tool names) is checked after them, the same way (`modelIssues`, `toolIssues`).
+ *
+ * One difference, asked for by `check`: a port held by a running Switchboard (checked while it runs,
+ * before a restart) is left to `portHeldBySwitchboard`, which check shows as a warning; start
+ * refuses it like any port in use.
  */
 import { accessSync, constants, statSync } from "node:fs";
 import { createServer } from "node:net";
@@ -17,8 +21,15 @@ import { type ConfigIssue, joinPath } from "../config/errors.js";
 import { redisTargetOf } from "../config/redis-target.js";
 import type { HttpConfig, SwitchboardConfig } from "../config/types.js";
 
-/** Every problem of `config` that stops a process of `role` from starting here (see the header). */
-export async function preflightIssues(config: SwitchboardConfig, role: Role): Promise<ConfigIssue[]> {
+/**
+ * Every problem of `config` that stops a process of `role` from starting here (see the header).
+ * `runningSwitchboard: "leave"` (check) leaves out a port that a running Switchboard holds.
+ */
+export async function preflightIssues(
+  config: SwitchboardConfig,
+  role: Role,
+  options: { runningSwitchboard?: "refuse" | "leave" } = {},
+): Promise<ConfigIssue[]> {
   const issues: ConfigIssue[] = [];
   const redis = redisTargetOf(config.runtime) !== undefined;
   if (role !== "all" && !redis) {
@@ -34,7 +45,8 @@ export async function preflightIssues(config: SwitchboardConfig, role: Role): Pr
   if (!redis) issues.push(...directoryIssues("runtime.dataDir", config.runtime.dataDir));
   // Tools run where agents run: not in a gateway-only process.
   if (role !== "gateway") issues.push(...directoryIssues("agent.workspaceDir", config.agent.workspaceDir));
-  issues.push(...(await listenIssues(config.http)));
+  const listen = await listenIssues(config.http);
+  if (!(options.runningSwitchboard === "leave" && listen.heldBySwitchboard)) issues.push(...listen.issues);
   for (const [i, spec] of config.extensions.modules.entries()) {
     const imported = await importExtensionModule(spec);
     if ("problem" in imported)
@@ -82,37 +94,53 @@ function directoryIssues(field: string, dir: string): ConfigIssue[] {
   }
 }
 
-/** Why the HTTP server cannot listen where the config says (nothing for port 0: any free port). */
-async function listenIssues(http: HttpConfig): Promise<ConfigIssue[]> {
-  if (http.port === 0) return [];
+/**
+ * The warning `check` shows when the configured port is held by a running Switchboard (probably
+ * this config's, checked before a restart): start refuses it until that one stops. Undefined
+ * otherwise.
+ */
+export async function portHeldBySwitchboard(http: HttpConfig): Promise<string | undefined> {
+  const listen = await listenIssues(http);
+  return listen.heldBySwitchboard
+    ? `http.port: ${http.port} on ${http.host} is in use by a running Switchboard; start refuses it until that one stops`
+    : undefined;
+}
+
+/**
+ * Why the HTTP server cannot listen where the config says (nothing for port 0: any free port), and
+ * whether what holds the port answers as a Switchboard.
+ */
+async function listenIssues(
+  http: HttpConfig,
+): Promise<{ issues: ConfigIssue[]; heldBySwitchboard: boolean }> {
+  const none = { issues: [], heldBySwitchboard: false };
+  if (http.port === 0) return none;
   const code = await tryListen(http.host, http.port);
-  if (code === undefined) return [];
+  if (code === undefined) return none;
+  const one = (path: string, message: string, heldBySwitchboard = false) => ({
+    issues: [{ path, message }],
+    heldBySwitchboard,
+  });
   if (code === "EADDRINUSE") {
-    const holder = (await answersAsSwitchboard(http.host, http.port))
-      ? "a running Switchboard"
-      : "another process";
-    return [
-      {
-        path: "http.port",
-        message: `${http.port} on ${http.host} is in use by ${holder}; stop it, or choose another port (--port, PORT or http.port)`,
-      },
-    ];
+    const switchboard = await answersAsSwitchboard(http.host, http.port);
+    return one(
+      "http.port",
+      `${http.port} on ${http.host} is in use by ${switchboard ? "a running Switchboard" : "another process"}; ` +
+        "stop it, or choose another port (--port, PORT or http.port)",
+      switchboard,
+    );
   }
   if (code === "EACCES")
-    return [
-      {
-        path: "http.port",
-        message: `${http.port} needs privileges this process lacks (ports below 1024 do); choose a port from 1024 up`,
-      },
-    ];
+    return one(
+      "http.port",
+      `${http.port} needs privileges this process lacks (ports below 1024 do); choose a port from 1024 up`,
+    );
   if (code === "EADDRNOTAVAIL" || code === "ENOTFOUND" || code === "EAI_AGAIN")
-    return [
-      {
-        path: "http.host",
-        message: `"${http.host}" is not an address of this machine (${code}); use 127.0.0.1, 0.0.0.0 or one of its addresses`,
-      },
-    ];
-  return [{ path: "http.port", message: `cannot listen on ${http.host}:${http.port} (${code})` }];
+    return one(
+      "http.host",
+      `"${http.host}" is not an address of this machine (${code}); use 127.0.0.1, 0.0.0.0 or one of its addresses`,
+    );
+  return one("http.port", `cannot listen on ${http.host}:${http.port} (${code})`);
 }
 
 /** Listens on `host:port` and closes at once; resolves with the error code, or undefined when it could. */
