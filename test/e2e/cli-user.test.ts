@@ -230,6 +230,20 @@ describe("switchboard from a fresh directory", () => {
     }
   });
 
+  it("check reports an extension that fails while loading in a line of its own, not a log line (exit 0, as start runs)", async () => {
+    const cwd = freshDir("extensions:\n  modules: [./needs-token.mjs]\n");
+    writeFileSync(
+      join(cwd, "needs-token.mjs"),
+      'export default () => { throw new Error("NEEDS_TOKEN is not set"); };\n',
+    );
+    const r = await switchboard(["check", "--offline"], { cwd });
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.stdout).toContain(
+      '  ! extension "needs-token" fails while loading and would be disabled: NEEDS_TOKEN is not set',
+    );
+    expect(r.stdout + r.stderr).not.toContain('{"level"');
+  });
+
   it("check --role worker names what the role needs, like start --role worker", async () => {
     const cwd = freshDir();
     const [check, start] = await Promise.all([

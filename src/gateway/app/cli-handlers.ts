@@ -47,6 +47,16 @@ import { webChatStores } from "./web-stores.js";
  */
 export function createCliHandlers(options: { channels?: ChannelRegistry } = {}): CliHandlers {
   const registry = options.channels ?? BUILT_IN_CHANNELS;
+  // `check` asks twice (its problems, then its summary); the extensions load once, as in start.
+  const loaded = new WeakMap<SwitchboardConfig, Promise<ExtensionRunner>>();
+  const quietExtensions = (ctx: CommandContext): Promise<ExtensionRunner> => {
+    let runner = loaded.get(ctx.config);
+    if (!runner) {
+      runner = extensionsOf(ctx);
+      loaded.set(ctx.config, runner);
+    }
+    return runner;
+  };
   return {
     async start(ctx) {
       const gateway = await createGateway({
@@ -72,7 +82,7 @@ export function createCliHandlers(options: { channels?: ChannelRegistry } = {}):
     async validateConfig(ctx) {
       registerConfiguredModels(ctx.config.models);
       const early = await preflightIssues(ctx.config, ctx.role, { runningSwitchboard: "leave" });
-      const runner = await extensionsOf(ctx);
+      const runner = await quietExtensions(ctx);
       return [...early, ...modelIssues(ctx.config.models), ...toolIssues(ctx.config, runner)];
     },
 
@@ -82,7 +92,7 @@ export function createCliHandlers(options: { channels?: ChannelRegistry } = {}):
       const held = await portHeldBySwitchboard(ctx.config.http);
       if (held) lines.push(`! ${held}`);
       // An extension whose code throws while loading is disabled at start (the process carries on).
-      for (const e of (await extensionsOf(ctx)).extensions()) {
+      for (const e of (await quietExtensions(ctx)).extensions()) {
         if (!e.enabled && e.failure)
           lines.push(`! extension "${e.name}" fails while loading and would be disabled: ${e.failure.error}`);
       }
