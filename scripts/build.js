@@ -5,13 +5,27 @@
  * (src/gateway/config/validate.ts says why). dist/ is emptied first, so JavaScript of a deleted
  * source file never lingers. Plain JavaScript, so it runs before anything is built.
  *
- *   node scripts/build.js [--out-dir <dir>]    default: dist/
+ *   node scripts/build.js [--out-dir <dir>] [--if-stale]    default: dist/
+ *
+ * `--if-stale` (the `prepare` script: `npm install`, and `npx switchboard`, which installs the
+ * checkout into its cache on first use and runs `prepare` there) builds only when a source is newer
+ * than the last complete build (its stamp file), so a first `npx switchboard` in a built checkout
+ * answers in seconds instead of compiling everything again without a word.
  *
  * The build imports the modules it compiled (to precompile the validator), so an --out-dir
  * outside the repository needs the packages reachable from it (a node_modules beside or above).
  */
 import { spawnSync } from "node:child_process";
-import { cpSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  cpSync,
+  openSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+  writeSync,
+} from "node:fs";
 import { createRequire } from "node:module";
 import { join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -21,6 +35,53 @@ const src = join(root, "src");
 const outArg = process.argv.indexOf("--out-dir");
 const dist = outArg === -1 ? join(root, "dist") : resolve(process.argv[outArg + 1] ?? "dist");
 
+/** Written last: a build that failed halfway leaves none, so the next `--if-stale` builds again. */
+const stamp = join(dist, ".build-stamp");
+
+/** Newest modification time of `path` and, for a directory, of everything under it (0: missing). */
+function newest(path) {
+  let stat;
+  try {
+    stat = statSync(path);
+  } catch {
+    return 0;
+  }
+  if (!stat.isDirectory()) return stat.mtimeMs;
+  // A directory's own time changes when a file in it is deleted or renamed.
+  let latest = stat.mtimeMs;
+  for (const e of readdirSync(path, { withFileTypes: true, recursive: true })) {
+    latest = Math.max(latest, statSync(join(e.parentPath ?? e.path, e.name)).mtimeMs);
+  }
+  return latest;
+}
+
+if (process.argv.includes("--if-stale")) {
+  const inputs = ["src", "package.json", "tsconfig.json", "tsconfig.build.json", "scripts/build.js"];
+  const built = newest(stamp);
+  if (built > 0 && inputs.every((p) => newest(join(root, p)) <= built)) {
+    process.stdout.write("build: dist/ is up to date with src/; nothing to build.\n");
+    process.exit(0);
+  }
+}
+
+/**
+ * Says what is happening on standard error, and on the terminal when npx runs this build: npx
+ * installs the checkout into its cache and runs `prepare` there with its output hidden, so without
+ * this a first `npx switchboard` after a change waits half a minute without a word.
+ */
+function announce(text) {
+  process.stderr.write(text);
+  if (process.env.npm_command !== "exec") return;
+  try {
+    const tty = openSync("/dev/tty", "w");
+    writeSync(tty, text);
+    closeSync(tty);
+  } catch {
+    // No terminal (CI, a pipe): nobody is waiting at one.
+  }
+}
+
+announce("build: compiling src/ into dist/ (about half a minute; once after each change)…\n");
 rmSync(dist, { recursive: true, force: true });
 let tsc;
 try {
@@ -51,3 +112,4 @@ writeFileSync(
   join(dist, "gateway", "config", validate.PRECOMPILED_VALIDATOR_FILE),
   validate.precompiledValidatorSource(),
 );
+writeFileSync(stamp, `${new Date().toISOString()}\n`);

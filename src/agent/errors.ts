@@ -4,9 +4,20 @@
  * message, stack and code); these helpers are for where one line of text is the right form.
  */
 
-/** The message of anything thrown: an `Error`'s `message`, else its text. */
+/**
+ * The message of anything thrown: an `Error`'s `message`; for anything else its `message` field
+ * when it has one, else its JSON (never "[object Object]"), else its text.
+ */
 export function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+  if (error instanceof Error) return error.message;
+  if (typeof error !== "object" || error === null) return String(error);
+  const message = (error as { message?: unknown }).message;
+  if (typeof message === "string") return message;
+  try {
+    return JSON.stringify(error) ?? String(error);
+  } catch {
+    return String(error);
+  }
 }
 
 /** The first line of an error's message, at most 300 characters ("unknown error" when empty). */

@@ -2,7 +2,7 @@
  * Turns the `extensions` section of the config into loadable entries: built-ins by name, other
  * extensions by module path (dynamic import of the module's default export). A module that cannot
  * be imported becomes an entry whose factory fails, so the runner reports and disables it like any
- * other failing extension, and the process carries on.
+ * other failing extension (the gateway refuses such a config before, with `importExtensionModule`).
  */
 import { basename, extname, isAbsolute, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -87,24 +87,44 @@ export async function resolveExtensionEntries(
       continue;
     }
     const name = entry.name ?? moduleName(entry.module);
-    const specifier = isPath(entry.module)
-      ? pathToFileURL(resolve(options.baseDir ?? process.cwd(), entry.module)).href
-      : entry.module;
-    try {
-      const mod = (await import(specifier)) as { default?: unknown };
-      if (typeof mod.default !== "function") {
-        out.push(
-          failing(
-            name,
-            `Module "${entry.module}" has no default export function; export default (api) => { … }.`,
-          ),
-        );
-        continue;
-      }
-      out.push({ name, factory: mod.default as ExtensionFactory, options: entry.options });
-    } catch (e) {
-      out.push(failing(name, `Cannot import "${entry.module}": ${errorText(e)}`));
-    }
+    const imported = await importExtensionModule(entry.module, options.baseDir);
+    out.push(
+      "factory" in imported
+        ? { name, factory: imported.factory, options: entry.options }
+        : failing(name, `Cannot load "${entry.module}": ${imported.problem}`),
+    );
   }
   return out;
+}
+
+/**
+ * Imports the extension module `spec` (a path, relative to `baseDir`, or a package name) and
+ * returns its factory (the default export), or what is wrong with it, said for the person who
+ * configured it: no such file, no such package, no default export function, or the error its
+ * code threw while being imported. Never rejects. `switchboard check` and `start` both refuse a
+ * configured module with a problem (src/gateway/app/preflight.ts).
+ */
+export async function importExtensionModule(
+  spec: string,
+  baseDir: string = process.cwd(),
+): Promise<{ factory: ExtensionFactory } | { problem: string }> {
+  const path = isPath(spec) ? resolve(baseDir, spec) : undefined;
+  let mod: { default?: unknown };
+  try {
+    mod = (await import(path ? pathToFileURL(path).href : spec)) as { default?: unknown };
+  } catch (e) {
+    const code = (e as { code?: unknown }).code;
+    const missing = code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND";
+    // Node names the first file it could not find, which may be one the module itself imports.
+    const mentionsSpec = errorText(e).includes(path ?? `'${spec}'`);
+    if (missing && mentionsSpec && path) return { problem: `no such file: ${path}` };
+    if (missing && mentionsSpec)
+      return {
+        problem: `no package "${spec}" is installed in Switchboard's directory (npm install ${spec} there, or give a path starting with ./)`,
+      };
+    return { problem: `importing it failed: ${errorText(e)}` };
+  }
+  if (typeof mod.default !== "function")
+    return { problem: "has no default export function; write export default (api) => { … }" };
+  return { factory: mod.default as ExtensionFactory };
 }

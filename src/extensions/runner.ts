@@ -142,7 +142,7 @@ export class ExtensionRunner implements ExtensionRegistry {
     ext.failure = failure;
     unregisterApiProviders(sourceIdOf(ext));
     for (const p of ext.providers) for (const m of p.models ?? []) unregisterModel(m.provider, m.id);
-    this.report(failure);
+    this.report(failure, error);
     if (host) {
       host
         .post(`⚠️ Extension "${ext.name}" failed (${phase}) and was disabled: ${failure.error}`, {
@@ -154,8 +154,10 @@ export class ExtensionRunner implements ExtensionRegistry {
     }
   }
 
-  private report(failure: ExtensionFailure): void {
-    this.logger.error({ ...failure }, `extension "${failure.extension}" failed and was disabled`);
+  /** Logs `failure` with the error object under `err` (its stack says where), and tells `onFailure`. */
+  private report(failure: ExtensionFailure, err: unknown = new Error(failure.error)): void {
+    const { error: _text, ...where } = failure;
+    this.logger.error({ ...where, err }, `extension "${failure.extension}" failed and was disabled`);
     try {
       this.onFailure?.(failure);
     } catch (e) {

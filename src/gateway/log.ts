@@ -61,10 +61,15 @@ export interface CreateLoggerOptions {
  */
 export function createLogger(options: CreateLoggerOptions = {}): Logger {
   const secrets = [...(options.secrets ?? [])].sort((a, b) => b.length - a.length);
-  const destination =
-    typeof options.destination === "number" || options.destination === undefined
-      ? pino.destination({ fd: options.destination ?? 1, sync: false })
-      : options.destination;
+  let destination: DestinationStream;
+  if (typeof options.destination === "number" || options.destination === undefined) {
+    const fd = pino.destination({ fd: options.destination ?? 1, sync: false });
+    // `switchboard start | head`: once the reader is gone, lines are dropped, the process runs on.
+    fd.on("error", (err: NodeJS.ErrnoException) => {
+      if (err.code !== "EPIPE") throw err;
+    });
+    destination = fd;
+  } else destination = options.destination;
   return pino(
     {
       level: options.level ?? "info",

@@ -4,15 +4,17 @@
  * "Illustration").
  *
  * - Each `yaml` block is a config file: `switchboard check --offline` must accept it (everything
- *   start would refuse, model ids and tool names included). `${VAR}` references get placeholder
- *   values and `…File` paths point at placeholder files, as a deployment provides them.
+ *   start would refuse, model ids, tool names and extension modules included). `${VAR}` references
+ *   get placeholder values, `…File` paths point at placeholder files and relative extension modules
+ *   are written, as a deployment provides them.
  * - Each command, in `sh` blocks, command lines of untagged blocks and inline code: `switchboard`
  *   (also through `npx`, `npm start --`, `npm run dev --`, `node bin/switchboard.js` and
  *   `docker compose run <service>`) must parse with the documented options, and `--help` runs for
  *   every command named; `npm run` scripts must exist; files run with `node`/`npx tsx` must exist;
  *   `docker compose` must name services of docker-compose.yml.
  * - Settings tables (configuration.md's sections, and any table after "Set under `path`") name
- *   only fields the config schema has.
+ *   only fields the config schema has; a setting named in a code span exists, and one written with a
+ *   value (`tools.sandbox.mode: bwrap`) is valid with that value.
  * - Links and repository paths in code spans must point at files (and headings) that exist.
  */
 import {
@@ -31,7 +33,7 @@ import { parse as parseYaml } from "yaml";
 import { resetRegisteredModels } from "../../src/agent/llm/models.js";
 import { createCliHandlers } from "../../src/gateway/app/index.js";
 import { COMMANDS, type CommandName, parseCommandLine, runCli } from "../../src/gateway/cli/index.js";
-import { ConfigSchema } from "../../src/gateway/config/index.js";
+import { ConfigSchema, parseConfigText } from "../../src/gateway/config/index.js";
 import { silentLogger } from "../../src/gateway/log.js";
 
 const repo = join(import.meta.dirname, "..", "..");
@@ -222,18 +224,31 @@ function anchorsOf(path: string): Set<string> {
 const tmp = mkdtempSync(join(tmpdir(), "sb-docs-"));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
-/** A config block made runnable: placeholder files for `…File` fields, placeholder variables. */
+/** A secret as a deployment provides it, in the shape every platform's token has to have. */
+const PLACEHOLDER_SECRET = "123456789:placeholder-secret-0123456789";
+
+/**
+ * A config block made runnable as a deployment would have it: placeholder files for `…File` fields,
+ * placeholder variables, and the extension modules it names at their paths (a module that does not
+ * exist is a problem `check` reports, like `start`).
+ */
 function prepare(b: Block, dir: string): { file: string; env: Record<string, string> } {
   let text = b.body;
   const env: Record<string, string> = {};
-  for (const m of text.matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)/g))
-    env[m[1] as string] = "placeholder-value-0123456789";
+  for (const m of text.matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)/g)) env[m[1] as string] = PLACEHOLDER_SECRET;
   let n = 0;
   text = text.replace(/^(\s*[A-Za-z]+File:\s*)(\S+)\s*$/gm, (_all, key: string) => {
     const secret = join(dir, `secret-${++n}`);
-    writeFileSync(secret, "placeholder-secret-0123456789\n");
+    writeFileSync(secret, `${PLACEHOLDER_SECRET}\n`);
     return `${key}${secret}`;
   });
+  const modules = (parseYaml(text) as { extensions?: { modules?: unknown[] } } | null)?.extensions?.modules;
+  for (const m of modules ?? []) {
+    if (typeof m !== "string" || !m.startsWith(".")) continue;
+    const path = join(dir, m);
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, "export default () => {};\n");
+  }
   const file = join(dir, "switchboard.yaml");
   writeFileSync(file, text);
   return { file, env };
@@ -241,7 +256,8 @@ function prepare(b: Block, dir: string): { file: string; env: Record<string, str
 
 async function check(file: string, env: Record<string, string>, cwd: string) {
   let out = "";
-  const code = await runCli(["check", "--offline", "--config", file], {
+  // Any free port: a documented port may be taken on this machine, which check rightly reports.
+  const code = await runCli(["check", "--offline", "--port", "0", "--config", file], {
     handlers: createCliHandlers(),
     env,
     cwd,
@@ -389,6 +405,59 @@ describe("docs: settings tables", () => {
           }
         });
     }
+    expect(wrong).toEqual([]);
+  });
+});
+
+/** The config sections; a code span starting with one of them and a dot names a setting. */
+const SECTIONS = Object.keys(ConfigSchema.properties);
+
+/** A config file that sets `path` (`<platform>` and `*` read as telegram) to the YAML scalar `value`. */
+function configSetting(path: string, value: string): string {
+  const parts = path.replace(/<platform>|\*/g, "telegram").split(".");
+  return parts.map((p, i) => `${"  ".repeat(i)}${p}:${i === parts.length - 1 ? ` ${value}` : ""}`).join("\n");
+}
+
+describe("docs: settings named in the text", () => {
+  const named = docs.flatMap((doc) =>
+    spansOf(doc).flatMap((s) => {
+      const m = /^([a-z][A-Za-z]*(?:\.(?:<platform>|\*|[a-z][A-Za-z]*))+)(?:: (.+))?$/.exec(s.text);
+      if (!m || !SECTIONS.includes((m[1] as string).split(".")[0] as string)) return [];
+      return [{ at: `${doc}:${s.line}`, path: m[1] as string, value: m[2] }];
+    }),
+  );
+
+  it("a setting written with a value (`tools.sandbox.mode: bwrap`) is a field that takes it", () => {
+    const written = named.filter((n) => n.value !== undefined && !n.value.includes("…"));
+    expect(written.length).toBeGreaterThan(5);
+    const wrong: string[] = [];
+    for (const n of written) {
+      const path = n.path.replace(/<platform>|\*/g, "telegram");
+      const r = parseConfigText(configSetting(n.path, n.value as string), { env: {}, baseDir: tmp });
+      const issues = r.ok ? [] : r.issues.filter((i) => i.path === path || i.path.startsWith(`${path}.`));
+      if (!schemaHas(n.path.replace(/<platform>/g, "*")) || issues.length > 0)
+        wrong.push(
+          `${n.at}: \`${n.path}: ${n.value}\` ${issues.map((i) => i.message).join("; ") || "is not a setting"}`,
+        );
+    }
+    expect(wrong).toEqual([]);
+  });
+
+  it("a setting named without a value exists, where its section's next key is a setting", () => {
+    const wrong = named
+      .filter((n) => n.value === undefined)
+      // `runtime.deliver`, `agent.prompt`: code, not settings (the second key is none of the section's).
+      .filter((n) =>
+        schemaHas(
+          n.path
+            .split(".")
+            .slice(0, 2)
+            .join(".")
+            .replace(/<platform>/g, "*"),
+        ),
+      )
+      .filter((n) => !schemaHas(n.path.replace(/<platform>/g, "*")))
+      .map((n) => `${n.at}: \`${n.path}\` is not a setting`);
     expect(wrong).toEqual([]);
   });
 });

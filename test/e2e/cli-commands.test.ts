@@ -132,10 +132,10 @@ describe("switchboard import and export", () => {
     const config = world.writeConfig("sessions.yaml");
     const file = join(world.dir, "session.jsonl");
     writeFileSync(file, `${SESSION}\n`);
-    const imported = await cli(["import", file, "--thread", "web:restored", "--config", config]);
+    const imported = await cli(["import", file, "--thread", "web:crestored", "--config", config]);
     expect(imported.stderr).toBe("");
-    expect(imported.stdout).toContain("into thread web:restored");
-    const exported = await cli(["export", "web:restored", "--config", config]);
+    expect(imported.stdout).toContain("into thread web:crestored");
+    const exported = await cli(["export", "web:crestored", "--config", config]);
     expect(exported.code).toBe(0);
     const lines = exported.stdout
       .trim()
@@ -150,9 +150,9 @@ describe("switchboard import and export", () => {
     try {
       const file = join(cwd, "session.jsonl");
       writeFileSync(file, `${SESSION}\n`);
-      const imported = await cli(["import", file, "--thread", "web:local-copy"], {}, cwd);
+      const imported = await cli(["import", file, "--thread", "web:clocalcopy"], {}, cwd);
       expect(imported.code).toBe(0);
-      const exported = await cli(["export", "web:local-copy"], {}, cwd);
+      const exported = await cli(["export", "web:clocalcopy"], {}, cwd);
       expect(exported.code).toBe(0);
       expect(exported.stdout).toContain("imported hello");
     } finally {
@@ -167,12 +167,12 @@ describe("switchboard import and export", () => {
     expect(r.stderr).toContain("switchboard export: thread web:nothing-here has no sessions in Redis.");
     const file = join(world.dir, "session-for-ids.jsonl");
     writeFileSync(file, `${SESSION}\n`);
-    await cli(["import", file, "--thread", "web:listed", "--config", config]);
-    const nope = await cli(["export", "web:listed", "--session", "nope", "--config", config]);
+    await cli(["import", file, "--thread", "web:clisted", "--config", config]);
+    const nope = await cli(["export", "web:clisted", "--session", "nope", "--config", config]);
     expect(nope.code).toBe(2);
-    expect(nope.stderr).toContain('thread web:listed has no session "nope". Its sessions:');
+    expect(nope.stderr).toContain('thread web:clisted has no session "nope". Its sessions:');
     expect(nope.stderr).toContain("0b6f4c1e-8a53-4d1e-9c3a-5e2b7d9f1a00");
-    expect(nope.stderr).toContain("switchboard export web:listed --session <id>");
+    expect(nope.stderr).toContain("switchboard export web:clisted --session <id>");
     expect(nope.stderr).not.toContain("listSessions");
   });
 });

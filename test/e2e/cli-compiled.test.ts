@@ -8,7 +8,16 @@
  * sources report) and a start that serves.
  */
 import { spawn } from "node:child_process";
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  cpSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -27,12 +36,19 @@ const npmEnv = { HOME: user, npm_config_prefix: globalPrefix, npm_config_cache: 
 const npx = (args: string[], env: Record<string, string> = {}) =>
   runProcess("npx", ["--offline", "switchboard", ...args], { cwd: user, env: { ...npmEnv, ...env } });
 
+/** What the build printed (it says what it does, also when npx hides it from the terminal). */
+let built: { code: number | null; stdout: string; stderr: string };
+
 beforeAll(async () => {
   mkdirSync(pkg);
   mkdirSync(user);
   // The build imports what it compiled (to precompile the config validator): packages must resolve.
   symlinkSync(join(repo, "node_modules"), join(pkg, "node_modules"));
-  const built = await runProcess(
+  // A checkout as `npm install` leaves it: its files first, then the build (whose stamp is newer).
+  cpSync(join(repo, "package.json"), join(pkg, "package.json"));
+  cpSync(join(repo, "bin"), join(pkg, "bin"), { recursive: true });
+  cpSync(join(repo, "scripts", "build.js"), join(pkg, "scripts", "build.js"));
+  built = await runProcess(
     process.execPath,
     [join(repo, "scripts", "build.js"), "--out-dir", join(pkg, "dist")],
     {
@@ -40,8 +56,6 @@ beforeAll(async () => {
     },
   );
   if (built.code !== 0) throw new Error(`the build failed:\n${built.stdout}${built.stderr}`);
-  cpSync(join(repo, "package.json"), join(pkg, "package.json"));
-  cpSync(join(repo, "bin"), join(pkg, "bin"), { recursive: true });
   // Built already, so no `prepare` (npm does not run it for a linked folder either).
   const installed = await runProcess(
     "npm",
@@ -96,6 +110,22 @@ describe("the compiled switchboard", () => {
     );
     expect(compiled.stdout).toBe(sources.stdout);
     rmSync(join(user, "switchboard.yaml"));
+  });
+
+  it("a first npx switchboard in a built checkout answers without building it again", async () => {
+    // npx installs the checkout it runs in into its own cache and runs `prepare` there: with a
+    // complete build that is up to date, prepare builds nothing (it was half a minute of tsc).
+    expect(built.stderr).toContain(
+      "build: compiling src/ into dist/ (about half a minute; once after each change)",
+    );
+    const before = statSync(join(pkg, "dist", "main.js")).mtimeMs;
+    const r = await runProcess("npx", ["--offline", "switchboard", "--version"], {
+      cwd: pkg,
+      env: { HOME: user, npm_config_cache: join(root, "fresh-npm-cache") },
+    });
+    expect(r.stdout, r.stderr).toMatch(/^switchboard \d+\.\d+\.\d+\n$/);
+    expect(r.code).toBe(0);
+    expect(statSync(join(pkg, "dist", "main.js")).mtimeMs).toBe(before);
   });
 
   it("start --port 0 prints its address, serves it, answers `health`, and stops on SIGTERM", async () => {

@@ -66,8 +66,56 @@ describe("switchboard from a fresh directory", () => {
     expect(keyed.stdout).toMatch(/^ {2}new threads use anthropic\//m);
   });
 
-  // Each mistake: what to write, and what check must say about it (the line, and a hint).
-  const mistakes: { name: string; yaml: string; expected: (string | RegExp)[] }[] = [
+  // Each mistake: what to write (and the environment), and what check must say about it (the line, and a hint).
+  const mistakes: {
+    name: string;
+    yaml: string;
+    env?: Record<string, string>;
+    /** How start is run (default on any free port). */
+    startArgs?: string[];
+    expected: (string | RegExp)[];
+  }[] = [
+    {
+      name: "a Telegram token of the wrong shape",
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the config file's own ${VAR} reference
+      yaml: "channels:\n  telegram:\n    botToken: ${TG_TOKEN}\n",
+      env: { TG_TOKEN: "AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw" },
+      expected: [
+        "✗ channels.telegram.botToken (line 3): is not a BotFather token: it has the shape <bot id>:<secret>",
+      ],
+    },
+    {
+      name: "a data directory that cannot be created",
+      yaml: "runtime:\n  dataDir: ./switchboard.yaml/data\n",
+      expected: [
+        /✗ runtime\.dataDir \(line 2\): \/.*\/switchboard\.yaml\/data cannot be created: \/.*\/switchboard\.yaml is a file, not a directory/,
+      ],
+    },
+    {
+      name: "a workspace directory that cannot be created",
+      yaml: "agent:\n  workspaceDir: ./switchboard.yaml/workspace\n",
+      expected: [/✗ agent\.workspaceDir \(line 2\): .* is a file, not a directory; choose another directory/],
+    },
+    {
+      name: "the worker role without Redis",
+      yaml: "logging:\n  level: warn\n",
+      env: { SWITCHBOARD_ROLE: "worker" },
+      expected: [
+        "✗ runtime.redisUrl: is required by role worker (--role or SWITCHBOARD_ROLE), so that gateways and workers share work",
+      ],
+    },
+    {
+      name: "an extension module that does not exist",
+      yaml: "# extensions\nextensions:\n  modules: [./my-extension.js]\n",
+      expected: [
+        /✗ extensions\.modules\[0\] \(line 3\): cannot be loaded: no such file: \/.*\/my-extension\.js/,
+      ],
+    },
+    {
+      name: "an unknown model id under a known provider",
+      yaml: "models:\n  default: fake/nope\n  custom:\n    - { provider: fake, id: fake-1, api: openai-completions, baseUrl: http://127.0.0.1:9/v1 }\n",
+      expected: ['✗ models.default (line 2): "fake/nope" is not a known model; did you mean "fake/fake-1"?'],
+    },
     {
       name: "a model id that does not exist",
       yaml: "models:\n  default: anthropic/claude-sonet-4-5\n",
@@ -120,9 +168,10 @@ describe("switchboard from a fresh directory", () => {
   for (const m of mistakes) {
     it(`check and start refuse ${m.name} with the same lines (exit 2)`, async () => {
       const cwd = freshDir(m.yaml);
+      const env = m.env ?? {};
       const [check, start] = await Promise.all([
-        switchboard(["check", "--offline"], { cwd }),
-        switchboard(["start", "--port", "0"], { cwd }),
+        switchboard(["check", "--offline"], { cwd, env }),
+        switchboard(m.startArgs ?? ["start", "--port", "0"], { cwd, env }),
       ]);
       expect(check.code, check.stdout + check.stderr).toBe(2);
       for (const e of m.expected) {
@@ -134,6 +183,78 @@ describe("switchboard from a fresh directory", () => {
       expect(start.stdout).toBe("");
     });
   }
+
+  it("check and start refuse a port another process listens on, with the same line (exit 2)", async () => {
+    // Another program on the port: it hangs up on whoever connects (not a Switchboard).
+    const taken = createServer((socket) => socket.destroy());
+    await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve));
+    const { port } = taken.address() as AddressInfo;
+    try {
+      const cwd = freshDir(`http:\n  port: ${port}\n`);
+      const [check, start] = await Promise.all([
+        switchboard(["check", "--offline"], { cwd }),
+        switchboard(["start"], { cwd }),
+      ]);
+      expect(check.code, check.stdout + check.stderr).toBe(2);
+      expect(check.stdout).toContain(
+        `✗ http.port (line 2): ${port} on 127.0.0.1 is in use by another process; stop it, or choose another port (--port, PORT or http.port)`,
+      );
+      expect(start.code, start.stdout + start.stderr).toBe(2);
+      expect(problems(start.stderr)).toEqual(problems(check.stdout));
+      expect(start.stdout).toBe("");
+    } finally {
+      await new Promise((resolve) => taken.close(resolve));
+    }
+  });
+
+  it("check while this config's Switchboard runs warns about its port; a second start refuses it", async () => {
+    const port = await closedPort();
+    const cwd = freshDir(`http:\n  port: ${port}\nlogging:\n  level: warn\n`);
+    const running = new CliProcess(["start"], { cwd, env: {} });
+    try {
+      await running.waitForLine(/^Listening on /);
+      const [check, start] = await Promise.all([
+        switchboard(["check", "--offline"], { cwd }),
+        switchboard(["start"], { cwd }),
+      ]);
+      expect(check.code, check.stdout).toBe(0);
+      expect(check.stdout).toContain(
+        `! http.port: ${port} on 127.0.0.1 is in use by a running Switchboard; start refuses it until that one stops`,
+      );
+      expect(start.code).toBe(2);
+      expect(problems(start.stderr)).toEqual([
+        `  ✗ http.port (line 2): ${port} on 127.0.0.1 is in use by a running Switchboard; stop it, or choose another port (--port, PORT or http.port)`,
+      ]);
+    } finally {
+      expect(await running.stop()).toBe(0);
+    }
+  });
+
+  it("check reports an extension that fails while loading in a line of its own, not a log line (exit 0, as start runs)", async () => {
+    const cwd = freshDir("extensions:\n  modules: [./needs-token.mjs]\n");
+    writeFileSync(
+      join(cwd, "needs-token.mjs"),
+      'export default () => { throw new Error("NEEDS_TOKEN is not set"); };\n',
+    );
+    const r = await switchboard(["check", "--offline"], { cwd });
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.stdout).toContain(
+      '  ! extension "needs-token" fails while loading and would be disabled: NEEDS_TOKEN is not set',
+    );
+    expect(r.stdout + r.stderr).not.toContain('{"level"');
+  });
+
+  it("check --role worker names what the role needs, like start --role worker", async () => {
+    const cwd = freshDir();
+    const [check, start] = await Promise.all([
+      switchboard(["check", "--offline", "--role", "worker"], { cwd }),
+      switchboard(["start", "--role", "worker", "--port", "0"], { cwd }),
+    ]);
+    expect(check.code).toBe(2);
+    expect(start.code).toBe(2);
+    expect(problems(check.stdout)).toHaveLength(1);
+    expect(problems(start.stderr)).toEqual(problems(check.stdout));
+  });
 
   it("takes --config before the command", async () => {
     const cwd = freshDir();

@@ -121,9 +121,9 @@ describe("web chat across a gateway and two workers (separate processes)", () =>
     try {
       await stream.waitFor((e) => e.event === "snapshot");
       const first = await turn(client, conversation.id, "hello one", [workerA, workerB]);
-      // The worker's posts and edits reached the page's stream on the gateway, through Redis. The
-      // final text comes as an edit, or in the first post when the answer was complete by then
-      // (a loaded machine): either way the page shows it.
+      // The worker's rendering reached the page's stream on the gateway, through Redis. The final
+      // text comes as an edit of the first post, or (on a loaded machine, when the whole reply
+      // streamed in before the first post went out) in that post itself.
       const edited = await stream.waitFor(
         (e) =>
           e.event === "message" &&

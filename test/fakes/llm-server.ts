@@ -98,6 +98,13 @@ export interface ScriptedReply {
 
   /** Answer with an HTTP error instead of a stream. */
   httpError?: ScriptedHttpError;
+  /**
+   * Answer with these bytes instead of a stream (default status 200): a proxy's HTML page, a JSON
+   * completion from a server that ignores `stream: true`.
+   */
+  rawAnswer?: { status?: number; contentType: string; body: string };
+  /** The stream's content type. Default `text/event-stream; charset=utf-8`. */
+  streamContentType?: string;
   /** After this many delta events, send the API's in-stream error event and end the response. */
   errorAfterTokens?: { tokens: number; message: string; code?: string };
   /** After this many delta events, stop writing and keep the connection open until closed or aborted. */
@@ -319,6 +326,11 @@ export async function startFakeLlmServer(options: FakeLlmServerOptions = {}): Pr
       res.end(rendered.body);
       return;
     }
+    if (reply.rawAnswer) {
+      res.writeHead(reply.rawAnswer.status ?? 200, { "content-type": reply.rawAnswer.contentType });
+      res.end(reply.rawAnswer.body);
+      return;
+    }
     await streamReply(res, protocol, normalize(reply, protocol.requestedModel(request)), reply, request);
   }
 
@@ -433,7 +445,7 @@ async function streamReply(
 
   res.socket?.setNoDelay(true);
   res.writeHead(200, {
-    "content-type": "text/event-stream; charset=utf-8",
+    "content-type": reply.streamContentType ?? "text/event-stream; charset=utf-8",
     "cache-control": "no-cache",
     connection: "keep-alive",
   });

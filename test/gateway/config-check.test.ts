@@ -34,6 +34,26 @@ describe("models.default", () => {
     expect(modelIssues(nowhere.models)[0]?.message).toContain("the providers are anthropic, openai, google");
   });
 
+  it("an unknown id under a known provider asks whether one of that provider's models was meant", () => {
+    const one = configOf(
+      "models:\n  default: fake/nope\n  custom:\n    - { provider: fake, id: fake-1, api: openai-completions, baseUrl: http://127.0.0.1:9/v1 }\n",
+    );
+    registerConfiguredModels(one.models);
+    expect(modelIssues(one.models)[0]?.message).toMatch(
+      /^"fake\/nope" is not a known model; did you mean "fake\/fake-1"\?/,
+    );
+    const many = configOf("models:\n  default: anthropic/opus\n");
+    expect(modelIssues(many.models)[0]?.message).toMatch(
+      /^"anthropic\/opus" is not a known model; did you mean one of "anthropic\/[^"]+", .*\(anthropic has \d+\)\?/,
+    );
+  });
+
+  it("a bare id names the model as /model takes it", () => {
+    const bare = configOf("models:\n  default: claude-sonnet-4-5\n");
+    registerConfiguredModels(bare.models);
+    expect(modelIssues(bare.models)).toEqual([]);
+  });
+
   it("a model defined under models.custom is known", () => {
     const config = configOf(
       "models:\n  default: local/m1\n  custom:\n    - { provider: local, id: m1, api: openai-completions, baseUrl: http://127.0.0.1:9/v1 }\n",

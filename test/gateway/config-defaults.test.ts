@@ -46,7 +46,12 @@ describe("running without a config file", () => {
       false,
     ]);
     expect(c.http).toEqual({ host: "127.0.0.1", port: 8787 });
-    expect(c.models).toEqual({ thinkingLevel: "off", custom: [] });
+    expect(c.models).toEqual({
+      thinkingLevel: "off",
+      custom: [],
+      stallTimeoutMs: 120_000,
+      waitNoticeMs: 8000,
+    });
     expect(c.approval).toEqual({
       bashPatterns: DEFAULT_BASH_APPROVAL_PATTERNS,
       timeoutMs: 600000,

@@ -33,7 +33,7 @@ describe("config validation errors name the field and what was expected", () => 
         "  concurrency: 0",
         "  redisUrl: localhost:6379",
         "models:",
-        "  default: claude",
+        "  default: claude sonnet",
         "channels:",
         "  discord:",
         "    admins: alice",
@@ -44,7 +44,7 @@ describe("config validation errors name the field and what was expected", () => 
         'http.port: must be a whole number (got "eighty")',
         "runtime.concurrency: must be >= 1 (got 0)",
         'runtime.redisUrl: must be a redis:// or rediss:// URL (got "localhost:6379")',
-        'models.default: must be "provider/model-id", e.g. "anthropic/claude-sonnet-4-5" (got "claude")',
+        'models.default: must be a model, e.g. "anthropic/claude-sonnet-4-5" or its bare id "claude-sonnet-4-5" (got "claude sonnet")',
         'channels.discord.admins: must be a list (got "alice")',
       ]),
     );
@@ -215,7 +215,7 @@ describe("where in the file a problem is", () => {
       'channels.telegram.mode (line 3): must be one of "polling", "webhook" (got "poll")',
       'channels.slack.requireMentoin (line 5): unknown field; did you mean "requireMention"?',
       'models.custom[0].api (line 10): must be one of "anthropic-messages", "openai-completions", "openai-responses", "google-generative-ai" (got "openai")',
-      "models.discord (line 11): unknown field; known fields: default, thinkingLevel, vision, custom",
+      "models.discord (line 11): unknown field; known fields: default, thinkingLevel, vision, custom, stallTimeoutMs, waitNoticeMs",
     ]);
     // A required field that is missing points at the mapping that lacks it.
     expect(located("channels:\n  discord:\n    enabled: true\n")).toEqual([

@@ -146,8 +146,9 @@ describe("openai-completions: requests", () => {
       model: "gpt-5-mini",
       stream: true,
       stream_options: { include_usage: true },
-      max_completion_tokens: 500,
-      // gpt-5-mini cannot turn reasoning off, so "no thinking" asks for its lowest effort.
+      // gpt-5-mini cannot turn reasoning off, so "no thinking" asks for its lowest effort, and the
+      // output limit is raised by that effort's budget (1024), as on the Responses API.
+      max_completion_tokens: 1524,
       reasoning_effort: "minimal",
       messages: [
         { role: "developer", content: "You are terse." },

@@ -48,6 +48,8 @@ export interface ProviderProfile {
   refusal: RegExp;
   /** The API's own answer to a prompt longer than the context window. */
   overflow: ScriptedHttpError;
+  /** The output limit in a request body, where the API puts it (`max_tokens`, `maxOutputTokens`…). */
+  outputLimitOf(body: Record<string, unknown>): unknown;
 }
 
 /** A key with no recognisable shape: only the provider's own scrubbing can keep it out of messages. */
@@ -234,7 +236,47 @@ export function providerContract(profile: ProviderProfile): void {
       });
     });
 
+    describe("request", () => {
+      it("sends the model's output limit (the config's maxTokens), or the caller's, as the API names it", async () => {
+        llm.enqueue(api, [{ text: "ok" }, { text: "ok" }]);
+        // Without reasoning: thinking raises the limit by its budget (test/llm/thinking.test.ts).
+        const plain = { ...model, reasoning: false };
+        await run({}, hello, { ...plain, maxTokens: 1234 });
+        await run({ maxTokens: 77 }, hello, plain);
+        expect(llm.requests.map((r) => profile.outputLimitOf(r.body))).toEqual([1234, 77]);
+      });
+    });
+
     describe("failures are data", () => {
+      it("names the status, content type and first bytes of an answer that is not an event stream", async () => {
+        const page =
+          "<!DOCTYPE html><html><head><title>Sign in</title></head><body>Proxy login</body></html>";
+        llm.enqueue(api, { rawAnswer: { contentType: "text/html; charset=utf-8", body: page } });
+        const { message } = await run();
+        expect(message.stopReason).toBe("error");
+        expect(message.errorMessage).toBe(
+          `${name} answered HTTP 200 with text/html instead of an event stream: ${page}. ` +
+            "Check the model's baseUrl (it must be the API's address, e.g. http://127.0.0.1:11434/v1)",
+        );
+        expect(llm.requests).toHaveLength(1);
+      });
+
+      it("quotes the message of a JSON error that came with status 200", async () => {
+        const body = JSON.stringify({ error: { message: "model 'x' not found, try pulling it first" } });
+        llm.enqueue(api, { rawAnswer: { contentType: "application/json", body } });
+        const { message } = await run();
+        expect(message.errorMessage).toBe(
+          `${name} answered HTTP 200 with application/json instead of an event stream: model 'x' not found, try pulling it first`,
+        );
+      });
+
+      it("reads an event stream sent as text/plain (some compatible servers do)", async () => {
+        llm.enqueue(api, { text: "plain but streamed", streamContentType: "text/plain" });
+        const { message } = await run();
+        expect(message.stopReason).toBe("stop");
+        expect(message.content).toMatchObject([{ type: "text", text: "plain but streamed" }]);
+      });
+
       it("retries a 429 after its retry-after and a 5xx with backoff, before the first token", async () => {
         llm.enqueue(api, [
           { httpError: { status: 429, message: "Rate limit reached", retryAfter: 3 } },

@@ -21,6 +21,7 @@ providerContract({
   remoteBaseUrl: "https://api.anthropic.com",
   keyEnv: ["ANTHROPIC_API_KEY"],
   refusal: /^Anthropic stopped the response: the model refused to continue \(stop_reason: refusal\)$/,
+  outputLimitOf: (body) => body.max_tokens,
   overflow: {
     status: 400,
     code: "invalid_request_error",
@@ -36,6 +37,7 @@ providerContract({
   remoteBaseUrl: "https://api.openai.com/v1",
   keyEnv: ["OPENAI_API_KEY"],
   refusal: /^OpenAI stopped the response: content filter \(finish_reason: content_filter\)$/,
+  outputLimitOf: (body) => body.max_completion_tokens,
   overflow: {
     status: 400,
     code: "context_length_exceeded",
@@ -52,6 +54,7 @@ providerContract({
   remoteBaseUrl: "https://api.openai.com/v1",
   keyEnv: ["OPENAI_API_KEY"],
   refusal: /^OpenAI .*content_filter/,
+  outputLimitOf: (body) => body.max_output_tokens,
   overflow: {
     status: 400,
     code: "context_length_exceeded",
@@ -67,6 +70,8 @@ providerContract({
   remoteBaseUrl: "https://generativelanguage.googleapis.com/v1beta",
   keyEnv: ["GEMINI_API_KEY", "GOOGLE_API_KEY"],
   refusal: /^Google .*SAFETY/,
+  outputLimitOf: (body) =>
+    (body.generationConfig as { maxOutputTokens?: number } | undefined)?.maxOutputTokens,
   overflow: {
     status: 400,
     message: "The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).",

@@ -32,13 +32,13 @@ describe("switchboard import / export with a pi session", () => {
   it("gives pi's file back byte for byte, and pi opens the export with the same entries", async () => {
     const file = join(pi.dir, "from-pi.jsonl");
     writeFileSync(file, pi.text);
-    const imported = await run(["import", file, "--thread", "web:from-pi"]);
+    const imported = await run(["import", file, "--thread", "web:cfrompi"]);
     expect(imported.stderr).toBe("");
     expect(imported.code).toBe(0);
-    expect(imported.stdout).toContain("into thread web:from-pi");
+    expect(imported.stdout).toContain("into thread web:cfrompi");
 
     const out = join(cwd, "back.jsonl");
-    const exported = await run(["export", "web:from-pi", "--output", out]);
+    const exported = await run(["export", "web:cfrompi", "--output", out]);
     expect(exported.code).toBe(0);
     const text = readFileSync(out, "utf8");
     expect(text).toBe(pi.text);

@@ -3,6 +3,7 @@
  * this folder. Discord reports a numeric `code` in the JSON body (10008 Unknown Message, 50013
  * Missing Permissions, 50035 Invalid Form Body, …) besides the HTTP status.
  */
+import { errorMessage } from "../../agent/errors.js";
 import { ChannelError, type ChannelErrorCode } from "../types.js";
 
 const CODES: Record<number, ChannelErrorCode> = {
@@ -37,7 +38,7 @@ export function discordCode(err: unknown): number | undefined {
 export function toChannelError(err: unknown, what: string): ChannelError {
   if (err instanceof ChannelError) return err;
   const e = (err ?? {}) as ErrorLike;
-  const message = typeof e.message === "string" ? e.message : String(err);
+  const message = typeof e.message === "string" ? e.message : errorMessage(e.message ?? err);
   // @discordjs/rest names it `RateLimitError[<route>]`.
   if (typeof e.name === "string" && e.name.startsWith("RateLimitError") && typeof e.retryAfter === "number") {
     return new ChannelError(

@@ -37,6 +37,8 @@ export class Answer {
   /** The assistant message whose text ended last: its time stamp (how the session knows it) and index in `texts`. */
   private lastEnded: { timestamp: number; index: number } | undefined;
   private current = "";
+  /** A line shown after the text while the model is silent; never part of the answer's text. */
+  private note: string | undefined;
   private readonly reply: LiveMessage;
   private status: LiveMessage | undefined;
   private done: Promise<LiveMessageOutcome[]> | undefined;
@@ -66,6 +68,7 @@ export class Answer {
   /** The text of the assistant message being streamed (the whole text so far). */
   streaming(text: string): void {
     this.current = text;
+    this.note = undefined;
     this.reply.set(this.text());
   }
 
@@ -76,7 +79,19 @@ export class Answer {
       if (timestamp !== undefined) this.lastEnded = { timestamp, index: this.texts.length - 1 };
     }
     this.current = "";
+    this.note = undefined;
     this.reply.set(this.text());
+  }
+
+  /**
+   * Shows `note` under the text while the model is silent ("still waiting for the model…"), or
+   * removes it (undefined). The note is never part of the answer's text: not owed, not final.
+   */
+  waiting(note: string | undefined): void {
+    if (this.done || note === this.note) return;
+    this.note = note;
+    const text = this.text();
+    this.reply.set(note ? (text ? `${text}\n\n${note}` : note) : text);
   }
 
   toolStarted(line: ToolLine): void {

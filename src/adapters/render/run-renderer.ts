@@ -45,6 +45,12 @@ export interface RunRendererOptions {
    * line, the final texts), and cleared once the chat shows the final state.
    */
   log?: RenderLog;
+  /**
+   * After this long without a word from the model (no first byte yet, or none since the last), the
+   * answer shows "⏳ still waiting for the model… (N s)" under its text, refreshed as the silence
+   * lasts and removed when the model speaks. Absent or 0: never.
+   */
+  waitNoticeMs?: number;
 }
 
 /** How a run ended, as far as the caller knows (the events usually say it already). */
@@ -72,6 +78,10 @@ export class RunRenderer {
   private savedUpTo = 0;
   /** Notices and the error note: messages of the run outside its answers, in posting order. */
   private readonly extras: { message: LiveMessage; text: string }[] = [];
+  /** When the model last spoke, while the run waits on it (undefined: it does not, e.g. a tool runs). */
+  private heardAt: number | undefined;
+  /** Stops the silence watch (`waitNoticeMs`) when the run is over. */
+  private silence: AbortController | undefined;
 
   constructor(private readonly o: RunRendererOptions) {
     this.clock = o.clock ?? systemClock;
@@ -233,12 +243,20 @@ export class RunRenderer {
     const answer = this.current;
     if (event.type !== "agent_end" && !answer.posted) this.typing.start();
     switch (event.type) {
+      case "turn_start":
+        this.waitOnModel(true);
+        return;
+      case "message_start":
+        if (isAssistant(event.message)) this.waitOnModel(true);
+        return;
       case "message_update":
+        this.waitOnModel(true);
         answer.streaming(textOf(event.message));
         return;
       case "message_end": {
         const m = event.message;
         if (!isAssistant(m)) return;
+        this.waitOnModel(false);
         answer.messageEnded(textOf(m), m.timestamp);
         this.ended++;
         // Queued before the runtime saves this reply in the session, so a session that holds it
@@ -250,6 +268,7 @@ export class RunRenderer {
         return;
       }
       case "tool_execution_start":
+        this.waitOnModel(false);
         answer.toolStarted({
           toolCallId: event.toolCallId,
           name: event.toolName,
@@ -271,8 +290,40 @@ export class RunRenderer {
   }
 
   private finish(): Promise<void> {
+    this.silence?.abort();
     this.finishing ??= this.doFinish();
     return this.finishing;
+  }
+
+  /**
+   * The model spoke, or the run starts waiting on it (`true`), or it stops waiting (`false`: the
+   * model's message ended, a tool runs). Cheap, called on every delta: the watch reads `heardAt`.
+   */
+  private waitOnModel(waiting: boolean): void {
+    this.heardAt = waiting ? this.clock.now() : undefined;
+    this.current.waiting(undefined);
+    const ms = this.o.waitNoticeMs ?? 0;
+    if (waiting && ms > 0 && !this.silence) {
+      this.silence = new AbortController();
+      void this.watchSilence(ms, this.silence.signal);
+    }
+  }
+
+  /** Every `ms` of silence from the model, the current answer shows how long it has been waiting. */
+  private async watchSilence(ms: number, stop: AbortSignal): Promise<void> {
+    try {
+      for (;;) {
+        const heard = this.heardAt;
+        const now = this.clock.now();
+        await this.clock.sleep(heard === undefined ? ms : Math.max(1, ms - ((now - heard) % ms)), stop);
+        const since = this.heardAt;
+        const quiet = since === undefined ? 0 : this.clock.now() - since;
+        if (quiet >= ms)
+          this.current.waiting(`⏳ still waiting for the model… (${Math.round(quiet / 1000)} s)`);
+      }
+    } catch {
+      // Stopped: the run is over.
+    }
   }
 
   /**

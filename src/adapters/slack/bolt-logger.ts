@@ -1,8 +1,10 @@
 /**
- * Bolt's `Logger` interface on top of the adapter's structured logger. Bolt logs variadic strings;
- * they are joined into the message. Bolt and web-api redact tokens from what they log.
+ * Bolt's `Logger` interface on top of the adapter's structured logger. Bolt logs variadic values;
+ * they are joined into the message (objects as their message or JSON), and an `Error` among them
+ * also goes under `err` as the object. Bolt and web-api redact tokens from what they log.
  */
 import { LogLevel } from "@slack/bolt";
+import { errorMessage } from "../../agent/errors.js";
 import type { StructuredLogger } from "../../agent/logger.js";
 
 const ORDER = [LogLevel.DEBUG, LogLevel.INFO, LogLevel.WARN, LogLevel.ERROR];
@@ -18,22 +20,26 @@ export class BoltLogger {
   }
 
   private text(msg: unknown[]): string {
-    return msg
-      .map((m) => (m instanceof Error ? m.message : typeof m === "string" ? m : JSON.stringify(m)))
-      .join(" ");
+    return msg.map((m) => (typeof m === "string" ? m : errorMessage(m))).join(" ");
+  }
+
+  /** The line's fields: the component, and the first error Bolt passed as the object itself. */
+  private fields(msg: unknown[]): object {
+    const err = msg.find((m) => m instanceof Error);
+    return err ? { component: this.name, err } : { component: this.name };
   }
 
   debug(...msg: unknown[]): void {
-    if (this.on(LogLevel.DEBUG)) this.log.debug({ component: this.name }, this.text(msg));
+    if (this.on(LogLevel.DEBUG)) this.log.debug(this.fields(msg), this.text(msg));
   }
   info(...msg: unknown[]): void {
-    if (this.on(LogLevel.INFO)) this.log.info({ component: this.name }, this.text(msg));
+    if (this.on(LogLevel.INFO)) this.log.info(this.fields(msg), this.text(msg));
   }
   warn(...msg: unknown[]): void {
-    if (this.on(LogLevel.WARN)) this.log.warn({ component: this.name }, this.text(msg));
+    if (this.on(LogLevel.WARN)) this.log.warn(this.fields(msg), this.text(msg));
   }
   error(...msg: unknown[]): void {
-    if (this.on(LogLevel.ERROR)) this.log.error({ component: this.name }, this.text(msg));
+    if (this.on(LogLevel.ERROR)) this.log.error(this.fields(msg), this.text(msg));
   }
   setLevel(level: LogLevel): void {
     this.level = level;

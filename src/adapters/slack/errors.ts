@@ -3,6 +3,7 @@
  * `{ok:false,error}`; web-api throws them as coded errors, which are matched structurally here so no
  * SDK type leaves this folder. Messages name the method and Slack's error code, never the token.
  */
+import { errorMessage } from "../../agent/errors.js";
 import { ChannelError, type ChannelErrorCode } from "../types.js";
 
 const PLATFORM_CODES: Record<string, ChannelErrorCode> = {
@@ -83,10 +84,6 @@ export function toChannelError(err: unknown, method: string): ChannelError {
     case "slack_webapi_request_error":
       return new ChannelError("network", `Slack ${method}: request failed (network)`, "slack");
     default:
-      return new ChannelError(
-        "other",
-        `Slack ${method} failed: ${e.message !== undefined ? String(e.message) : String(err)}`,
-        "slack",
-      );
+      return new ChannelError("other", `Slack ${method} failed: ${errorMessage(e.message ?? err)}`, "slack");
   }
 }

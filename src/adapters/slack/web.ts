@@ -127,7 +127,7 @@ export class SlackWeb {
         if (isChannelError(err, "forbidden")) {
           this.namesBroken = true;
           this.log.warn(
-            {},
+            { err },
             "slack: users.info is not allowed (add the users:read scope); user names are left out",
           );
         }

@@ -39,7 +39,7 @@ import { toTelegramReaction } from "./emoji.js";
 import { isEntityParseError, toChannelError } from "./errors.js";
 import { downloadTelegramFile, sendTelegramFile, TELEGRAM_FILE_LIMITS } from "./files.js";
 import { describingFetch } from "./http.js";
-import { messageRefOf, parseMessageRef, parseThreadKey, threadKeyOf } from "./ids.js";
+import { botIdOfToken, messageRefOf, parseMessageRef, parseThreadKey, threadKeyOf } from "./ids.js";
 import { type BotIdentity, type InboundEvent, normalizeUpdate } from "./inbound.js";
 import { runPolling } from "./polling.js";
 import { telegramProbe } from "./probe.js";
@@ -105,8 +105,8 @@ export class TelegramAdapter implements ChannelAdapter {
   private webhookHandler: NodeRequestHandler | undefined;
 
   constructor(private readonly config: TelegramAdapterConfig) {
-    const id = Number(config.token.split(":")[0]);
-    if (!Number.isSafeInteger(id) || id <= 0) {
+    const id = botIdOfToken(config.token);
+    if (id === undefined) {
       throw new Error("Telegram token looks wrong: expected '<bot id>:<secret>' as given by @BotFather.");
     }
     if (config.mode === "webhook" && !config.webhook?.secretToken) {

@@ -2,6 +2,7 @@
 import { Type } from "@sinclair/typebox";
 import { defineChannel, required } from "../channel.js";
 import { Obj, Secret, SecretFile, StringEnum } from "../config-schema.js";
+import { botIdOfToken } from "./ids.js";
 import { telegramProbe } from "./probe.js";
 
 export const telegramChannel = defineChannel({
@@ -43,8 +44,19 @@ export const telegramChannel = defineChannel({
   env: { botToken: "TELEGRAM_BOT_TOKEN", "webhook.secretToken": "TELEGRAM_WEBHOOK_SECRET" },
   requires: (c) => [{ field: "botToken", value: c.botToken, variable: "TELEGRAM_BOT_TOKEN" }],
   issues: (c) => {
-    if (c.mode !== "webhook") return [];
+    const token =
+      c.botToken && botIdOfToken(c.botToken) === undefined
+        ? [
+            {
+              field: "botToken",
+              message:
+                "is not a BotFather token: it has the shape <bot id>:<secret> (123456789:AAH…); check TELEGRAM_BOT_TOKEN or botTokenFile",
+            },
+          ]
+        : [];
+    if (c.mode !== "webhook") return token;
     return [
+      ...token,
       ...(c.webhook.url
         ? []
         : [
@@ -64,10 +76,6 @@ export const telegramChannel = defineChannel({
           ]),
     ];
   },
-  warnings: (c) =>
-    c.botToken && !/^\d+:[\w-]+$/.test(c.botToken)
-      ? [{ field: "botToken", message: "does not look like a BotFather token (123456:ABC…)" }]
-      : [],
   summary: (c) => `telegram (${c.mode})`,
   probe: (c) => (c.botToken ? [telegramProbe(c.botToken, c.apiRoot)] : []),
   commandMenu: true,

@@ -56,3 +56,14 @@ export function parseMessageRef(ref: string): TelegramMessageRef {
 export function eventIdOf(updateId: number, suffix?: string): string {
   return suffix ? `telegram:update:${updateId}:${suffix}` : `telegram:update:${updateId}`;
 }
+
+/**
+ * The bot id of a BotFather token (`<bot id>:<secret>`), or undefined when the token does not have
+ * that shape. The one rule for a token's shape: the config refuses a token without it (so `check`
+ * and `start` agree), and the adapter's constructor relies on it.
+ */
+export function botIdOfToken(token: string): number | undefined {
+  const m = /^(\d+):[\w-]+$/.exec(token);
+  const id = m ? Number(m[1]) : Number.NaN;
+  return Number.isSafeInteger(id) && id > 0 ? id : undefined;
+}

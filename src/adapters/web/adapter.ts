@@ -36,7 +36,9 @@ import { MemoryWebAuthStore, type WebAuthStore } from "./auth-store.js";
 import { WebInputError } from "./errors.js";
 import { WebFiles } from "./files.js";
 import { conversationOf, parseMessageRef, threadKeyOf } from "./ids.js";
+import { WEB_BOT, WEB_USER } from "./imported.js";
 import { inboundOfReaction, inboundOfText } from "./inbound.js";
+import { visibleText } from "./input.js";
 import { MemoryWebChatStore } from "./memory-store.js";
 import type {
   ConversationKind,
@@ -145,8 +147,8 @@ export class WebChatAdapter implements ChannelAdapter, WebChatService {
       store: config.auth ?? new MemoryWebAuthStore(),
       ...(config.isAllowedHost ? { isAllowedHost: config.isAllowedHost } : {}),
     });
-    this.user = { id: config.userId ?? "web:local", name: config.userName ?? "you", isBot: false };
-    this.bot = { id: "web:bot", name: config.botName ?? "Switchboard", isBot: true };
+    this.user = { ...WEB_USER, id: config.userId ?? WEB_USER.id, name: config.userName ?? WEB_USER.name };
+    this.bot = { ...WEB_BOT, name: config.botName ?? WEB_BOT.name };
     this.log = config.logger ?? silentLogger;
     this.maxInput = config.maxInputChars ?? 20_000;
     const maxFile = config.maxFileBytes ?? 20 * 1024 * 1024;
@@ -383,6 +385,24 @@ export class WebChatAdapter implements ChannelAdapter, WebChatService {
   }
 
   /**
+   * Starts a conversation with its first message, as the page does when a person writes before
+   * opening one: the text is checked first, so a message the chat refuses leaves no empty
+   * conversation behind. Resolves like `receiveText`, with the conversation.
+   */
+  startConversation(
+    opts: { title?: string; kind?: ConversationKind },
+    text: string,
+    clientId?: string,
+  ): Promise<{ conversation: WebConversation; message: WebMessage }> {
+    return this.taking(async (h) => {
+      this.typedText(text);
+      const conversation = await this.store.create(opts);
+      const message = await this.takeText(h, conversation.id, text, clientId, []);
+      return { conversation: (await this.store.get(conversation.id)) ?? conversation, message };
+    });
+  }
+
+  /**
    * The page's user typed `text` into a conversation: store it, then deliver it as a command or a
    * message. `clientId` (the page's id for this send) makes a retried request deliver nothing twice;
    * a retry after a failed delivery delivers the same message again. Resolves once the handler has
@@ -409,18 +429,13 @@ export class WebChatAdapter implements ChannelAdapter, WebChatService {
     const earlier = clientId ? await this.store.clientRecord(conversationId, clientId) : undefined;
     const known = earlier ? await this.store.message(conversationId, earlier.messageId) : undefined;
     if (earlier?.delivered && known) return known;
-    if (!text.trim() && files.length === 0) throw new WebInputError(400, "The message is empty.");
-    if (text.length > this.maxInput)
-      throw new WebInputError(
-        413,
-        `The message has ${text.length} characters; the web chat accepts at most ${this.maxInput}.`,
-      );
+    const shown = this.typedText(text, files.length > 0);
     const checked = known ? [] : await this.files.check(conversationId, files);
     const message =
       known ??
       (await this.store.add(conversationId, {
         from: this.user,
-        text,
+        text: shown,
         format: "plain",
         ...(checked.length > 0 ? { files: checked } : {}),
       }));
@@ -517,6 +532,22 @@ export class WebChatAdapter implements ChannelAdapter, WebChatService {
       }
     });
     return this.feed;
+  }
+
+  /**
+   * What is kept of `text` typed by the page's user: its control characters made visible and lone
+   * surrogates replaced (input.ts). Throws `WebInputError` for an empty or too long message.
+   */
+  /** `text` as the page's user typed it, made visible; empty only when files go with it. */
+  private typedText(text: string, withFiles = false): string {
+    const shown = visibleText(text);
+    if (!shown.trim() && !withFiles) throw new WebInputError(400, "The message is empty.");
+    if (shown.length > this.maxInput)
+      throw new WebInputError(
+        413,
+        `The message has ${shown.length} characters; the web chat accepts at most ${this.maxInput}.`,
+      );
+    return shown;
   }
 
   private checkText(text: string): void {

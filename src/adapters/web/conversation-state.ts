@@ -4,6 +4,7 @@
  * ids order. Each returns a new object (or undefined when nothing changes); nothing here does I/O.
  */
 import { messageRefOf, threadKeyOf } from "./ids.js";
+import { titleText } from "./input.js";
 import type { ConversationKind, WebConversation, WebMessage, WebReaction } from "./model.js";
 import type { NewWebMessage, ReactionBy } from "./store-types.js";
 
@@ -21,7 +22,7 @@ export function newConversation(
   opts: { title?: string; kind?: ConversationKind },
   now: number,
 ): StoredConversation {
-  const title = opts.title?.replace(/\s+/g, " ").trim().slice(0, TITLE_CHARS);
+  const title = opts.title === undefined ? undefined : titleText(opts.title)?.slice(0, TITLE_CHARS);
   return {
     id,
     threadKey: threadKeyOf(id),
@@ -39,9 +40,12 @@ export function viewOf(c: StoredConversation): WebConversation {
   return view;
 }
 
-/** A conversation title from the first line a person wrote (undefined for blank text). */
+/**
+ * A conversation title from the first line a person wrote: visible characters only, no
+ * bidirectional overrides (`titleText`); undefined for blank text.
+ */
 export function titleFrom(text: string): string | undefined {
-  const line = text.replace(/\s+/g, " ").trim();
+  const line = titleText(text);
   if (!line) return undefined;
   return line.length > TITLE_CHARS ? `${line.slice(0, TITLE_CHARS - 1)}…` : line;
 }

@@ -7,7 +7,8 @@ export { WebChatAdapter, type WebChatConfig } from "./adapter.js";
 export { START_LINK_TTL_MS } from "./auth.js";
 export { MemoryWebAuthStore, type WebAuthStore } from "./auth-store.js";
 export { FileWebChatStore } from "./file-store.js";
-export { conversationOf, parseMessageRef } from "./ids.js";
+export { conversationOf, isConversationId, newConversationId, parseMessageRef, threadKeyOf } from "./ids.js";
+export { type ImportedTurn, showImportedSession } from "./imported.js";
 export { MemoryWebChatStore } from "./memory-store.js";
 export type {
   WebChatEvent,

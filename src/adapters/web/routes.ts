@@ -9,7 +9,7 @@
  * | `POST /api/sign-in-links` | → 201 `{ url }`: a one-time link to sign in another browser (15 min) |
  * | `POST /api/sign-out` | ends the session |
  * | `GET /api/conversations` | `{ conversations }`, newest first |
- * | `POST /api/conversations` | `{ title?, kind?: "direct" \| "group" }` → 201 `{ conversation }` |
+ * | `POST /api/conversations` | `{ title?, kind?: "direct" \| "group", text?, clientId? }` → 201 `{ conversation, message? }`: with `text`, its first message (a refused one makes no conversation) |
  * | `GET /api/conversations/:id/messages` | `{ conversation, messages }`, oldest first |
  * | `POST /api/conversations/:id/files` | the file's bytes (`application/octet-stream`, name in `X-File-Name`) → 201 `{ file }` |
  * | `GET /api/conversations/:id/files/:fid` | a file of a message (pictures inline, anything else as a download) |
@@ -143,11 +143,11 @@ export function createWebChatApp<E extends Env = BlankEnv>(adapter: WebChatServi
     const kind = body.kind ?? "direct";
     if (kind !== "direct" && kind !== "group")
       throw new WebInputError(400, '"kind" must be "direct" or "group".');
-    const conversation = await adapter.createConversation({
-      kind: kind as ConversationKind,
-      ...(title !== undefined ? { title } : {}),
-    });
-    return c.json({ conversation }, 201);
+    const opts = { kind: kind as ConversationKind, ...(title !== undefined ? { title } : {}) };
+    if (body.text === undefined) return c.json({ conversation: await adapter.createConversation(opts) }, 201);
+    if (typeof body.text !== "string") throw new WebInputError(400, '"text" must be a string.');
+    const clientId = optionalString(body, "clientId", 100);
+    return c.json(await adapter.startConversation(opts, body.text, clientId), 201);
   });
 
   app.get("/api/conversations/:id/messages", async (c) => {

@@ -34,6 +34,12 @@ export interface WebChatService {
   createConversation(opts?: { title?: string; kind?: ConversationKind }): Promise<WebConversation>;
   /** Files: uploads from the page, downloads of a message's files. */
   readonly files: WebFiles;
+  /** A conversation started by its first message (none is made when the message is refused). */
+  startConversation(
+    opts: { title?: string; kind?: ConversationKind },
+    text: string,
+    clientId?: string,
+  ): Promise<{ conversation: WebConversation; message: WebMessage }>;
   /**
    * A message the page's user wrote (with files it uploaded first), handed to the gateway like any
    * platform's inbound message.

@@ -26,6 +26,19 @@ export function clampThinkingLevel(
   return supported[0] ?? "off";
 }
 
+/** The most output tokens a request asks for by default, whatever the model's own limit. */
+const DEFAULT_OUTPUT_CAP = 32_000;
+
+/**
+ * The output limit one request sends (`max_tokens`, `max_completion_tokens`, `max_output_tokens`,
+ * `maxOutputTokens`, as each API names it): `requested` when the caller gives one, else the model's
+ * `maxTokens` (the config's), at most 32 000. Every provider sends it, so the reply is never longer
+ * than the config says and a worst-case cost can be computed from it.
+ */
+export function outputLimit(model: Pick<Model, "maxTokens">, requested?: number): number {
+  return requested ?? Math.min(model.maxTokens, DEFAULT_OUTPUT_CAP);
+}
+
 /** Token budgets for providers that take a thinking budget (Anthropic, Google 2.5). */
 export const DEFAULT_THINKING_BUDGETS: Readonly<Record<Exclude<ThinkingLevel, "off">, number>> = {
   minimal: 1024,
@@ -47,7 +60,7 @@ export function thinkingTokenBudget(
   budgets: Readonly<Record<Exclude<ThinkingLevel, "off">, number>> = DEFAULT_THINKING_BUDGETS,
 ): { maxTokens: number; budgetTokens: number } {
   const budget = budgets[level];
-  const base = requestedMaxTokens ?? Math.min(model.maxTokens, 32_000);
+  const base = outputLimit(model, requestedMaxTokens);
   const maxTokens = Math.min(base + budget, model.maxTokens);
   const budgetTokens = maxTokens <= budget ? Math.max(0, maxTokens - 1024) : budget;
   return { maxTokens, budgetTokens };
@@ -111,7 +124,7 @@ export function anthropicThinkingParams(
   budgets: Readonly<Record<ActiveThinkingLevel, number>> = DEFAULT_THINKING_BUDGETS,
 ): AnthropicThinkingParams {
   const clamped = clampThinkingLevel(model, level ?? "off");
-  if (clamped === "off") return { maxTokens: requestedMaxTokens ?? Math.min(model.maxTokens, 32_000) };
+  if (clamped === "off") return { maxTokens: outputLimit(model, requestedMaxTokens) };
   const { maxTokens, budgetTokens } = thinkingTokenBudget(model, clamped, requestedMaxTokens, budgets);
   if (usesAdaptiveThinking(model)) {
     return { maxTokens, thinking: { type: "adaptive" }, effort: anthropicEffort(model, clamped) };
@@ -164,7 +177,7 @@ export function googleThinkingParams(
   requestedMaxTokens?: number,
   budgets: Readonly<Record<ActiveThinkingLevel, number>> = DEFAULT_THINKING_BUDGETS,
 ): { maxTokens: number; thinkingConfig?: GoogleThinkingConfig } {
-  const plainMax = requestedMaxTokens ?? Math.min(model.maxTokens, 32_000);
+  const plainMax = outputLimit(model, requestedMaxTokens);
   if (!model.reasoning) return { maxTokens: plainMax };
   const clamped = clampThinkingLevel(model, level ?? "off");
   if (clamped === "off") {

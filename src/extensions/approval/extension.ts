@@ -273,7 +273,7 @@ export function createApprovalExtension(options: ApprovalExtensionOptions): Exte
           await ctx.host.edit(settled.messageRef, decidedText(settled), { format: "markdown" });
       }
     } catch (e) {
-      ctx.logger.warn({ err: errorText(e) }, "could not close approval requests a stopped worker left");
+      ctx.logger.warn({ err: e }, "could not close approval requests a stopped worker left");
     }
   }
 
@@ -404,10 +404,15 @@ export function createApprovalExtension(options: ApprovalExtensionOptions): Exte
   }
 
   async function audit(ctx: ExtensionContext, data: ReturnType<typeof auditData>): Promise<void> {
-    await ctx
-      .appendEntry(APPROVAL_ENTRY_TYPE, data)
-      .catch((e: unknown) =>
-        ctx.logger.error({ err: e, id: data.id }, "could not write the approval audit entry"),
-      );
+    await ctx.appendEntry(APPROVAL_ENTRY_TYPE, data).catch((e: unknown) =>
+      // A run stopped by a shutdown or a /stop may have handed its thread over already: the entry
+      // has nowhere to go, and nothing is wrong (the next holder closes the request).
+      ctx.signal?.aborted
+        ? ctx.logger.info(
+            { id: data.id, outcome: data.outcome, reason: errorText(e) },
+            "the run stopped before the approval audit entry was written",
+          )
+        : ctx.logger.error({ err: e, id: data.id }, "could not write the approval audit entry"),
+    );
   }
 }

@@ -7,7 +7,6 @@
  */
 import { Agent } from "../../agent/agent.js";
 import { AssistantMessageEventStream } from "../../agent/llm/event-stream.js";
-import { streamSimple } from "../../agent/llm/stream.js";
 import { clampThinkingLevel } from "../../agent/llm/thinking.js";
 import type { AssistantMessage, Model, ThinkingLevel } from "../../agent/llm/types.js";
 import { createAssistantMessage } from "../../agent/llm/usage.js";
@@ -30,30 +29,35 @@ export interface AgentFactoryOptions {
   models: ModelsConfig;
   defaultModel: Model | undefined;
   systemPrompt: string;
+  /** How the agents call their model (the process's one way: stall timeout, usage metrics). */
+  stream: StreamFn;
   /** Counts agents held in this process, for the active-threads gauge. */
   liveAgents: { count: number };
   logger: Logger;
 }
 
 /**
- * `streamSimple`, except that a request to `NO_MODEL` ends at once with the set-up instructions as
- * its failure (data, not a throw, so the chat shows the instructions rather than "the model call
- * failed").
+ * `stream` (the process's model calls), except that a request to `NO_MODEL` ends at once with the
+ * set-up instructions as its failure (data, not a throw, so the chat shows the instructions rather
+ * than "the model call failed").
  */
-const streamFn: StreamFn = (model, context, options) => {
-  if (model.provider !== NO_MODEL.provider) return streamSimple(model, context, options);
-  const stream = new AssistantMessageEventStream();
-  const message: AssistantMessage = {
-    ...createAssistantMessage(model),
-    stopReason: "error",
-    errorMessage: NO_MODEL_TEXT,
+const withSetUpInstructions =
+  (call: StreamFn): StreamFn =>
+  (model, context, options) => {
+    if (model.provider !== NO_MODEL.provider) return call(model, context, options);
+    const stream = new AssistantMessageEventStream();
+    const message: AssistantMessage = {
+      ...createAssistantMessage(model),
+      stopReason: "error",
+      errorMessage: NO_MODEL_TEXT,
+    };
+    stream.push({ type: "error", reason: "error", error: message });
+    stream.end();
+    return stream;
   };
-  stream.push({ type: "error", reason: "error", error: message });
-  stream.end();
-  return stream;
-};
 
 export function createAgentFactory(o: AgentFactoryOptions): AgentFactory {
+  const streamFn = withSetUpInstructions(o.stream);
   return async (ctx) => {
     const platform = platformOf(ctx.threadKey, o.channels);
     if (!platform) throw new Error(`Thread key "${ctx.threadKey}" names no known platform.`);

@@ -4,14 +4,23 @@
  * `check` probes Redis and each platform, `export`/`import` move sessions through the session store,
  * `register-commands` puts the commands into each platform's menu.
  */
-import { randomUUID } from "node:crypto";
 import { once } from "node:events";
 import { dirname } from "node:path";
 import type { TProperties } from "@sinclair/typebox";
 import type { ChannelSlice, RegisteredChannel } from "../../adapters/channel.js";
 import { BUILT_IN_CHANNELS, type ChannelRegistry } from "../../adapters/registry.js";
 import type { ChannelAdapter, Platform } from "../../adapters/types.js";
-import { hasCredentials } from "../../agent/llm/models.js";
+import {
+  type ImportedTurn,
+  isConversationId,
+  newConversationId,
+  showImportedSession,
+  threadKeyOf,
+  type WebChatStore,
+  type WebConversation,
+} from "../../adapters/web/index.js";
+import { findModel, hasCredentials } from "../../agent/llm/models.js";
+import { pathToLeaf, type SessionEntry } from "../../agent/session/index.js";
 import type { ExtensionRunner } from "../../extensions/runner.js";
 import { MemoryApprovalStore } from "../../queue/approvals/memory-store.js";
 import type { RedisClient, RedisTarget } from "../../queue/redis/client.js";
@@ -20,14 +29,17 @@ import type { SessionStore } from "../../queue/store/types.js";
 import { type CheckProbe, CliError, type CliHandlers, type CommandContext, EXIT } from "../cli/types.js";
 import { redisTargetOf } from "../config/redis-target.js";
 import type { SwitchboardConfig } from "../config/types.js";
-import type { Logger } from "../log.js";
+import { type Logger, silentLogger } from "../log.js";
 import { buildAdapters } from "./adapters.js";
 import { toolIssues } from "./config-check.js";
 import { loadExtensions } from "./extensions.js";
 import { createGateway } from "./gateway.js";
+import { modelProbes } from "./model-probe.js";
 import { chooseDefaultModel, modelIssues, modelRefOf, registerConfiguredModels } from "./models.js";
+import { portHeldBySwitchboard, preflightIssues } from "./preflight.js";
 import { redisProbe } from "./redis-probe.js";
 import { sandboxProbe } from "./sandbox.js";
+import { webChatStores } from "./web-stores.js";
 
 /**
  * The handlers `src/main.ts` passes to `runCli`. `channels`: the channel registry (default the
@@ -35,6 +47,16 @@ import { sandboxProbe } from "./sandbox.js";
  */
 export function createCliHandlers(options: { channels?: ChannelRegistry } = {}): CliHandlers {
   const registry = options.channels ?? BUILT_IN_CHANNELS;
+  // `check` asks twice (its problems, then its summary); the extensions load once, as in start.
+  const loaded = new WeakMap<SwitchboardConfig, Promise<ExtensionRunner>>();
+  const quietExtensions = (ctx: CommandContext): Promise<ExtensionRunner> => {
+    let runner = loaded.get(ctx.config);
+    if (!runner) {
+      runner = extensionsOf(ctx);
+      loaded.set(ctx.config, runner);
+    }
+    return runner;
+  };
   return {
     async start(ctx) {
       const gateway = await createGateway({
@@ -55,27 +77,40 @@ export function createCliHandlers(options: { channels?: ChannelRegistry } = {}):
       }
     },
 
+    // The same checks, in the same order, as `start` (createGateway): preflight, then what the
+    // loaded extensions decide (model ids, tool names).
     async validateConfig(ctx) {
       registerConfiguredModels(ctx.config.models);
-      const runner = await extensionsOf(ctx);
-      return [...modelIssues(ctx.config.models), ...toolIssues(ctx.config, runner)];
+      const early = await preflightIssues(ctx.config, ctx.role, { runningSwitchboard: "leave" });
+      const runner = await quietExtensions(ctx);
+      return [...early, ...modelIssues(ctx.config.models), ...toolIssues(ctx.config, runner)];
     },
 
     async describeConfig(ctx) {
       registerConfiguredModels(ctx.config.models);
+      const lines: string[] = [];
+      const held = await portHeldBySwitchboard(ctx.config.http);
+      if (held) lines.push(`! ${held}`);
+      // An extension whose code throws while loading is disabled at start (the process carries on).
+      for (const e of (await quietExtensions(ctx)).extensions()) {
+        if (!e.enabled && e.failure)
+          lines.push(`! extension "${e.name}" fails while loading and would be disabled: ${e.failure.error}`);
+      }
       const model = chooseDefaultModel(ctx.config.models);
       if (!model) {
-        return [
+        lines.push(
           "! no model has credentials here: threads will answer with set-up instructions. Set " +
             "ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY, or add a model under models.custom (docs/providers.md)",
-        ];
+        );
+        return lines;
       }
       const ref = modelRefOf(model);
-      return hasCredentials(model)
-        ? [`new threads use ${ref}`]
-        : [
-            `! new threads use ${ref}, which has no credentials here: set its provider's API key (docs/providers.md)`,
-          ];
+      lines.push(
+        hasCredentials(model)
+          ? `new threads use ${ref}`
+          : `! new threads use ${ref}, which has no credentials here: set its provider's API key (docs/providers.md)`,
+      );
+      return lines;
     },
 
     async checkProbes(ctx) {
@@ -84,6 +119,8 @@ export function createCliHandlers(options: { channels?: ChannelRegistry } = {}):
       if (target) probes.push(redisProbe(target, ctx.config.runtime.waitReplicas));
       probes.push(...(await credentialProbes(ctx, registry)));
       probes.push(sandboxProbe(ctx.config.tools, ctx.config.agent.workspaceDir));
+      registerConfiguredModels(ctx.config.models);
+      probes.push(...modelProbes(ctx.config.models, findModel));
       return probes;
     },
 
@@ -119,17 +156,38 @@ export function createCliHandlers(options: { channels?: ChannelRegistry } = {}):
       });
     },
 
+    // Without --thread the session becomes a new web chat conversation, which the page lists and
+    // opens; a web thread key given must be one the page can open.
     async importSession(ctx) {
       const text = ctx.text ?? ctx.entries.map((e) => JSON.stringify(e)).join("\n");
-      const threadKey = ctx.threadKey ?? `web:imported-${randomUUID().slice(0, 8)}`;
-      return withStore(ctx, async (store) => {
+      const threadKey = ctx.threadKey ?? threadKeyOf(newConversationId());
+      const web = threadKey.startsWith("web:");
+      if (web && !isConversationId(threadKey.slice("web:".length))) {
+        throw new CliError(
+          `--thread ${threadKey} is not a web chat conversation: the web chat opens web:c followed by 4 to 32 ` +
+            "lowercase letters or digits (e.g. web:c3k9x0a1b2). Leave --thread out to make a new conversation.",
+          EXIT.usage,
+        );
+      }
+      return withStore(ctx, async (store, webStore) => {
         const r = await store.importJsonl(text, threadKey);
-        return { threadKey: r.threadKey, sessionId: r.sessionId };
+        if (!web) return { threadKey: r.threadKey, sessionId: r.sessionId };
+        const all = await store.readAll(r.threadKey, r.sessionId);
+        const conversation = await showImportedSession(
+          webStore(),
+          threadKey.slice("web:".length),
+          pathToLeaf(all.entries, all.leafId).flatMap(turnOf),
+        );
+        return {
+          threadKey: r.threadKey,
+          sessionId: r.sessionId,
+          note: webChatNote(ctx.config, conversation),
+        };
       });
     },
 
     async registerCommands(ctx) {
-      const runner = await extensionsOf(ctx);
+      const runner = await extensionsOf(ctx, false);
       const specs = runner.commandSpecs();
       const built = await buildAdapters({
         channels: onlyPlatforms(ctx.config, ctx.platforms),
@@ -181,8 +239,11 @@ async function credentialProbes(ctx: CommandContext, registry: ChannelRegistry):
   return [...probes, ...[...built.byPlatform.values()].flatMap((adapter) => adapter.probe?.() ?? [])];
 }
 
-/** The extensions as `start` loads them (what they register), without a runtime to act on. */
-function extensionsOf(ctx: CommandContext): Promise<ExtensionRunner> {
+/**
+ * The extensions as `start` loads them (what they register), without a runtime to act on. `quiet`
+ * (for `check`): what fails is reported in check's own lines, not as log lines between them.
+ */
+function extensionsOf(ctx: CommandContext, quiet = true): Promise<ExtensionRunner> {
   return loadExtensions({
     extensions: ctx.config.extensions,
     approval: ctx.config.approval,
@@ -190,7 +251,7 @@ function extensionsOf(ctx: CommandContext): Promise<ExtensionRunner> {
     isAdmin: () => false,
     workspaceRoot: ctx.config.agent.workspaceDir,
     baseDir: ctx.configFile ? dirname(ctx.configFile) : process.cwd(),
-    logger: ctx.logger,
+    logger: quiet ? silentLogger() : ctx.logger,
   });
 }
 
@@ -212,28 +273,73 @@ function onlyPlatforms(
   };
 }
 
-/** Runs `fn` with the deployment's session store (Redis, or the files under `dataDir`), then closes it. */
-async function withStore<T>(ctx: CommandContext, fn: (store: SessionStore) => Promise<T>): Promise<T> {
+/**
+ * Runs `fn` with the deployment's session store (Redis, or the files under `dataDir`) and a getter
+ * of its web chat store (made on first use), then closes them.
+ */
+async function withStore<T>(
+  ctx: CommandContext,
+  fn: (store: SessionStore, web: () => WebChatStore) => Promise<T>,
+): Promise<T> {
   const { runtime } = ctx.config;
   const target = redisTargetOf(runtime);
-  if (!target) {
-    const store = new FileSessionStore({ dataDir: runtime.dataDir, logger: ctx.logger });
+  let web: WebChatStore | undefined;
+  const run = async (store: SessionStore, shared: Parameters<typeof webChatStores>[0]) => {
     try {
-      return await fn(store);
+      return await fn(store, () => {
+        web ??= webChatStores(shared, runtime.keyPrefix, runtime.dataDir, ctx.logger).store;
+        return web;
+      });
     } finally {
-      await store.close();
+      await Promise.allSettled([store.close(), web?.close()]);
     }
-  }
+  };
+  if (!target) return run(new FileSessionStore({ dataDir: runtime.dataDir, logger: ctx.logger }), undefined);
   const redis = await connect(target, ctx.logger);
   // Loaded here, not at the top: `start` in embedded mode must not load ioredis through it.
-  const { RedisSessionStore } = await import("../../queue/store/redis-store.js");
-  const store = new RedisSessionStore({ redis, prefix: runtime.keyPrefix, logger: ctx.logger });
+  const kit = await import("./redis-kit.js");
   try {
-    return await fn(store);
+    return await run(new kit.RedisSessionStore({ redis, prefix: runtime.keyPrefix, logger: ctx.logger }), {
+      redis,
+      kit,
+    });
   } finally {
-    await store.close();
     await redis.quit().catch(() => redis.disconnect());
   }
+}
+
+/** What a web chat page shows of an imported session's entry: the text of a user or assistant message. */
+function turnOf(entry: SessionEntry): ImportedTurn[] {
+  if (entry.type !== "message") return [];
+  const m = entry.message as { role?: unknown; content?: unknown };
+  if (m.role !== "user" && m.role !== "assistant") return [];
+  const text =
+    typeof m.content === "string"
+      ? m.content
+      : Array.isArray(m.content)
+        ? m.content
+            .filter(
+              (c): c is { type: "text"; text: string } => c?.type === "text" && typeof c.text === "string",
+            )
+            .map((c) => c.text)
+            .join("\n")
+        : "";
+  return text.trim() ? [{ fromBot: m.role === "assistant", text }] : [];
+}
+
+/** Where the imported conversation is on the page (or that the web chat is off in this config). */
+function webChatNote(config: SwitchboardConfig, conversation: WebConversation): string {
+  if (!config.channels.web.enabled)
+    return `the web chat would list it as "${conversation.title}"; it is off in this config (channels.web.enabled: true turns it on)`;
+  const h = config.http;
+  const origin = (h.publicUrl ?? `http://${h.host.includes(":") ? `[${h.host}]` : h.host}:${h.port}`).replace(
+    /\/+$/,
+    "",
+  );
+  const path = config.channels.web.path.endsWith("/")
+    ? config.channels.web.path
+    : `${config.channels.web.path}/`;
+  return `the web chat lists it as "${conversation.title}": ${origin}${path}c/${conversation.id}`;
 }
 
 async function connect(target: RedisTarget, logger: Logger): Promise<RedisClient> {

@@ -1,9 +1,11 @@
 /**
  * The extensions of a process: the built-ins (commands, approval, tools, sub-agent) wired to their
  * dependencies, then the modules named in config, loaded into one `ExtensionRunner`. A module that
- * fails to load is reported and disabled; the process carries on.
+ * cannot be imported was refused before (preflight.ts); one whose factory throws is reported and
+ * disabled, and the process carries on.
  */
 
+import type { StreamFn } from "../../agent/types.js";
 import { createApprovalExtension } from "../../extensions/approval/extension.js";
 import { bashApprovalRule } from "../../extensions/approval/rules.js";
 import type { ApprovalStore, DecideResult, Decision } from "../../extensions/approval/types.js";
@@ -39,6 +41,8 @@ export interface LoadExtensionsOptions {
   mayChangeSettings?(platform: string, userId: string, isDirect: boolean): boolean;
   /** Masks the config's secrets in tool output (`redactSecrets` with them). Absent: nothing masked. */
   scrubToolOutput?: (text: string) => string;
+  /** How sub-agents call their model (default: the provider registry's `streamSimple`). */
+  streamFn?: StreamFn;
   /** Directory relative module paths are resolved against (the config file's). */
   baseDir: string;
   logger: Logger;
@@ -89,7 +93,7 @@ export async function loadExtensions(o: LoadExtensionsOptions): Promise<Extensio
       root: o.workspaceRoot,
       ...(o.sandbox ? { bash: { runner: o.sandbox.runner } } : {}),
     }),
-    "sub-agent": createSubAgentExtension(),
+    "sub-agent": createSubAgentExtension(o.streamFn ? { streamFn: o.streamFn } : {}),
   };
   const entries: ExtensionConfigEntry[] = [
     ...BUILTIN_ORDER.map((builtin) => ({ builtin })),

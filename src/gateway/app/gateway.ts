@@ -17,16 +17,7 @@ import { redactOutbound } from "../../adapters/redact-outbound.js";
 import type { ChannelRegistry } from "../../adapters/registry.js";
 import { MemoryRateLimiter } from "../../adapters/render/rate-limiter.js";
 import type { ChannelAdapter, Platform } from "../../adapters/types.js";
-import {
-  DirWebUploadStore,
-  FileWebChatStore,
-  MemoryWebAuthStore,
-  START_LINK_TTL_MS,
-  type WebAuthStore,
-  type WebChatAdapter,
-  type WebChatStore,
-  type WebUploadStore,
-} from "../../adapters/web/index.js";
+import { START_LINK_TTL_MS, type WebChatAdapter } from "../../adapters/web/index.js";
 import { findModel } from "../../agent/llm/models.js";
 import { AccessGate } from "../../extensions/access/gate.js";
 import { MemoryNoticeMemory } from "../../extensions/access/notices.js";
@@ -38,7 +29,6 @@ import { AttachmentIngester } from "../../queue/attachments/ingest.js";
 import { effectiveLimits, type FilePolicy } from "../../queue/attachments/limits.js";
 import { EmbeddedRuntime } from "../../queue/embedded/embedded-runtime.js";
 import { defaultQueuePrefix } from "../../queue/keys.js";
-import type { RedisClient } from "../../queue/redis/client.js";
 import type { RuntimeOptions } from "../../queue/runtime-base.js";
 import { SessionKeys } from "../../queue/store/keys.js";
 import { encodeThreadKey } from "../../queue/store/thread-dir.js";
@@ -67,14 +57,16 @@ import { loadExtensions, meteredApprovalStore } from "./extensions.js";
 import { InboundPipeline } from "./inbound.js";
 import { ReplyTargets } from "./inbound-format.js";
 import { instrumentAdapter } from "./instrument.js";
+import { llmCalls } from "./llm-calls.js";
 import { chooseDefaultModel, modelIssues, modelRefOf, registerConfiguredModels } from "./models.js";
 import { channelSlices, platformOf } from "./platforms.js";
+import { preflightIssues } from "./preflight.js";
 import { adapterProbe } from "./probes.js";
-import type * as RedisKitModule from "./redis-kit.js";
 import { reportSandbox, setUpSandbox, TOOLS_RUN_BY_WORKERS } from "./sandbox.js";
 import { createOwedFinisher, createSinkFactory } from "./sinks.js";
 import { DEFAULT_SYSTEM_PROMPT } from "./system-prompt.js";
 import type { ThreadHostDeps } from "./thread-host.js";
+import { webChatStores } from "./web-stores.js";
 
 export interface GatewayOptions {
   config: SwitchboardConfig;
@@ -114,6 +106,9 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
   const logger = o.logger;
   const cfg = config.runtime;
   const prefix = cfg.keyPrefix;
+  // Refused before anything connects, found the same way by `switchboard check`.
+  const refusedEarly = await preflightIssues(config, role);
+  if (refusedEarly.length > 0) throw new ConfigError(refusedEarly, o.configFile);
   registerConfiguredModels(config.models);
   const metrics = createMetrics({ defaultLabels: { role } });
   const closers: (() => Promise<unknown>)[] = [];
@@ -142,6 +137,7 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
     // Every chat message and tool result leaves through the one secret scrubber, the config's own
     // secrets included.
     const secrets = collectSecretValues(config);
+    const calls = llmCalls({ stallTimeoutMs: config.models.stallTimeoutMs, metrics, logger });
     const runner = await loadExtensions({
       extensions: config.extensions,
       scrubToolOutput: (text) => redactSecrets(text, secrets),
@@ -153,6 +149,7 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
       channels: config.channels,
       ...(sandbox ? { sandbox } : { toolsStatus: TOOLS_RUN_BY_WORKERS }),
       workspaceRoot: config.agent.workspaceDir,
+      streamFn: calls.stream,
       baseDir: o.configFile ? dirname(o.configFile) : process.cwd(),
       logger,
     });
@@ -246,6 +243,7 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
       metrics,
       logger,
       replyTargetOf: replyTargets.replyTargetOf,
+      waitNoticeMs: config.models.waitNoticeMs,
     };
     const common: Omit<RuntimeOptions, "store"> = {
       sinks: createSinkFactory(rendering),
@@ -256,6 +254,7 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
         channels: config.channels,
         models: config.models,
         defaultModel,
+        stream: calls.stream,
         systemPrompt: config.agent.systemPrompt ?? DEFAULT_SYSTEM_PROMPT,
         liveAgents,
         logger,
@@ -271,7 +270,7 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
       leaseTtlMs: cfg.leaseTtlMs,
       concurrency: cfg.concurrency,
       agentIdleMs: cfg.idleEvictMs,
-      compaction: { settings: { ...config.agent.compaction } },
+      compaction: { settings: { ...config.agent.compaction }, complete: calls.complete },
       // The runtime's cap and debounce are per process; take the most generous enabled channel's.
       inboxCap: enabled.length > 0 ? Math.max(...enabled.map((c) => c.inboxCap)) : DEFAULT_INBOX_CAP,
       collectDebounceMs:
@@ -411,32 +410,6 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
     redis?.disconnect();
     throw err;
   }
-}
-
-/**
- * Where the web chat keeps what the page shows and who is signed in: Redis when the process shares
- * it with others (any gateway serves the page, any worker renders into it), else files under
- * `<dataDir>/web` and sign-ins in memory (a restart prints a new sign-in link).
- */
-function webChatStores(
-  shared: { redis: RedisClient; kit: typeof RedisKitModule } | undefined,
-  prefix: string,
-  dataDir: string,
-  logger: Logger,
-): { store: WebChatStore; auth: WebAuthStore; uploads: WebUploadStore } {
-  const log = logger.child({ platform: "web" });
-  const onWarning = (message: string, detail: Record<string, unknown>) => log.warn(detail, message);
-  if (shared)
-    return {
-      store: new shared.kit.RedisWebChatStore({ redis: shared.redis, prefix, onWarning }),
-      auth: new shared.kit.RedisWebAuthStore(shared.redis, prefix),
-      uploads: new shared.kit.RedisWebUploadStore(shared.redis, prefix),
-    };
-  return {
-    store: new FileWebChatStore({ dir: join(dataDir, "web"), onWarning }),
-    auth: new MemoryWebAuthStore(),
-    uploads: new DirWebUploadStore(join(dataDir, "web", "files")),
-  };
 }
 
 /** The server's URL as a browser on this machine reaches it (a wildcard bind answers on loopback). */

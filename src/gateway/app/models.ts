@@ -71,19 +71,40 @@ export function modelIssues(config: ModelsConfig): ConfigIssue[] {
 
 function unknownModel(path: string, ref: string | undefined): ConfigIssue[] {
   if (!ref || findModel(ref)) return [];
-  const close = closestModelRefs(ref);
-  const providers = [...new Set(listModels().map((m) => m.provider))];
   return [
     {
       path,
       message:
-        `"${ref}" is not a known model` +
-        (close.length > 0
-          ? `; the closest are ${close.map((r) => `"${r}"`).join(", ")}`
-          : `; the providers are ${providers.join(", ")}`) +
-        ". docs/providers.md lists the built-in models; add your own under models.custom",
+        `"${ref}" is not a known model; ${suggestModels(ref)}. ` +
+        "docs/providers.md lists the built-in models; add your own under models.custom",
     },
   ];
+}
+
+/** Most models of one provider a suggestion lists. */
+const MAX_LISTED = 5;
+
+/**
+ * What `ref` was probably meant to be: the closest known ids (a typo); else, when its provider is
+ * known, that provider's models ("did you mean"); else the providers there are.
+ */
+function suggestModels(ref: string): string {
+  const quoted = (refs: readonly string[]) => refs.map((r) => `"${r}"`).join(", ");
+  const close = closestModelRefs(ref);
+  if (close.length > 0) return `the closest are ${quoted(close)}`;
+  const provider = ref.includes("/") ? ref.slice(0, ref.indexOf("/")) : undefined;
+  const own = listModels().filter((m) => m.provider === provider);
+  if (own.length === 1) return `did you mean "${modelRefOf(own[0] as Model)}"?`;
+  if (own.length > 1) {
+    const id = ref.slice(ref.indexOf("/") + 1).toLowerCase();
+    const nearest = own
+      .map((m) => ({ ref: modelRefOf(m), d: editDistance(id, m.id.toLowerCase()) }))
+      .sort((a, b) => a.d - b.d || a.ref.localeCompare(b.ref))
+      .slice(0, MAX_LISTED)
+      .map((m) => m.ref);
+    return `did you mean one of ${quoted(nearest)}${own.length > MAX_LISTED ? ` (${provider} has ${own.length})` : ""}?`;
+  }
+  return `the providers are ${[...new Set(listModels().map((m) => m.provider))].join(", ")}`;
 }
 
 /**

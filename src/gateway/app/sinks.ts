@@ -1,7 +1,7 @@
 /**
  * Where runs are shown: one `RunRenderer` per run (or notice) on the adapter of the thread's
  * platform, all sharing one rate limiter (Redis-backed when several processes post), with the run's
- * logger and the run, LLM usage and outcome metrics taken from the agent events on the way.
+ * logger and the run and outcome metrics taken from the agent events on the way.
  */
 
 import { finishOwedRender } from "../../adapters/render/owed.js";
@@ -23,6 +23,8 @@ export interface SinkFactoryOptions {
   logger: Logger;
   /** The chat message a user message of a run came from (see `ReplyTargets`). */
   replyTargetOf?: (message: AgentMessage) => MessageRef | undefined;
+  /** `models.waitNoticeMs`: silence from the model after which the answer says it still waits. */
+  waitNoticeMs?: number;
 }
 
 /** The runtime's `sinks`: renders each run into its thread and counts it. */
@@ -41,6 +43,7 @@ export function createSinkFactory(o: SinkFactoryOptions): RunSinkFactory {
       limiter: o.limiter,
       logger: log,
       ...(o.replyTargetOf ? { replyTargetOf: o.replyTargetOf } : {}),
+      ...(o.waitNoticeMs ? { waitNoticeMs: o.waitNoticeMs } : {}),
       ...(journal ? { log: journal } : {}),
     });
     if (runId.startsWith("notice:")) return renderer;
@@ -91,9 +94,9 @@ function meteredSink(
   log.debug("run started");
   return {
     onEvent(event: AgentEvent) {
+      // The tokens are counted where every model call passes (llm-calls.ts), not here.
       if (event.type === "message_end" && event.message.role === "assistant") {
         const m = event.message;
-        metrics.llmUsage(m.provider, m.model, m.usage);
         if (m.stopReason === "error") outcome = "error";
         else if (m.stopReason === "aborted") outcome = "aborted";
       }

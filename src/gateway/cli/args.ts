@@ -17,7 +17,7 @@ export type ParsedCommand =
   | { kind: "help"; topic?: CommandName }
   | { kind: "version" }
   | { kind: "start"; config?: string; role: Role; http?: HttpOverrides }
-  | { kind: "check"; config?: string; offline: boolean; http?: HttpOverrides }
+  | { kind: "check"; config?: string; offline: boolean; role: Role; http?: HttpOverrides }
   | { kind: "health"; config?: string; http?: HttpOverrides }
   | { kind: "export"; config?: string; threadKey: string; sessionId?: string; output?: string }
   | { kind: "import"; config?: string; file: string; threadKey?: string }
@@ -48,7 +48,7 @@ const LISTEN: Options = {
 
 const OPTIONS: Record<CommandName, Options> = {
   start: { ...COMMON, ...LISTEN, role: { type: "string", short: "r" } },
-  check: { ...COMMON, ...LISTEN, offline: { type: "boolean" } },
+  check: { ...COMMON, ...LISTEN, offline: { type: "boolean" }, role: { type: "string", short: "r" } },
   health: { ...COMMON, ...LISTEN },
   export: { ...COMMON, session: { type: "string", short: "s" }, output: { type: "string", short: "o" } },
   import: { ...COMMON, thread: { type: "string", short: "t" } },
@@ -165,8 +165,11 @@ export function parseCommandLine(argv: readonly string[], env: Env = {}): Parsed
       const raw = str(values.role) ?? (env.SWITCHBOARD_ROLE || "all");
       return { kind: "start", ...withConfig, role: oneOf(raw, ROLES, "--role", command), ...withHttp };
     }
-    case "check":
-      return { kind: "check", ...withConfig, offline: values.offline === true, ...withHttp };
+    case "check": {
+      const raw = str(values.role) ?? (env.SWITCHBOARD_ROLE || "all");
+      const role = oneOf(raw, ROLES, "--role", command);
+      return { kind: "check", ...withConfig, offline: values.offline === true, role, ...withHttp };
+    }
     case "health":
       return { kind: "health", ...withConfig, ...withHttp };
     case "export": {

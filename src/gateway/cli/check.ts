@@ -15,12 +15,13 @@ import { collectSecretValues } from "../config/secrets.js";
 import type { SwitchboardConfig } from "../config/types.js";
 import { createLogger, redactSecrets } from "../log.js";
 import {
+  type CheckContext,
   type CheckProbe,
   type CheckResult,
   type CliDeps,
   type CliIO,
-  type CommandContext,
   EXIT,
+  type Role,
 } from "./types.js";
 
 /** First line of `check`: which file (or none) was read. */
@@ -81,19 +82,27 @@ function summarizeConfig(config: SwitchboardConfig): string[] {
   ];
 }
 
-/** Runs every probe at once, each bounded by `timeoutMs`; a throw or a timeout is "unreachable". */
-async function runChecks(probes: readonly CheckProbe[], timeoutMs: number): Promise<CheckResult[]> {
+/** Default bound of one probe. */
+const PROBE_TIMEOUT_MS = 5000;
+
+/**
+ * Runs every probe at once, each bounded by its `timeoutMs` (default 5 s), after which its signal
+ * aborts; a throw or a timeout is "unreachable".
+ */
+async function runChecks(probes: readonly CheckProbe[]): Promise<CheckResult[]> {
   return Promise.all(
     probes.map(async (probe) => {
+      const timeoutMs = probe.timeoutMs ?? PROBE_TIMEOUT_MS;
+      const abort = new AbortController();
       let timer: NodeJS.Timeout | undefined;
       const timeout = new Promise<CheckResult>((resolve) => {
-        timer = setTimeout(
-          () => resolve({ ok: false, detail: `no answer within ${timeoutMs / 1000} s` }),
-          timeoutMs,
-        );
+        timer = setTimeout(() => {
+          abort.abort();
+          resolve({ ok: false, detail: `no answer within ${timeoutMs / 1000} s` });
+        }, timeoutMs);
       });
       try {
-        return await Promise.race([probe.check(), timeout]);
+        return await Promise.race([probe.check(abort.signal), timeout]);
       } catch (err) {
         return { ok: false, detail: redactSecrets(errorText(err)) };
       } finally {
@@ -108,10 +117,11 @@ async function runChecks(probes: readonly CheckProbe[], timeoutMs: number): Prom
  * something is unreachable, else 0. `offline` skips the reachability checks.
  */
 export async function runCheck(
-  offline: boolean,
+  parsed: { offline: boolean; role: Role },
   loaded: LoadConfigResult,
   deps: CliDeps & { io: CliIO; env: Env },
 ): Promise<number> {
+  const { offline, role } = parsed;
   const { io } = deps;
   if (!loaded.ok) return printConfigIssues(loaded.issues, loaded, io.stdout);
   const { config } = loaded;
@@ -121,13 +131,14 @@ export async function runCheck(
     secrets: collectSecretValues(config, deps.env),
     toStderr: true,
   });
-  const ctx: CommandContext = {
+  const ctx: CheckContext = {
     config,
     configFile: loaded.file,
     warnings: loaded.warnings,
     logger,
     io,
     env: deps.env,
+    role,
   };
   try {
     const deeper = handlers.validateConfig ? await handlers.validateConfig(ctx) : [];
@@ -149,7 +160,7 @@ export async function runCheck(
       return EXIT.ok;
     }
     io.stdout("Reachability:\n");
-    const results = await runChecks(probes, 5000);
+    const results = await runChecks(probes);
     results.forEach((r, i) => {
       io.stdout(
         `  ${r.ok ? "✓" : "✗"} ${probes[i]?.name}${r.detail ? `: ${redactSecrets(r.detail)}` : ""}\n`,
@@ -161,7 +172,7 @@ export async function runCheck(
     const of = `${failed} of ${results.length} ${results.length === 1 ? "check" : "checks"} failed`;
     if (refused > 0) {
       io.stdout(
-        `${of}: credentials in the config were refused. Fix them and run \`switchboard check\` again.\n`,
+        `${of}: credentials or model ids in the config were refused. Fix them and run \`switchboard check\` again.\n`,
       );
       return EXIT.usage;
     }

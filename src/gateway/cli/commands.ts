@@ -10,7 +10,6 @@ import { errorMessage } from "../../agent/errors.js";
 import type { Env } from "../config/env.js";
 import { ConfigError } from "../config/errors.js";
 import { loadConfig } from "../config/loader.js";
-import { redisTargetOf } from "../config/redis-target.js";
 import { collectSecretValues } from "../config/secrets.js";
 import { type Logger, redactSecrets } from "../log.js";
 import type { ParsedCommand } from "./args.js";
@@ -40,7 +39,7 @@ export async function runCommand(
   const { io, env, cwd } = deps;
   const http = "http" in parsed ? parsed.http : undefined;
   const loaded = loadConfig({ path: parsed.config, env, cwd, ...(http ? { http } : {}) });
-  if (parsed.kind === "check") return runCheck(parsed.offline, loaded, deps);
+  if (parsed.kind === "check") return runCheck(parsed, loaded, deps);
   if (!loaded.ok) return printConfigIssues(loaded.issues, loaded, io.stderr);
   if (parsed.kind === "health") return checkHealth(loaded.config, io);
 
@@ -91,14 +90,7 @@ async function start(
   deps: CliDeps,
   logger: Logger,
 ): Promise<number> {
-  if (role !== "all" && !redisTargetOf(ctx.config.runtime)) {
-    ctx.io.stderr(
-      `switchboard start: --role ${role} needs Redis so that gateways and workers can share work. ` +
-        "Set REDIS_URL (or runtime.redisUrl; REDIS_CLUSTER or runtime.redisCluster for a Redis Cluster), " +
-        "or use --role all to run everything in one process without Redis.\n",
-    );
-    return EXIT.usage;
-  }
+  // What the role needs (Redis for gateway and worker) is the wiring's preflight, as for check.
   if (!handlers.start) return missing("start", ctx.io);
   const controller = new AbortController();
   const useSignals = deps.handleSignals ?? true;
@@ -191,7 +183,8 @@ async function importSession(
   ctx.io.stdout(
     `imported ${entries.length} lines into thread ${where.threadKey}` +
       (where.sessionId ? ` (session ${where.sessionId})` : "") +
-      "\n",
+      "\n" +
+      (where.note ? `  ${where.note}\n` : ""),
   );
   return EXIT.ok;
 }

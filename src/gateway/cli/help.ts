@@ -59,21 +59,25 @@ ${HELP_OPTION}
 
 ${EXIT_CODES}
 `,
-  check: `Usage: switchboard check [--config <path>] [--offline] [--port <port>] [--host <address>]
+  check: `Usage: switchboard check [--role all|gateway|worker] [--config <path>] [--offline] [--port <port>] [--host <address>]
 
-Finds everything "switchboard start" would refuse, with the same messages: each problem with the
-path and line of the field (e.g. "channels.telegram.mode (line 3): must be one of ..."), unknown
-model ids and tool names with the closest known ones. When the config is valid, shows what would
-run and checks that Redis and each enabled platform's API answer with the configured credentials.
+Finds everything "switchboard start" would refuse, through the code start runs, with the same
+messages: each problem with the path and line of the field (e.g. "channels.telegram.mode (line 3):
+must be one of ..."), token shapes, data and workspace directories that cannot be created, a port in
+use, what the role needs (Redis for gateway and worker), extension modules that cannot be loaded,
+unknown model ids and tool names with the closest known ones. When the config is valid, shows what
+would run and checks that Redis and each enabled platform's API answer with the configured
+credentials, and sends each configured model a one-token request.
 
 Options:
-      --offline         Check the config only; contact nothing.
+  -r, --role <role>     The role to check for, as start takes it. Default: $SWITCHBOARD_ROLE, else all.
+      --offline         Check the config and this machine only; contact nothing.
 ${LISTEN_OPTIONS}
 ${CONFIG_OPTION}
 ${HELP_OPTION}
 
-Exit codes: 0 all good, 1 something is unreachable, 2 the config is invalid (a platform that
-refuses its token included).
+Exit codes: 0 all good, 1 something is unreachable, 2 the config is invalid (a platform or a model
+that refuses its credentials included).
 `,
   health: `Usage: switchboard health [--config <path>] [--port <port>] [--host <address>]
 
@@ -105,11 +109,14 @@ ${EXIT_CODES}
   import: `Usage: switchboard import <file> [--thread <key>] [--config <path>]
 
 Loads a pi session JSONL file (a header line with "type": "session", then entries) as a new
-session, and prints the thread it landed in.
+session, and prints the thread it landed in. Without --thread it becomes a new web chat
+conversation, named after its first message and showing its turns, and the address that opens it
+is printed.
 
 Options:
   -t, --thread <key>    Thread to import into (its current session is kept, the import becomes
-                        the current one). Default: a new web chat conversation.
+                        the current one). A web chat thread is web:c followed by 4 to 32 letters
+                        or digits. Default: a new web chat conversation.
 ${CONFIG_OPTION}
 ${HELP_OPTION}
 

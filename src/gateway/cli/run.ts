@@ -9,10 +9,28 @@ import { type ParsedCommand, parseCommandLine, UsageError } from "./args.js";
 import { helpText } from "./help.js";
 import { type CliDeps, type CliIO, EXIT } from "./types.js";
 
+/** The reader of standard output went away (`switchboard check | head -1`): nothing more is written. */
+let stdoutClosed = false;
+
 const processIO: CliIO = {
-  stdout: (text) => process.stdout.write(text),
+  stdout: (text) => {
+    if (!stdoutClosed) process.stdout.write(text);
+  },
   stderr: (text) => process.stderr.write(text),
 };
+
+/**
+ * A closed pipe on standard output (`… | head`) ends a command quietly, exit 0, as it does for
+ * `cat` and `ls`, instead of an EPIPE stack trace. `start` is a server: it keeps running and only
+ * stops writing there (its logs and the sign-in link go nowhere).
+ */
+function quietOnClosedPipe(command: ParsedCommand["kind"]): void {
+  process.stdout.on("error", (err: NodeJS.ErrnoException) => {
+    if (err.code !== "EPIPE") throw err;
+    stdoutClosed = true;
+    if (command !== "start") process.exit(0);
+  });
+}
 
 function packageVersion(): string {
   try {
@@ -39,6 +57,7 @@ export async function runCli(argv: readonly string[], deps: CliDeps = {}): Promi
     io.stderr(`switchboard: ${err.message}\nRun "${help}" for usage.\n`);
     return EXIT.usage;
   }
+  if (!deps.io) quietOnClosedPipe(parsed.kind);
   if (parsed.kind === "help") {
     io.stdout(helpText(parsed.topic));
     return EXIT.ok;

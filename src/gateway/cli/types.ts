@@ -41,6 +41,11 @@ export interface CommandContext {
   env: Env;
 }
 
+/** `check`'s context: the role whose needs it checks (`--role`, else $SWITCHBOARD_ROLE, else all). */
+export interface CheckContext extends CommandContext {
+  role: Role;
+}
+
 export interface StartContext extends CommandContext {
   role: Role;
   /**
@@ -81,11 +86,13 @@ export interface CheckResult extends ProbeResult {
   refused?: boolean;
 }
 
-/** One reachability check of `switchboard check` (Redis, a platform's API with its token). */
+/** One reachability check of `switchboard check` (Redis, a platform's API with its token, a model). */
 export interface CheckProbe {
   name: string;
+  /** How long it may take (default 5 s); after that it is "unreachable" and `signal` aborts. */
+  timeoutMs?: number;
   /** May throw: a throw counts as unreachable, with the error's first line as detail. */
-  check(): Promise<CheckResult>;
+  check(signal?: AbortSignal): Promise<CheckResult>;
 }
 
 /**
@@ -110,21 +117,25 @@ export interface CliHandlers {
   /** Runs the process in `role` until `signal` aborts and shutdown completes. */
   start?(ctx: StartContext): Promise<void>;
   /**
-   * Problems of a schema-valid config that `start` would refuse (a model id not in the catalogue, a
-   * tool name no extension registers…), with paths and hints. Contacts nothing.
+   * Problems of a schema-valid config that `start` in `ctx.role` would refuse, found by the same
+   * code `start` runs (the role's needs, directories, the port, extension modules, model ids, tool
+   * names…), with paths and hints. Contacts no remote service.
    */
-  validateConfig?(ctx: CommandContext): Promise<readonly ConfigIssue[]>;
+  validateConfig?(ctx: CheckContext): Promise<readonly ConfigIssue[]>;
   /**
    * Lines `check` adds to its summary of a valid config (after `validateConfig`): what the wiring
    * decides, such as the model new threads get. A line starting with "! " is a warning.
    */
-  describeConfig?(ctx: CommandContext): Promise<readonly string[]>;
-  /** Reachability checks `switchboard check` runs once the config is valid: Redis, each platform's API. */
-  checkProbes?(ctx: CommandContext): readonly CheckProbe[] | Promise<readonly CheckProbe[]>;
+  describeConfig?(ctx: CheckContext): Promise<readonly string[]>;
+  /**
+   * Reachability checks `switchboard check` runs once the config is valid: Redis, each platform's
+   * API, each configured model (a one-token request).
+   */
+  checkProbes?(ctx: CheckContext): readonly CheckProbe[] | Promise<readonly CheckProbe[]>;
   /** The thread's session as pi JSONL lines (header first, no trailing newlines); the CLI writes them. */
   exportThread?(ctx: ExportContext): Promise<Iterable<string> | AsyncIterable<string>>;
-  /** Stores an imported session; returns where it landed. */
-  importSession?(ctx: ImportContext): Promise<{ threadKey: string; sessionId?: string }>;
+  /** Stores an imported session; returns where it landed (and a line about where to see it). */
+  importSession?(ctx: ImportContext): Promise<{ threadKey: string; sessionId?: string; note?: string }>;
   /** Registers native commands; returns one line per platform to print (`telegram: 9 commands set`). */
   registerCommands?(ctx: RegisterCommandsContext): Promise<readonly string[]>;
 }

@@ -214,9 +214,10 @@ export const ModelsSchema = Obj(
   {
     default: Type.Optional(
       Type.String({
-        pattern: "^[^/\\s]+/\\S+$",
-        title: '"provider/model-id", e.g. "anthropic/claude-sonnet-4-5"',
-        description: "Model new threads use, as provider/id. Absent: the first model with credentials.",
+        pattern: "^\\S+$",
+        title: 'a model, e.g. "anthropic/claude-sonnet-4-5" or its bare id "claude-sonnet-4-5"',
+        description:
+          "Model new threads use, as provider/id or a bare id (as /model takes it). Absent: the first model with credentials.",
       }),
     ),
     thinkingLevel: StringEnum(THINKING_LEVEL_VALUES, {
@@ -234,6 +235,18 @@ export const ModelsSchema = Obj(
     custom: Type.Array(CustomModelSchema, {
       default: [],
       description: "Extra models (local servers, proxies, new releases).",
+    }),
+    stallTimeoutMs: Type.Integer({
+      default: 120000,
+      minimum: 0,
+      description:
+        "A model that sends nothing for this long (before its first byte or between two) has stalled: the reply ends with an error saying so. 0: wait forever.",
+    }),
+    waitNoticeMs: Type.Integer({
+      default: 8000,
+      minimum: 0,
+      description:
+        'After this long without a word from the model, the chat shows "still waiting for the model…" until it answers. 0: never.',
     }),
   },
   "Models.",
@@ -320,7 +333,7 @@ export const RuntimeSchema = Obj(
       default: 64,
       minimum: 1,
       description:
-        "Threads one worker process runs at once. Runs mostly wait on the model, so this is bounded by memory (about 60 KB per running thread, measured), not CPU.",
+        "Threads one worker process runs at once. Runs mostly wait on the model, so this is bounded by memory (about 47 KB of heap per running thread, measured), not CPU.",
     }),
     leaseTtlMs: Type.Integer({
       default: 30000,

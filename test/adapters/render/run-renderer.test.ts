@@ -3,7 +3,7 @@ import { MemoryRateLimiter } from "../../../src/adapters/render/rate-limiter.js"
 import { briefError, createRendererFactory, RunRenderer } from "../../../src/adapters/render/run-renderer.js";
 import type { RunSinkFactory } from "../../../src/queue/types.js";
 import { ManualClock } from "../../support/manual-clock.js";
-import { assistant, streamedText, toolEnd, toolStart } from "../support/agent-events.js";
+import { assistant, streamedText, textUpdate, toolEnd, toolStart } from "../support/agent-events.js";
 import { driveUntil, settle } from "../support/drive.js";
 import { RecordingAdapter } from "../support/recording-adapter.js";
 
@@ -93,6 +93,46 @@ describe("RunRenderer", () => {
     await driveUntil(clock, renderer.close({ error: "again" }), { busy: () => renderer.busy });
     await renderer.close({ error: "third time" });
     expect(adapter.messages()).toEqual(["⚠️ 401 invalid key [redacted]"]);
+  });
+
+  it("says it is still waiting for the model when a stream goes quiet, and takes it back when it speaks", async () => {
+    const clock = new ManualClock();
+    const adapter = new RecordingAdapter(clock, { markdown: "plain" });
+    const renderer = new RunRenderer({
+      adapter,
+      threadKey: "t1",
+      clock,
+      limiter: new MemoryRateLimiter(clock),
+      waitNoticeMs: 8000,
+    });
+    renderer.onEvent({ type: "agent_start" });
+    renderer.onEvent({ type: "turn_start" });
+    renderer.onEvent({ type: "message_start", message: assistant("") });
+    renderer.onEvent(textUpdate("Half an", "Half an"));
+    await settle(() => renderer.busy);
+    await clock.advance(7000);
+    expect(adapter.messages()).toEqual(["Half an"]);
+    await clock.advance(1500);
+    await settle(() => renderer.busy);
+    expect(adapter.messages()).toEqual(["Half an\n\n⏳ still waiting for the model… (8 s)"]);
+    await clock.advance(8000);
+    await settle(() => renderer.busy);
+    expect(adapter.messages()).toEqual(["Half an\n\n⏳ still waiting for the model… (16 s)"]);
+    renderer.onEvent(textUpdate("Half an answer.", " answer."));
+    await clock.advance(1000);
+    await settle(() => renderer.busy);
+    expect(adapter.messages()).toEqual(["Half an answer."]);
+    // A tool that runs long is not the model's silence.
+    renderer.onEvent({ type: "message_end", message: assistant("Half an answer.", "toolUse") });
+    renderer.onEvent(toolStart("c1", "bash", { command: "sleep 60" }));
+    await clock.advance(60_000);
+    await settle(() => renderer.busy);
+    expect(adapter.messages().join("\n")).not.toContain("still waiting");
+    renderer.onEvent(toolEnd("c1", "bash"));
+    renderer.onEvent({ type: "agent_end", messages: [] });
+    await driveUntil(clock, renderer.close(), { busy: () => renderer.busy });
+    expect(adapter.messages()).toEqual(["Half an answer.", "🔧 **bash** `sleep 60` ✅ 1 min 0 s"]);
+    expect(clock.pending).toBe(0);
   });
 
   it("briefError keeps the first meaningful line under 200 characters", () => {

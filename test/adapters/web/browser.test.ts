@@ -161,9 +161,41 @@ describe.skipIf(!haveChromium)(
       await page.getByText("Before the reload").waitFor();
       await adapter.edit(ref, "After the reload, **edited**");
       await page.locator("strong", { hasText: "edited" }).waitFor();
+      // "+ New chat" opens an empty conversation to write into; it exists once its first message does.
       await page.getByRole("button", { name: "New conversation" }).click();
-      await expect.poll(() => page.locator(".conversations li").count()).toBe(2);
       await expect.poll(() => page.locator(".msg").count()).toBe(0);
+      await expect.poll(() => page.locator("#title").textContent()).toBe("New conversation");
+      expect(await page.locator(".conversations li").count()).toBe(1);
+      expect(problems).toEqual([]);
+    }, 120_000);
+
+    it("a refused first message leaves no empty conversation; control characters show as symbols, never in a title", async () => {
+      const before = (await adapter.store.list()).length;
+      await page.getByRole("button", { name: "New conversation" }).click();
+      const input = page.getByRole("textbox", { name: "Message" });
+      // Longer than the chat takes: refused, and no conversation is made for it.
+      await input.fill("x".repeat(20_001));
+      await input.press("Enter");
+      await page.getByText(/Not sent: The message has 20001 characters/).waitFor();
+      expect((await adapter.store.list()).length).toBe(before);
+      expect(await page.locator(".conversations li").count()).toBe(before);
+      // The browser reports the refused request itself; that is the one console error expected.
+      expect(problems).toEqual([expect.stringContaining("413")]);
+      problems.length = 0;
+
+      // A pasted terminal line: NUL, ESC and BEL become visible symbols, in the message and the title.
+      await input.fill("build failed \u0000 \u001b[31mred\u001b[0m \u0007done");
+      await input.press("Enter");
+      await until(() => received.messages.length === 2, 30_000, "the message to be delivered");
+      const shown = "build failed ␀ ␛[31mred␛[0m ␇done";
+      expect(received.messages[1]?.text).toBe(shown);
+      await page.locator(".msg.user").getByText(shown).waitFor();
+      await page.getByRole("button", { name: shown }).waitFor();
+      const conversations = await adapter.store.list();
+      expect(conversations).toHaveLength(before + 1);
+      expect(conversations[0]?.title).toBe(shown);
+      const codes = [...conversations.map((c) => c.title).join("")].map((ch) => ch.codePointAt(0) ?? 0);
+      expect(codes.filter((c) => c < 0x20 || c === 0x7f)).toEqual([]);
       expect(problems).toEqual([]);
     }, 120_000);
 

@@ -137,6 +137,11 @@ export interface YamlOptions {
   telegramPollTimeoutSeconds?: number;
   /** `files.maxFileMb` of every channel (default: the config's default). */
   maxFileMb?: number;
+  /** `agent.compaction.keepRecentTokens` (default: the config's default). */
+  keepRecentTokens?: number;
+  /** `models.stallTimeoutMs` and `models.waitNoticeMs` (default: the config's defaults). */
+  stallTimeoutMs?: number;
+  waitNoticeMs?: number;
 }
 
 export class World {
@@ -217,6 +222,8 @@ export class World {
       ...files,
       "models:",
       "  default: alpha/one",
+      ...(o.stallTimeoutMs !== undefined ? [`  stallTimeoutMs: ${o.stallTimeoutMs}`] : []),
+      ...(o.waitNoticeMs !== undefined ? [`  waitNoticeMs: ${o.waitNoticeMs}`] : []),
       "  custom:",
       "    - provider: alpha",
       "      id: one",
@@ -240,6 +247,9 @@ export class World {
       "  shutdownGraceMs: 1000",
       "agent:",
       `  workspaceDir: ${join(this.dir, "workspaces")}`,
+      ...(o.keepRecentTokens !== undefined
+        ? [`  compaction: { keepRecentTokens: ${o.keepRecentTokens} }`]
+        : []),
       "http:",
       "  port: 0",
       "logging:",

@@ -117,7 +117,7 @@ describe("a platform registered with one line", () => {
     const run = async (token: string) => {
       const loaded = load({ FAKE_TOKEN: token });
       const out: string[] = [];
-      const code = await runCheck(false, loaded, {
+      const code = await runCheck({ offline: false, role: "all" }, loaded, {
         handlers: createCliHandlers({ channels }),
         io: { stdout: (t) => out.push(t), stderr: (t) => out.push(t) },
         env: {},

@@ -63,6 +63,11 @@ const state = {
   me: { id: "", name: "you", isAdmin: false, botName: "Switchboard" },
   conversations: new Map(),
   current: conversationInAddress(),
+  /**
+   * A conversation being started ("direct" or "group"): made on the server with its first message,
+   * so a message the chat refuses leaves no empty conversation behind. "" when none.
+   */
+  draft: "",
   messages: new Map(),
   deleted: new Set(),
   commands: [],
@@ -181,7 +186,7 @@ function onSnapshot(s) {
   state.conversations = new Map(s.conversations.map((c) => [c.id, c]));
   state.typingUntil = new Map(s.typing.map((t) => [t.conversationId, Date.now() + t.durationMs]));
   if (state.current && !state.conversations.has(state.current)) state.current = "";
-  if (!state.current && s.conversations.length > 0) {
+  if (!state.current && !state.draft && s.conversations.length > 0) {
     select(s.conversations[0].id);
     return;
   }
@@ -254,10 +259,11 @@ function renderConversations() {
 
 function renderHeader() {
   const c = state.conversations.get(state.current);
-  el.title.textContent = c ? c.title : "Switchboard";
-  el.kind.hidden = c?.kind !== "group";
-  document.title = c ? `${c.title} · Switchboard` : "Switchboard";
-  const group = c?.kind === "group";
+  const title = c ? c.title : state.draft ? "New conversation" : "Switchboard";
+  el.title.textContent = title;
+  const group = c ? c.kind === "group" : state.draft === "group";
+  el.kind.hidden = !group;
+  document.title = c || state.draft ? `${title} · Switchboard` : "Switchboard";
   el.input.placeholder = group ? `Write; @${state.me.botName} to ask the bot` : `Message ${state.me.botName}`;
   el.emptyTitle.textContent = group ? "A group conversation." : "Ask the agent anything.";
   el.emptyHint.textContent = group
@@ -456,6 +462,7 @@ function scrollToBottom() {
 // ── Conversations ───────────────────────────────────────────────────────
 
 async function select(id) {
+  if (id) state.draft = "";
   if (id === state.current && state.source && state.source.readyState !== EventSource.CLOSED) return;
   state.current = id;
   state.messages = new Map();
@@ -470,18 +477,13 @@ async function select(id) {
   connect();
 }
 
-async function createConversation(kind) {
-  try {
-    const data = await api("POST", "api/conversations", { kind });
-    upsertConversation(data.conversation);
-    await select(data.conversation.id);
-    el.input.focus();
-    showAlert("");
-    return data.conversation.id;
-  } catch (err) {
-    showAlert(`Could not start a conversation: ${err.message}`);
-    return "";
-  }
+/** "+ New chat": an empty conversation to write into; the server makes it with the first message. */
+function startDraft(kind) {
+  state.draft = kind;
+  select("");
+  renderHeader();
+  showAlert("");
+  el.input.focus();
 }
 
 // ── Composer ────────────────────────────────────────────────────────────
@@ -539,27 +541,38 @@ async function send() {
   if (!text.trim() && files.length === 0) return;
   hideSuggestions();
   let id = state.current;
-  if (!id) id = await createConversation("direct");
-  if (!id) {
-    pending.push(...files);
-    return;
-  }
   const clientId = randomId();
   el.input.value = "";
   autosize();
   renderPending();
   try {
-    const uploaded = [];
-    for (const f of files) uploaded.push(await upload(id, f));
-    const body = {
-      text,
-      clientId,
-      ...(uploaded.length > 0 ? { files: uploaded.map((f) => ({ id: f.id, name: f.name })) } : {}),
-    };
-    const data = await withRetry(() =>
-      api("POST", `api/conversations/${encodeURIComponent(id)}/messages`, body),
-    );
-    if (data.message && id === state.current) upsertMessage(data.message);
+    if (!id && files.length === 0) {
+      // The first message starts the conversation; refused, it starts none. Not retried blindly:
+      // a request that reached the server made a conversation already.
+      const data = await api("POST", "api/conversations", { kind: state.draft || "direct", text, clientId });
+      upsertConversation(data.conversation);
+      await select(data.conversation.id);
+      if (data.message) upsertMessage(data.message);
+    } else {
+      if (!id) {
+        // Files are uploaded into a conversation, so a first message with files makes it first.
+        const made = await api("POST", "api/conversations", { kind: state.draft || "direct" });
+        upsertConversation(made.conversation);
+        await select(made.conversation.id);
+        id = made.conversation.id;
+      }
+      const uploaded = [];
+      for (const f of files) uploaded.push(await upload(id, f));
+      const body = {
+        text,
+        clientId,
+        ...(uploaded.length > 0 ? { files: uploaded.map((f) => ({ id: f.id, name: f.name })) } : {}),
+      };
+      const data = await withRetry(() =>
+        api("POST", `api/conversations/${encodeURIComponent(id)}/messages`, body),
+      );
+      if (data.message && id === state.current) upsertMessage(data.message);
+    }
     showAlert("");
   } catch (err) {
     if (!el.input.value) el.input.value = text;
@@ -686,8 +699,8 @@ for (const target of [el.composer, el.scroller]) {
     addFiles(e.dataTransfer.files);
   });
 }
-el.newConversation.addEventListener("click", () => createConversation("direct"));
-el.newGroup.addEventListener("click", () => createConversation("group"));
+el.newConversation.addEventListener("click", () => startDraft("direct"));
+el.newGroup.addEventListener("click", () => startDraft("group"));
 window.addEventListener("hashchange", () => {
   const id = conversationInAddress();
   if (id !== state.current) select(id);

@@ -9,7 +9,7 @@
  * can see them again; tool-use input arrives as JSON fragments; usage counts cache reads and
  * writes; `refusal` ends the message as an error.
  */
-import { type AnthropicEffort, anthropicThinkingParams } from "../thinking.js";
+import { type AnthropicEffort, anthropicThinkingParams, outputLimit } from "../thinking.js";
 import { transformMessages } from "../transform-messages.js";
 import type {
   ApiProvider,
@@ -136,7 +136,7 @@ function buildAnthropicRequest(
   }
   const body: Record<string, unknown> = {
     model: model.id,
-    max_tokens: options.maxTokens ?? Math.min(model.maxTokens, 32_000),
+    max_tokens: outputLimit(model, options.maxTokens),
     stream: true,
     messages,
   };

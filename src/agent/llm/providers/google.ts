@@ -11,7 +11,12 @@
  * "skip validator" placeholder instead.
  */
 import { randomBytes } from "node:crypto";
-import { type GoogleThinkingConfig, googleThinkingParams, usesThinkingLevel } from "../thinking.js";
+import {
+  type GoogleThinkingConfig,
+  googleThinkingParams,
+  outputLimit,
+  usesThinkingLevel,
+} from "../thinking.js";
 import { transformMessages } from "../transform-messages.js";
 import type {
   ApiProvider,
@@ -121,7 +126,7 @@ function buildGoogleRequest(
   options: GoogleOptions = {},
 ): Record<string, unknown> {
   const generationConfig: Record<string, unknown> = {
-    maxOutputTokens: options.maxTokens ?? Math.min(model.maxTokens, 32_000),
+    maxOutputTokens: outputLimit(model, options.maxTokens),
   };
   if (options.temperature !== undefined) generationConfig.temperature = options.temperature;
   if (options.thinkingConfig) generationConfig.thinkingConfig = options.thinkingConfig;

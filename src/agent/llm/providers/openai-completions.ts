@@ -12,7 +12,13 @@
  * honoured, with cached prompt tokens split out as cache reads.
  */
 import { resolveOpenAICompat } from "../models.js";
-import { openaiReasoningEffort, supportedThinkingLevels } from "../thinking.js";
+import {
+  clampThinkingLevel,
+  openaiReasoningEffort,
+  outputLimit,
+  supportedThinkingLevels,
+  thinkingTokenBudget,
+} from "../thinking.js";
 import { transformMessages } from "../transform-messages.js";
 import type {
   ApiProvider,
@@ -151,7 +157,8 @@ function buildOpenAICompletionsRequest(
   };
   if (compat.supportsStreamOptions && compat.supportsUsageInStreaming)
     body.stream_options = { include_usage: true };
-  if (options.maxTokens !== undefined) body[compat.maxTokensField] = options.maxTokens;
+  // Always sent: without it a server applies its own limit (often none), not the config's maxTokens.
+  body[compat.maxTokensField] = outputLimit(model, options.maxTokens);
   if (options.temperature !== undefined) body.temperature = options.temperature;
   if (context.tools && context.tools.length > 0) {
     body.tools = context.tools.map((tool) => ({
@@ -373,8 +380,16 @@ const streamSimpleOpenAICompletions: StreamFunction<"openai-completions", Simple
 ) => {
   const { reasoning, ...rest } = options ?? {};
   const effort = completionsReasoningEffort(model, reasoning);
+  const level = clampThinkingLevel(model, reasoning ?? "off");
+  // As on the Responses API: reasoning tokens count against the limit, so it is raised for them
+  // (when the server takes the effort; without it the limit stays what the caller asked).
+  const maxTokens =
+    effort !== undefined && level !== "off" && resolveOpenAICompat(model).supportsReasoningEffort
+      ? thinkingTokenBudget(model, level, rest.maxTokens).maxTokens
+      : rest.maxTokens;
   return streamOpenAICompletions(model, context, {
     ...rest,
+    ...(maxTokens !== undefined && { maxTokens }),
     ...(effort !== undefined && { reasoningEffort: effort }),
   });
 };

@@ -8,7 +8,7 @@
  * Tool-call ids are `call_id|item_id`; the item id goes back only for the same model, since a
  * function-call item id without its reasoning item is rejected.
  */
-import { clampThinkingLevel, openaiReasoningEffort, thinkingTokenBudget } from "../thinking.js";
+import { clampThinkingLevel, openaiReasoningEffort, outputLimit, thinkingTokenBudget } from "../thinking.js";
 import { transformMessages } from "../transform-messages.js";
 import type {
   ApiProvider,
@@ -152,7 +152,7 @@ function buildResponsesRequest(
     store: false,
   };
   if (context.systemPrompt) body.instructions = context.systemPrompt;
-  body.max_output_tokens = options.maxTokens ?? Math.min(model.maxTokens, 32_000);
+  body.max_output_tokens = outputLimit(model, options.maxTokens);
   // OpenAI's reasoning models reject `temperature`; it is sent only to the others.
   if (options.temperature !== undefined && !model.reasoning) body.temperature = options.temperature;
   if (context.tools && context.tools.length > 0) body.tools = convertTools(context.tools);

@@ -188,7 +188,7 @@ export async function fetchWithRetry(request: ProviderHttpRequest): Promise<Resp
     connection.unlink();
 
     const text = await response.text().catch(() => "");
-    const parsed = parseErrorBody(text);
+    const parsed = providerMessageOf(text);
     const message = formatHttpError(request.provider, response.status, response.statusText, text, secrets);
     const retryable = isRetryableStatus(response.status) || /overloaded/i.test(text);
     if (!retryable || attempt >= maxRetries) {
@@ -286,7 +286,7 @@ export function retryAfterMs(headers: Headers, bodyText = ""): number | undefine
 }
 
 /** The provider's own message and error code/type from an error body, in any vendor's shape. */
-function parseErrorBody(text: string): { message?: string; code?: string } {
+export function providerMessageOf(text: string): { message?: string; code?: string } {
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -320,7 +320,7 @@ export function formatHttpError(
   bodyText: string,
   secrets: readonly (string | undefined)[] = [],
 ): string {
-  const { message, code } = parseErrorBody(bodyText);
+  const { message, code } = providerMessageOf(bodyText);
   const head = `${provider} API error (HTTP ${status}${code ? `, ${code}` : statusText ? ` ${statusText}` : ""})`;
   return redactSecrets(message ? `${head}: ${message}` : head, secrets);
 }

@@ -10,8 +10,9 @@
  * `postForStream` to send the request with the caller's transport options.
  */
 import { envKeyNames, getEnvApiKey, requiresApiKey } from "../../models.js";
+import { redactSecrets } from "../../redact.js";
 import type { Model, StreamOptions } from "../../types.js";
-import { fetchWithRetry, ProviderError, type RetryTuning } from "./http.js";
+import { fetchWithRetry, ProviderError, providerMessageOf, type RetryTuning } from "./http.js";
 
 /** The options of a provider's `stream` that concern the transport, handed to `fetchWithRetry` as they are. */
 export type TransportOptions = Pick<
@@ -50,7 +51,79 @@ export async function postForStream(
     retry: options?.retry,
   });
   if (!response.body) throw new ProviderError(`${request.provider} returned an empty response body`);
-  return response.body;
+  return expectEventStream(response, response.body, request);
+}
+
+/** How much of an answer that is not an event stream its error message quotes. */
+const QUOTED_BYTES = 200;
+/** The fields an SSE stream's first line starts with (or a `:` comment). */
+const SSE_START = /^(?:\uFEFF)?\s*(?:data|event|id|retry)?:/;
+
+/**
+ * `body` when it is an event stream. A server that answers 2xx with something else (an HTML page
+ * from a proxy or a wrong `baseUrl`, a JSON completion from a server that ignores `stream: true`,
+ * a JSON error with status 200) fails with a `ProviderError` naming the status, the content type and
+ * the first bytes, instead of a stream that ends with nothing. The content type decides; without an
+ * `event-stream` one, the first bytes do (some compatible servers send SSE as `text/plain`).
+ */
+async function expectEventStream(
+  response: Response,
+  body: ReadableStream<Uint8Array>,
+  request: StreamRequest,
+): Promise<ReadableStream<Uint8Array>> {
+  const type = response.headers.get("content-type") ?? "";
+  if (/text\/event-stream/i.test(type)) return body;
+  const reader = body.getReader();
+  const head: Uint8Array[] = [];
+  let bytes = 0;
+  let done = false;
+  while (bytes < QUOTED_BYTES && !done) {
+    const chunk = await reader.read();
+    done = chunk.done;
+    if (chunk.value) {
+      head.push(chunk.value);
+      bytes += chunk.value.length;
+    }
+  }
+  const text = new TextDecoder().decode(Buffer.concat(head));
+  if (text.trim() !== "" && SSE_START.test(text)) return replay(head, reader, done);
+  reader.cancel().catch(() => {});
+  const kind = type.split(";")[0]?.trim() || "no content type";
+  const quoted = text.replace(/\s+/g, " ").trim().slice(0, QUOTED_BYTES);
+  const { message } = /json/i.test(type) ? providerMessageOf(text) : {};
+  throw new ProviderError(
+    redactSecrets(
+      `${request.provider} answered HTTP ${response.status} with ${kind} instead of an event stream` +
+        (message
+          ? `: ${message}`
+          : `${quoted ? `: ${quoted}${bytes >= QUOTED_BYTES ? "…" : ""}` : " and an empty body"}. ` +
+            "Check the model's baseUrl (it must be the API's address, e.g. http://127.0.0.1:11434/v1)"),
+      [request.apiKey],
+    ),
+    { code: "provider.stream" },
+  );
+}
+
+/** A stream of the chunks already read, then the rest of `reader`. */
+function replay(
+  head: Uint8Array[],
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  done: boolean,
+): ReadableStream<Uint8Array> {
+  const queued = [...head];
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const next = queued.shift();
+      if (next) return controller.enqueue(next);
+      if (done) return controller.close();
+      const chunk = await reader.read();
+      if (chunk.done) controller.close();
+      else controller.enqueue(chunk.value);
+    },
+    cancel(reason) {
+      return reader.cancel(reason);
+    },
+  });
 }
 
 /**
