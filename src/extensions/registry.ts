@@ -16,6 +16,7 @@ import type {
   ProviderDefinition,
   SettingsPolicy,
   ToolDefinition,
+  ToolSource,
   ToolWrapper,
 } from "./types.js";
 
@@ -27,6 +28,7 @@ export interface LoadedExtension {
   // Handlers are stored untyped per event name; `on` guarantees each matches its event.
   readonly handlers: Map<ExtensionEventType, ExtensionHandler<ExtensionEventType>[]>;
   readonly tools: ToolDefinition[];
+  readonly toolSources: ToolSource[];
   readonly wrappers: { name: string; wrapper: ToolWrapper }[];
   readonly providers: ProviderDefinition[];
 }

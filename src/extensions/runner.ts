@@ -84,6 +84,7 @@ export class ExtensionRunner implements ExtensionRegistry {
         enabled: true,
         handlers: new Map(),
         tools: [],
+        toolSources: [],
         wrappers: [],
         providers: [],
       };
@@ -198,6 +199,10 @@ export class ExtensionRunner implements ExtensionRegistry {
           throw new Error(`Tool name "${definition.name}" is invalid: use 1-64 letters, digits, "_" or "-".`);
         }
         ext.tools.push(definition as unknown as ToolDefinition);
+      },
+      registerToolSource(source) {
+        live();
+        ext.toolSources.push(source);
       },
       wrapTool(name, wrapper) {
         live();

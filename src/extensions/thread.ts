@@ -35,7 +35,10 @@ import type {
   SessionEvent,
   SessionEventResult,
   ThreadStopEvent,
+  ToolDefinition,
 } from "./types.js";
+
+const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 
 export interface ThreadExtensionsOptions {
   /**
@@ -53,6 +56,8 @@ export type ExtensionAgentHooks = Required<
 /** Per-thread extension view. Create it with `ExtensionRunner.bind(host)`. */
 export class ThreadExtensions {
   private agent: Agent | undefined;
+  /** What the extensions' tool sources offered at the last `refreshTools`. */
+  private found: { ext: LoadedExtension; def: ToolDefinition }[] = [];
   private readonly nextTurn: CustomMessage[] = [];
   private baseSystemPrompt = "";
 
@@ -93,7 +98,9 @@ export class ThreadExtensions {
   /**
    * The thread's tools: `baseTools`, then tools registered by extensions (a registered tool replaces
    * a base tool of the same name), each passed through the wrappers for its name, filtered by
-   * `activeTools`. Tools of an extension disabled later fail with an error result when called.
+   * `activeTools`, then the tools the extensions' sources offered at the last `refreshTools` (not
+   * filtered by `activeTools`; a name already taken is left out). Tools of an extension disabled
+   * later fail with an error result when called.
    */
   tools(baseTools: readonly AgentTool[] = []): ExtensionTool[] {
     const byName = new Map<string, ExtensionTool>();
@@ -120,7 +127,42 @@ export class ThreadExtensions {
       if (active && !active.includes(name)) continue;
       out.push(applyWrappers(this.toolEnv(), tool));
     }
+    for (const { ext, def } of this.found) {
+      if (!ext.enabled) continue;
+      if (byName.has(def.name)) {
+        this.runner.logger.warn({ tool: def.name, extension: ext.name }, "found tool's name taken; left out");
+        continue;
+      }
+      const tool = bindTool(this.toolEnv(), ext, def);
+      byName.set(def.name, tool);
+      out.push(applyWrappers(this.toolEnv(), tool));
+    }
     return out;
+  }
+
+  /**
+   * Asks every enabled extension's tool sources for this thread's tools (`ToolSource`); `tools()`
+   * then includes them. A source that rejects, or offers an invalid name, is reported (the
+   * extension disabled, as for any handler's fault) and the others still count.
+   */
+  async refreshTools(): Promise<void> {
+    const found: { ext: LoadedExtension; def: ToolDefinition }[] = [];
+    const ctx = this.context();
+    for (const ext of this.runner.enabled()) {
+      for (const source of ext.toolSources) {
+        const out = await this.invoke(ext, "tool source", ctx, () => source(ctx));
+        if (!out.ok || !out.value) continue;
+        for (const def of out.value) {
+          if (TOOL_NAME.test(def.name)) found.push({ ext, def });
+          else
+            this.runner.logger.warn(
+              { tool: def.name, extension: ext.name },
+              "found tool's name is invalid; left out",
+            );
+        }
+      }
+    }
+    this.found = found;
   }
 
   /** `beforeToolCall`, `afterToolCall` and `transformContext` for `new Agent({...})`. */
@@ -179,7 +221,7 @@ export class ThreadExtensions {
 
   /**
    * For the worker: applies `before_agent_start` to the attached agent (sets its system prompt for
-   * this run) and returns the messages to pass to `agent.prompt()`: the injected ones, then `prompts`.
+   * this run), gives it the tools the tool sources offer now, and returns the messages to pass to `agent.prompt()`: the injected ones, then `prompts`.
    */
   async prepareRun(prompts: AgentMessage[]): Promise<AgentMessage[]> {
     const agent = this.agent;
@@ -187,6 +229,10 @@ export class ThreadExtensions {
     const text = prompts.map(promptText).filter(Boolean).join("\n");
     const { messages, systemPrompt } = await this.beforeAgentStart(text);
     agent.setSystemPrompt(systemPrompt);
+    if (this.runner.enabled().some((ext) => ext.toolSources.length > 0)) {
+      await this.refreshTools();
+      agent.setTools(this.tools());
+    }
     return [...messages, ...prompts];
   }
 

@@ -373,6 +373,15 @@ export interface ToolDefinition<TParams extends TSchema = TSchema, TDetails = un
   ): Promise<AgentToolResult<TDetails>>;
 }
 
+/**
+ * Tools an extension finds at run time (an MCP server's tools), asked for before every run of a
+ * thread with that thread's context. It resolves with the tools the thread gets now (names valid
+ * as for `registerTool`); it must settle in bounded time and never reject for a source that is
+ * down (leave its tools out, or offer them failing with a clear error). Channel `tools` lists do
+ * not filter these tools: the source decides per thread.
+ */
+export type ToolSource = (ctx: ExtensionContext) => Promise<ToolDefinition[]>;
+
 /** Wraps a tool (the base tool or an earlier wrapper's result) into another tool of the same name. */
 export type ToolWrapper = (tool: ExtensionTool, ctx: ExtensionContext) => ExtensionTool;
 
@@ -424,7 +433,7 @@ export interface ProviderDefinition {
 // ---------------------------------------------------------------------------------------------
 
 /**
- * What an extension's factory receives. Registration methods (`on`, `registerTool`, `wrapTool`,
+ * What an extension's factory receives. Registration methods (`on`, `registerTool`, `registerToolSource`, `wrapTool`,
  * `registerCommand`, `registerProvider`) are meant for the factory; the thread-bound methods
  * (`sendMessage`, `appendEntry`, `setModel`, `setThinkingLevel`, `thread`) act on the thread whose
  * handler, command or tool is running (they are the same as the `ctx` methods) and throw a
@@ -441,6 +450,8 @@ export interface ExtensionAPI {
   registerTool<TParams extends TSchema, TDetails = unknown>(
     definition: ToolDefinition<TParams, TDetails>,
   ): void;
+  /** Adds tools found at run time (see `ToolSource`), asked for before every run. */
+  registerToolSource(source: ToolSource): void;
   /** Wraps the tool named `name` for every thread (after base tools and registered tools are known). */
   wrapTool(name: string, wrapper: ToolWrapper): void;
   registerCommand(name: string, options: CommandOptions): void;

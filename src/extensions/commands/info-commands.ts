@@ -1,8 +1,9 @@
 /**
- * `/status` (thread key, model, thinking, context, usage, queue, run, where the session is stored)
- * and `/help` (every enabled command, each said once).
+ * `/status` (thread key, model, thinking, context, usage, queue, run, where the session is stored),
+ * `/tools` (the thread's tools, by where they come from) and `/help` (every enabled command, each
+ * said once).
  */
-import type { ExtensionAPI, ExtensionCommandContext } from "../types.js";
+import type { ExtensionAPI, ExtensionCommandContext, ExtensionContext } from "../types.js";
 import { atChannelTopLevel, inAThread } from "./channel-top.js";
 import type { CommandGuard } from "./guard.js";
 
@@ -33,12 +34,30 @@ async function channelDefaultLines(ctx: ExtensionCommandContext): Promise<string
   ];
 }
 
-/** Registers `/status` and `/help` on `api`; `statusLines` adds lines to `/status` (the tool sandbox). */
+/** The lines of `/tools` for a thread: one per source of tools (built-ins, extensions, each MCP server). */
+export type ToolLines = (ctx: ExtensionContext) => string[] | Promise<string[]>;
+
+/**
+ * Registers `/status`, `/tools` and `/help` on `api`; `statusLines` adds lines to `/status` (the
+ * tool sandbox), `toolLines` gives `/tools` its lines (without it `/tools` is not registered).
+ */
 export function registerInfoCommands(
   api: ExtensionAPI,
   guard: CommandGuard,
   statusLines: () => string[] = () => [],
+  toolLines?: ToolLines,
 ): void {
+  if (toolLines) {
+    api.registerCommand("tools", {
+      description: "List the tools the agent has in this thread, by where they come from",
+      handler: guard("list the tools", async (_args, ctx) => {
+        const lines = await toolLines(ctx);
+        await ctx.reply(
+          lines.length > 0 ? ["Tools here:", ...lines].join("\n") : "The agent has no tools here.",
+        );
+      }),
+    });
+  }
   api.registerCommand("status", {
     description:
       "Show this thread's key, model, thinking level, context use, cost and where its session is stored",

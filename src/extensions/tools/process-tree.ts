@@ -153,3 +153,83 @@ export async function killMarked(name: string, value: string): Promise<number> {
   }
   return killed;
 }
+
+export interface GroupStartOptions {
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  /** Run as this user and group (the gateway must be root to use them). */
+  uid?: number;
+  gid?: number;
+  /** Bytes the program reads from file descriptor 3 (bubblewrap's seccomp program). */
+  extraInput?: Buffer;
+  /** Time between SIGTERM and SIGKILL when stopped. Default 1000 ms. */
+  killGraceMs?: number;
+  /** Ends what left the process group (`killMarked`) once the program exited or was stopped. */
+  sweep?: () => Promise<unknown>;
+}
+
+/** A long-lived program started with `startProgramInGroup`. */
+export interface GroupProcess {
+  /** Its stdin, stdout and stderr are pipes. */
+  readonly child: ChildProcess;
+  /** Resolves when the program has exited (never rejects; a failed spawn is an exit with `error`). */
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: Error }>;
+  /** SIGTERM to the group, SIGKILL after the grace time; resolves once the program exited. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts `file` as the leader of its own process group with piped stdio and leaves it running (an
+ * MCP server speaking on stdin/stdout). When the leader exits, the rest of its group is killed, as
+ * with `runProgramInGroup`. Never throws for a program that cannot start: `exited` reports it.
+ */
+export function startProgramInGroup(
+  file: string,
+  args: readonly string[],
+  o: GroupStartOptions,
+): GroupProcess {
+  const child = spawn(file, args, {
+    cwd: o.cwd,
+    env: o.env,
+    detached: true,
+    stdio: o.extraInput ? ["pipe", "pipe", "pipe", "pipe"] : ["pipe", "pipe", "pipe"],
+    ...(o.uid !== undefined ? { uid: o.uid } : {}),
+    ...(o.gid !== undefined ? { gid: o.gid } : {}),
+  });
+  if (o.extraInput) {
+    const input = child.stdio[3] as Writable;
+    input.on("error", () => {});
+    input.end(o.extraInput);
+  }
+  // A peer that went away mid-write is the exit's business, not an uncaught error.
+  child.stdin?.on("error", () => {});
+  const pid = child.pid;
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: Error }>(
+    (resolve) => {
+      child.once("error", (error) => resolve({ code: null, signal: null, error }));
+      child.once("exit", (code, signal) => {
+        if (pid !== undefined) killGroup(pid, "SIGKILL");
+        const swept = o.sweep ? o.sweep().catch(() => undefined) : Promise.resolve();
+        void swept.then(() => resolve({ code, signal }));
+      });
+    },
+  );
+  let stopping: Promise<void> | undefined;
+  return {
+    child,
+    exited,
+    stop() {
+      stopping ??= (async () => {
+        if (pid === undefined || child.exitCode !== null || child.signalCode !== null) {
+          await exited;
+          return;
+        }
+        killGroup(pid, "SIGTERM");
+        const timer = setTimeout(() => killGroup(pid, "SIGKILL"), o.killGraceMs ?? 1000);
+        await exited;
+        clearTimeout(timer);
+      })();
+      return stopping;
+    },
+  };
+}

@@ -34,6 +34,7 @@ import { buildAdapters } from "./adapters.js";
 import { toolIssues } from "./config-check.js";
 import { loadExtensions } from "./extensions.js";
 import { createGateway } from "./gateway.js";
+import { mcpProbes } from "./mcp.js";
 import { modelProbes } from "./model-probe.js";
 import { chooseDefaultModel, modelIssues, modelRefOf, registerConfiguredModels } from "./models.js";
 import { portHeldBySwitchboard, preflightIssues } from "./preflight.js";
@@ -119,6 +120,7 @@ export function createCliHandlers(options: { channels?: ChannelRegistry } = {}):
       if (target) probes.push(redisProbe(target, ctx.config.runtime.waitReplicas));
       probes.push(...(await credentialProbes(ctx, registry)));
       probes.push(sandboxProbe(ctx.config.tools, ctx.config.agent.workspaceDir));
+      probes.push(...mcpProbes(ctx.config.tools, ctx.config.agent.workspaceDir, ctx.logger));
       registerConfiguredModels(ctx.config.models);
       probes.push(...modelProbes(ctx.config.models, findModel));
       return probes;

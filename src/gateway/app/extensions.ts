@@ -11,13 +11,21 @@ import { bashApprovalRule } from "../../extensions/approval/rules.js";
 import type { ApprovalStore, DecideResult, Decision } from "../../extensions/approval/types.js";
 import { createCommandsExtension } from "../../extensions/commands/index.js";
 import { type ExtensionConfigEntry, resolveExtensionEntries } from "../../extensions/loader.js";
+import type { McpServerStatus, McpServers } from "../../extensions/mcp/index.js";
 import { ExtensionRunner } from "../../extensions/runner.js";
 import { createSubAgentExtension } from "../../extensions/sub-agent.js";
 import { createToolsExtension, type SandboxStatus } from "../../extensions/tools/index.js";
-import type { ApprovalRule, ThreadView } from "../../extensions/types.js";
+import type { ApprovalRule, ExtensionContext, ExtensionFactory, ThreadView } from "../../extensions/types.js";
 import type { ApprovalConfig, ChannelsConfig, ExtensionsConfig } from "../config/types.js";
 import type { ApprovalOutcome, SwitchboardMetrics } from "../http/metrics.js";
 import type { Logger } from "../log.js";
+
+/** The MCP servers and their extension, loaded only when servers are configured (the SDK is large). */
+export interface McpKit {
+  servers: McpServers;
+  extension: ExtensionFactory;
+  toolLines(status: McpServerStatus[]): string[];
+}
 
 export interface LoadExtensionsOptions {
   extensions: ExtensionsConfig;
@@ -43,13 +51,15 @@ export interface LoadExtensionsOptions {
   scrubToolOutput?: (text: string) => string;
   /** How sub-agents call their model (default: the provider registry's `streamSimple`). */
   streamFn?: StreamFn;
+  /** The configured MCP servers of this process; absent when none are configured. */
+  mcp?: McpKit;
   /** Directory relative module paths are resolved against (the config file's). */
   baseDir: string;
   logger: Logger;
 }
 
 /** The built-ins, in the order their handlers run, before the configured modules. */
-const BUILTIN_ORDER = ["commands", "approval", "tools", "sub-agent"] as const;
+const BUILTIN_ORDER = ["commands", "approval", "tools", "mcp", "sub-agent"] as const;
 
 /** Loads the built-ins and the configured modules; never rejects for an extension's fault. */
 export async function loadExtensions(o: LoadExtensionsOptions): Promise<ExtensionRunner> {
@@ -75,11 +85,23 @@ export async function loadExtensions(o: LoadExtensionsOptions): Promise<Extensio
     const channel = o.channels?.[thread.platform as keyof ChannelsConfig];
     return channel?.bashApproval === "always";
   };
-  const builtins = {
+  // `/tools`: the tools registered up front (as the channel's `tools` list narrows them), then each MCP server.
+  const toolLines = (ctx: ExtensionContext): string[] => {
+    const active = o.channels?.[ctx.thread.platform as keyof ChannelsConfig]?.tools;
+    const own = runner
+      .enabled()
+      .flatMap((ext) => ext.tools.map((t) => t.name))
+      .filter((name) => !active || active.includes(name));
+    const lines = own.length > 0 ? [`• Built-in and extensions: ${own.join(", ")}`] : [];
+    if (o.mcp) lines.push(...o.mcp.toolLines(o.mcp.servers.status(ctx.thread.platform)));
+    return lines;
+  };
+  const builtins: Record<(typeof BUILTIN_ORDER)[number], ExtensionFactory> = {
     commands: createCommandsExtension({
       statusLines: () => [
         `Tools: ${o.sandbox?.summary ?? o.toolsStatus ?? "not sandboxed: every bash call waits for an admin's approval"}`,
       ],
+      toolLines,
     }),
     approval: createApprovalExtension({
       store: o.approvalStore,
@@ -93,10 +115,11 @@ export async function loadExtensions(o: LoadExtensionsOptions): Promise<Extensio
       root: o.workspaceRoot,
       ...(o.sandbox ? { bash: { runner: o.sandbox.runner } } : {}),
     }),
+    mcp: o.mcp?.extension ?? (() => {}),
     "sub-agent": createSubAgentExtension(o.streamFn ? { streamFn: o.streamFn } : {}),
   };
   const entries: ExtensionConfigEntry[] = [
-    ...BUILTIN_ORDER.map((builtin) => ({ builtin })),
+    ...BUILTIN_ORDER.filter((name) => name !== "mcp" || o.mcp).map((builtin) => ({ builtin })),
     ...o.extensions.modules.map((module) => ({ module })),
   ];
   await runner.load(await resolveExtensionEntries(entries, { builtins, baseDir: o.baseDir }));

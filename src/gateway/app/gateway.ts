@@ -58,6 +58,7 @@ import { InboundPipeline } from "./inbound.js";
 import { ReplyTargets } from "./inbound-format.js";
 import { instrumentAdapter } from "./instrument.js";
 import { llmCalls } from "./llm-calls.js";
+import { loadMcp } from "./mcp.js";
 import { chooseDefaultModel, modelIssues, modelRefOf, registerConfiguredModels } from "./models.js";
 import { channelSlices, platformOf } from "./platforms.js";
 import { preflightIssues } from "./preflight.js";
@@ -138,6 +139,14 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
     // secrets included.
     const secrets = collectSecretValues(config);
     const calls = llmCalls({ stallTimeoutMs: config.models.stallTimeoutMs, metrics, logger });
+    const mcp = await loadMcp({
+      tools: config.tools,
+      ...(sandbox ? { runner: sandbox.runner } : {}),
+      workspaceRoot: config.agent.workspaceDir,
+      metrics,
+      logger,
+    });
+    if (mcp) closers.push(() => mcp.servers.close());
     const runner = await loadExtensions({
       extensions: config.extensions,
       scrubToolOutput: (text) => redactSecrets(text, secrets),
@@ -150,6 +159,7 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
       ...(sandbox ? { sandbox } : { toolsStatus: TOOLS_RUN_BY_WORKERS }),
       workspaceRoot: config.agent.workspaceDir,
       streamFn: calls.stream,
+      ...(mcp ? { mcp } : {}),
       baseDir: o.configFile ? dirname(o.configFile) : process.cwd(),
       logger,
     });

@@ -7,6 +7,7 @@ import { isAbsolute, resolve } from "node:path";
 import { BUILT_IN_CHANNELS, type ChannelRegistry } from "../../adapters/registry.js";
 import type { VariableReference } from "./env.js";
 import { type ConfigIssue, joinPath } from "./errors.js";
+import { mcpIssues } from "./mcp.js";
 import { redisIssues } from "./redis-target.js";
 import type { ValidatedConfig } from "./schema.js";
 import { credentialVariables } from "./secrets.js";
@@ -191,6 +192,8 @@ export function resolveConfig(
       });
     }
   });
+
+  issues.push(...mcpIssues(v.tools.mcp.servers, Object.keys(registry)));
 
   const seen = new Map<string, number>();
   v.models.custom.forEach((m, i) => {

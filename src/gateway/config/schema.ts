@@ -448,7 +448,92 @@ const SandboxSchema = Obj(
   "The sandbox every process a tool starts runs in.",
 );
 
-export const ToolsSchema = Obj({ sandbox: SandboxSchema }, "Built-in tools.");
+const MCP_APPROVAL_VALUES = ["allow", "ask", "deny"] as const;
+const McpApproval = (description: string) => StringEnum(MCP_APPROVAL_VALUES, { description });
+
+const McpServerSchema = Type.Object(
+  {
+    name: Type.String({
+      pattern: "^[A-Za-z0-9][A-Za-z0-9-]{0,23}$",
+      title: "1-24 letters, digits or '-'",
+      description: "Unique name; the agent sees the server's tools as <name>_<tool>.",
+    }),
+    command: Type.Optional(
+      Type.Array(Type.String({ minLength: 1 }), {
+        minItems: 1,
+        description:
+          "A local server: the program and its arguments (stdio), started in the thread's sandbox with its workspace as working directory. Set this or url.",
+      }),
+    ),
+    url: Type.Optional(
+      Type.String({
+        pattern: "^https?://",
+        title: "an http:// or https:// URL",
+        description:
+          "A remote server's Streamable HTTP endpoint, called from the worker. Set this or command.",
+      }),
+    ),
+    headers: Type.Record(Type.String(), Type.String(), {
+      default: {},
+      description: "Request headers of a remote server; credentials as ${VAR} references.",
+    }),
+    env: Type.Record(Type.String({ pattern: "^[A-Za-z_][A-Za-z0-9_]*$" }), Type.String(), {
+      default: {},
+      description:
+        "Variables a local server gets besides tools.sandbox.env (its own credentials as ${VAR} references; no other tool process gets them).",
+    }),
+    network: StringEnum(SANDBOX_NETWORK_VALUES, {
+      default: "none",
+      description: "A local server's network: none, or the host's (a server that calls an API).",
+    }),
+    trusted: Type.Boolean({
+      default: false,
+      description: "Its tools run without an admin's approval unless approval or toolApproval says ask.",
+    }),
+    approval: Type.Optional(
+      McpApproval(
+        "Default for its tools: allow, ask (an admin approves each call) or deny. Absent: allow when trusted, else ask.",
+      ),
+    ),
+    toolApproval: Type.Record(Type.String(), McpApproval("allow, ask or deny"), {
+      default: {},
+      description: "Per tool (the server's own tool name): allow, ask or deny.",
+    }),
+    allowTools: Type.Optional(
+      Type.Array(Type.String(), { description: "Only these of its tools are offered." }),
+    ),
+    denyTools: StringList("These of its tools are never offered."),
+    channels: Type.Optional(
+      Type.Array(Type.String(), {
+        description: "Platforms whose threads get its tools (e.g. [slack, web]); absent: all.",
+      }),
+    ),
+    callTimeoutMs: Type.Integer({ default: 60000, minimum: 100, description: "Longest one call may take." }),
+    startTimeoutMs: Type.Integer({
+      default: 20000,
+      minimum: 100,
+      description: "Longest starting (or connecting) and listing its tools may take.",
+    }),
+    idleTimeoutMs: Type.Integer({
+      default: 600000,
+      minimum: 1000,
+      description: "A local server's process in a thread stops after this long without a call there.",
+    }),
+  },
+  { additionalProperties: false, description: "One MCP server." },
+);
+
+const McpSchema = Obj(
+  {
+    servers: Type.Array(McpServerSchema, {
+      default: [],
+      description: "Model Context Protocol servers whose tools the agent gets.",
+    }),
+  },
+  "The team's own tools, from MCP servers (docs/tools.md, MCP servers).",
+);
+
+export const ToolsSchema = Obj({ sandbox: SandboxSchema, mcp: McpSchema }, "Built-in tools and MCP servers.");
 
 export const ExtensionsSchema = Obj(
   {

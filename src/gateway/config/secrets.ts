@@ -187,13 +187,18 @@ const PROVIDER_KEY_VARIABLES = ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_A
 
 /**
  * Whether a field at `segments` holds a credential or may carry one: a secret-named field, any
- * header value, a URL (Redis URLs carry passwords).
+ * header value, a URL (Redis URLs carry passwords), any variable given to an MCP server.
  */
 function isCredentialField(segments: readonly (string | number)[]): boolean {
   const last = [...segments].reverse().find((s): s is string => typeof s === "string");
   if (last === undefined) return false;
+  const mcpEnv = segments[0] === "tools" && segments[1] === "mcp" && segments.includes("env");
   return (
-    isSecretFieldName(last) || segments.includes("headers") || /url$/i.test(last) || last === "redisCluster"
+    isSecretFieldName(last) ||
+    segments.includes("headers") ||
+    /url$/i.test(last) ||
+    last === "redisCluster" ||
+    mcpEnv
   );
 }
 

@@ -18,6 +18,11 @@ export type PlatformCallOutcome = "ok" | "rate_limited" | "error";
 /** How an approval request ended; `remembered` is an earlier ♾️ approval of the same call. */
 export type ApprovalOutcome = "approved" | "denied" | "timeout" | "remembered";
 
+/** How an MCP tool call ended; `unavailable`: its server could not be started or reached. */
+export type McpCallOutcomeLabel = "ok" | "error" | "timeout" | "cancelled" | "unavailable";
+/** What went wrong with an MCP server: it did not start, crashed, or could not list its tools. */
+export type McpFailureLabel = "start" | "crash" | "list";
+
 /** Token counts and cost of one LLM response (the `Usage` shape of `src/agent/llm/types.ts`). */
 export interface LlmUsageSample {
   input: number;
@@ -50,6 +55,8 @@ export interface SwitchboardMetrics {
   llmUsage(provider: string, model: string, usage: LlmUsageSample): void;
   platformApiCall(platform: string, method: string, outcome: PlatformCallOutcome): void;
   approval(outcome: ApprovalOutcome): void;
+  mcpCall(server: string, outcome: McpCallOutcomeLabel): void;
+  mcpFailure(server: string, kind: McpFailureLabel): void;
 }
 
 export interface CreateMetricsOptions {
@@ -152,6 +159,19 @@ export function createMetrics(options: CreateMetricsOptions = {}): SwitchboardMe
     registers,
   });
 
+  const mcpCalls = new Counter({
+    name: "switchboard_mcp_calls_total",
+    help: "MCP tool calls by server (as configured) and outcome.",
+    labelNames: ["server", "outcome"] as const,
+    registers,
+  });
+  const mcpFailures = new Counter({
+    name: "switchboard_mcp_server_failures_total",
+    help: "MCP servers failing to start, crashing or failing to list their tools.",
+    labelNames: ["server", "kind"] as const,
+    registers,
+  });
+
   const nonNegative = (n: number) => (Number.isFinite(n) && n > 0 ? n : 0);
 
   return {
@@ -195,6 +215,12 @@ export function createMetrics(options: CreateMetricsOptions = {}): SwitchboardMe
     },
     approval(outcome) {
       approvals.inc({ outcome });
+    },
+    mcpCall(server, outcome) {
+      mcpCalls.inc({ server, outcome });
+    },
+    mcpFailure(server, kind) {
+      mcpFailures.inc({ server, kind });
     },
   };
 }

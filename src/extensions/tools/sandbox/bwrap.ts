@@ -13,11 +13,17 @@
  * under a directory only root can enter), or runs bwrap as that account.
  */
 import { lstatSync, readlinkSync } from "node:fs";
-import { runProgramInGroup } from "../process-tree.js";
+import { runProgramInGroup, startProgramInGroup } from "../process-tree.js";
 import { SANDBOX_PATH, toolEnv } from "./env.js";
 import { createEtcView } from "./etc-view.js";
 import { LimitWatcher, limitPrelude, type SandboxLimits } from "./limits.js";
-import type { Account, CommandRunner, CommandRunResult, SandboxNetwork } from "./types.js";
+import type {
+  Account,
+  CommandRunner,
+  CommandRunResult,
+  ProcessStartOptions,
+  SandboxNetwork,
+} from "./types.js";
 
 /**
  * How the sandbox's processes get their unprivileged identity:
@@ -113,7 +119,20 @@ export function bwrapBaseArgs(o: BwrapRunnerOptions & { etcDir: string }): strin
         args.push("--ro-bind-try", `${root}/etc/${name}`, `/etc/${name}`);
     }
   }
-  for (const path of o.readOnlyPaths ?? []) args.push("--ro-bind-try", path, path);
+  // Their parents, made explicitly readable for all: set up as root (the `drop` identity), a
+  // parent bwrap implies is root's alone and the account could not reach the path.
+  const mounted = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"];
+  const made = new Set<string>();
+  for (const path of o.readOnlyPaths ?? []) {
+    const parts = path.split("/").filter(Boolean);
+    for (let i = 1; i < parts.length; i++) {
+      const parent = `/${parts.slice(0, i).join("/")}`;
+      if (made.has(parent) || mounted.some((m) => parent === m || parent.startsWith(`${m}/`))) continue;
+      made.add(parent);
+      args.push("--perms", "0755", "--dir", parent);
+    }
+    args.push("--ro-bind-try", path, path);
+  }
   args.push("--proc", "/proc");
   // A minimal /dev of bind-mounted nodes in the (later read-only) root: cheaper than bwrap's --dev
   // (its own tmpfs, a devpts instance and a separate /dev/shm), and /dev/shm shares the bounded /tmp.
@@ -148,12 +167,16 @@ function commandPrefix(identity: SandboxIdentity | undefined): string[] {
   ];
 }
 
-/** The full argument list for one call in `workspace` (host path). */
+/**
+ * The full argument list for one call in `workspace` (host path); `scriptArgs` become the script's
+ * `$0`, `$1`, … (a long-lived program's argv, run by `exec "$@"`).
+ */
 export function bwrapCallArgs(
   base: readonly string[],
   workspace: string,
   script: string,
   identity?: SandboxIdentity,
+  scriptArgs: readonly string[] = [],
 ): string[] {
   return [
     ...base,
@@ -172,6 +195,7 @@ export function bwrapCallArgs(
     "--norc",
     "-c",
     script,
+    ...scriptArgs,
   ];
 }
 
@@ -189,7 +213,19 @@ function setupErrorOf(head: string, exitCode: number | null): string | undefined
 /** A runner that starts every command in a fresh bubblewrap sandbox. */
 export function createBwrapRunner(o: BwrapRunnerOptions): CommandRunner {
   const view = o.etcDir === undefined ? createEtcView(o.hostRoot ?? "") : undefined;
-  const base = bwrapBaseArgs({ ...o, etcDir: o.etcDir ?? view?.dir ?? "/etc" });
+  const etcDir = o.etcDir ?? view?.dir ?? "/etc";
+  const base = bwrapBaseArgs({ ...o, etcDir });
+  // A long-lived program may be given another network than the runner's commands (an MCP server
+  // allowed to reach its API): its base arguments are built once per network asked for.
+  const baseByNetwork = new Map<SandboxNetwork, string[]>([[o.network, base]]);
+  const baseFor = (network: SandboxNetwork): string[] => {
+    let args = baseByNetwork.get(network);
+    if (!args) {
+      args = bwrapBaseArgs({ ...o, network, etcDir });
+      baseByNetwork.set(network, args);
+    }
+    return args;
+  };
   const owner = accountOf(o.identity);
   // bwrap itself runs as the account only in `account` mode; `drop` starts it as root.
   const spawnAs = o.identity?.kind === "account" ? o.identity.account : undefined;
@@ -203,6 +239,26 @@ export function createBwrapRunner(o: BwrapRunnerOptions): CommandRunner {
     limits: o.limits,
     owner,
     close: () => view?.remove(),
+    start(argv, start: ProcessStartOptions) {
+      const prelude = limitPrelude(o.limits, { withProcesses: true });
+      return startProgramInGroup(
+        o.bwrap,
+        bwrapCallArgs(
+          baseFor(start.network ?? o.network),
+          start.workspace,
+          `${prelude}; exec "$@"`,
+          o.identity,
+          ["switchboard-program", ...argv],
+        ),
+        {
+          cwd: "/",
+          env: { ...env, ...start.env },
+          ...(spawnAs ? { uid: spawnAs.uid, gid: spawnAs.gid } : {}),
+          ...(o.seccomp ? { extraInput: o.seccomp } : {}),
+          ...(o.killGraceMs !== undefined ? { killGraceMs: o.killGraceMs } : {}),
+        },
+      );
+    },
     async run(command, call): Promise<CommandRunResult> {
       const watcher = new LimitWatcher();
       let head = "";

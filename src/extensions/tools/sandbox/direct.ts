@@ -12,7 +12,7 @@
  * approve every call, not a boundary.
  */
 import { randomBytes } from "node:crypto";
-import { killMarked, runProgramInGroup } from "../process-tree.js";
+import { killMarked, runProgramInGroup, startProgramInGroup } from "../process-tree.js";
 import { toolEnv } from "./env.js";
 import { DEFAULT_LIMITS, LimitWatcher, limitPrelude, type SandboxLimits } from "./limits.js";
 import type { Account, CommandRunner, CommandRunResult } from "./types.js";
@@ -38,6 +38,15 @@ export function createDirectRunner(options: DirectRunnerOptions = {}): CommandRu
   const limits = options.limits ?? DEFAULT_LIMITS;
   const source = options.source ?? process.env;
   const account = options.account;
+  const envFor = (workspace: string, marker: string): NodeJS.ProcessEnv => ({
+    ...toolEnv(workspace, source.PATH ?? "/usr/local/bin:/usr/bin:/bin", options.envNames ?? [], source),
+    ...options.extraEnv,
+    [CALL_MARKER]: marker,
+  });
+  // Again while it finds some: a process it killed may have forked during the scan.
+  const sweepOf = (marker: string) => async () => {
+    for (let pass = 0; pass < 3 && (await killMarked(CALL_MARKER, marker)) > 0; pass++);
+  };
   return {
     kind: "none",
     workspacePath: (host) => host,
@@ -45,16 +54,7 @@ export function createDirectRunner(options: DirectRunnerOptions = {}): CommandRu
     owner: account,
     async run(command, o): Promise<CommandRunResult> {
       const marker = randomBytes(12).toString("hex");
-      const env = {
-        ...toolEnv(
-          o.workspace,
-          source.PATH ?? "/usr/local/bin:/usr/bin:/bin",
-          options.envNames ?? [],
-          source,
-        ),
-        ...options.extraEnv,
-        [CALL_MARKER]: marker,
-      };
+      const env = envFor(o.workspace, marker);
       const prelude = limitPrelude(limits, { withProcesses: false, fileSizeMb: o.fileSizeMb });
       const watcher = new LimitWatcher();
       const result = await runProgramInGroup("bash", ["-c", `${prelude}; exec 2>&1\n${command}`], {
@@ -64,10 +64,7 @@ export function createDirectRunner(options: DirectRunnerOptions = {}): CommandRu
         ...(o.signal ? { signal: o.signal } : {}),
         ...(options.killGraceMs !== undefined ? { killGraceMs: options.killGraceMs } : {}),
         ...(account ? { uid: account.uid, gid: account.gid } : {}),
-        // Again while it finds some: a process it killed may have forked during the scan.
-        sweep: async () => {
-          for (let pass = 0; pass < 3 && (await killMarked(CALL_MARKER, marker)) > 0; pass++);
-        },
+        sweep: sweepOf(marker),
         onOutput(chunk) {
           watcher.push(chunk);
           o.onOutput(chunk);
@@ -75,6 +72,18 @@ export function createDirectRunner(options: DirectRunnerOptions = {}): CommandRu
       });
       const failed = result.exitCode !== 0 || result.timedOut;
       return { ...result, limits: watcher.finish(result.exitCode, result.exitSignal, failed) };
+    },
+    // Without a sandbox the program has the host's network whatever `network` asks: only approval guards it.
+    start(argv, start) {
+      const marker = randomBytes(12).toString("hex");
+      const prelude = limitPrelude(limits, { withProcesses: false });
+      return startProgramInGroup("bash", ["-c", `${prelude}; exec "$@"`, "switchboard-program", ...argv], {
+        cwd: start.workspace,
+        env: { ...envFor(start.workspace, marker), ...start.env },
+        ...(account ? { uid: account.uid, gid: account.gid } : {}),
+        ...(options.killGraceMs !== undefined ? { killGraceMs: options.killGraceMs } : {}),
+        sweep: sweepOf(marker),
+      });
     },
   };
 }

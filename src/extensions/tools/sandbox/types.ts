@@ -4,6 +4,7 @@
  * (a plain child process, for hosts without a sandbox; then every call needs an admin's approval).
  * Both run one contract suite (test/extensions/command-runner-contract.ts).
  */
+import type { GroupProcess } from "../process-tree.js";
 import type { LimitKind, SandboxLimits } from "./limits.js";
 
 export type SandboxMode = "auto" | "bwrap" | "none";
@@ -51,6 +52,16 @@ export interface CommandRunResult {
   setupError?: string;
 }
 
+/** How `CommandRunner.start` starts a long-lived program. */
+export interface ProcessStartOptions {
+  /** The thread's workspace on the host (absolute, symlink-free). */
+  workspace: string;
+  /** The network of this program; default the runner's. Only a sandbox can take it away. */
+  network?: SandboxNetwork;
+  /** Variables for this program only (an MCP server's own credentials), added to the allowlisted ones. */
+  env?: Readonly<Record<string, string>>;
+}
+
 /**
  * Runs one shell command for a tool call.
  *
@@ -72,6 +83,14 @@ export interface CommandRunner {
    */
   readonly owner: Account | undefined;
   run(command: string, options: CommandRunOptions): Promise<CommandRunResult>;
+  /**
+   * Starts `argv` (program and arguments, looked up in PATH as the workspace sees it) as a long-lived
+   * process in the workspace, with the same sandbox, account, environment allowlist (plus
+   * `options.env`) and per-process limits as `run`, stdin/stdout/stderr as pipes. It runs until
+   * `stop()` or its own exit; every process it started ends with it. Never throws for a program
+   * that cannot start: `exited` says so.
+   */
+  start(argv: readonly string[], options: ProcessStartOptions): GroupProcess;
   /** Releases what the runner prepared (the sandbox's copy of /etc); no runs after it. */
   close?(): void;
 }
