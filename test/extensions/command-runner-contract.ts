@@ -3,7 +3,7 @@
  * the workspace, an allowlisted environment, every process of a call gone when it ends (exit,
  * timeout, abort), the command's failure as data, and each limit, when hit, reported by name.
  */
-import { chmodSync, existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { chown, mkdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -35,6 +35,27 @@ async function stays(cond: () => boolean, ms: number, what: string): Promise<voi
     if (!cond()) throw new Error(`${what} changed`);
     await new Promise((r) => setTimeout(r, 25));
   }
+}
+
+async function until(cond: () => boolean, ms = 20_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error("timed out waiting");
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** Whether a `sleep <arg>` runs anywhere on the host. */
+function sleeping(arg: string): boolean {
+  for (const pid of readdirSync("/proc")) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      if (readFileSync(`/proc/${pid}/cmdline`, "utf8") === `sleep\0${arg}\0`) return true;
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return false;
 }
 
 const size = (file: string) => (existsSync(file) ? statSync(file).size : 0);
@@ -219,6 +240,41 @@ export function commandRunnerContract(factory: RunnerFactory): void {
         expect(r.output).toMatch(/fork/i);
       },
     );
+
+    it.skipIf(skip)(
+      "start: a long-lived program talks over stdin/stdout in the workspace with its own variables; stop ends it and its children",
+      async () => {
+        const runner = await factory.create({});
+        const program = runner.start(
+          [
+            "bash",
+            "-c",
+            'sleep 3007 & while read -r line; do echo "got $line in $PWD as ${SERVER_ONLY:-unset}"; done',
+          ],
+          { workspace: ws, env: { SERVER_ONLY: "mine" } },
+        );
+        let out = "";
+        program.child.stdout?.on("data", (c: Buffer) => {
+          out += c.toString();
+        });
+        program.child.stdin?.write("ping\n");
+        await until(() => out.includes("got ping"));
+        expect(out).toBe(`got ping in ${runner.workspacePath(ws)} as mine\n`);
+        await until(() => sleeping("3007"));
+        await program.stop();
+        const exit = await program.exited;
+        expect(exit.code === 0 && exit.signal === null).toBe(false);
+        // The background sleep went with it.
+        await until(() => !sleeping("3007"));
+      },
+    );
+
+    it.skipIf(skip)("start: a program that is not there reports its exit, it does not throw", async () => {
+      const runner = await factory.create({});
+      const program = runner.start(["no-such-program-here"], { workspace: ws });
+      const exit = await program.exited;
+      expect(exit.code).toBe(127);
+    });
 
     it.skipIf(skip)("an unknown command fails with bash's message", async () => {
       const runner = await factory.create({});

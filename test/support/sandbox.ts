@@ -59,6 +59,7 @@ export async function bwrapRunner(
     network?: SandboxNetwork;
     envNames?: string[];
     source?: NodeJS.ProcessEnv;
+    readOnlyPaths?: string[];
   } = {},
 ): Promise<CommandRunner> {
   const bwrap = findExecutable("bwrap", process.env.PATH);
@@ -73,6 +74,7 @@ export async function bwrapRunner(
     ...(identity ? { identity } : {}),
     ...(o.envNames ? { envNames: o.envNames } : {}),
     ...(o.source ? { source: o.source } : {}),
+    ...(o.readOnlyPaths ? { readOnlyPaths: o.readOnlyPaths } : {}),
   });
   opened.push(runner);
   return runner;

@@ -458,7 +458,10 @@ function messageOf(e: unknown): string {
   if (e instanceof Error) {
     const cause = (e as { cause?: unknown }).cause;
     const why = cause instanceof Error && !e.message.includes(cause.message) ? ` (${cause.message})` : "";
-    return `${e.message}${why}`.replace(/^MCP error -?\d+: /, "");
+    // The SDK's HTTP errors carry the status as `code` but not always in the message.
+    const code = (e as { code?: unknown }).code;
+    const status = typeof code === "number" && code >= 400 && code < 600 ? ` (HTTP ${code})` : "";
+    return `${e.message}${why}${status}`.replace(/^MCP error -?\d+: /, "");
   }
   return String(e);
 }

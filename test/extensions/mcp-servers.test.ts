@@ -1,0 +1,268 @@
+/**
+ * MCP servers as tools, through `McpServers` with real servers: the protocol's reference
+ * "everything" server and the fake team server (test/fakes/mcp) over stdio inside the bubblewrap
+ * sandbox, the team server over Streamable HTTP. What a user relies on: tools listed under
+ * `<server>_<tool>`, calls answered (text and pictures), a server that cannot start or crashes
+ * contained and reported once per thread, a slow call cancelled by the run's signal and told to
+ * the server, a timeout, a list change seen, a server's credentials reaching that server only,
+ * and a local server seeing neither another thread's workspace nor the network.
+ */
+import { spawn } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { chmod } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { silentLogger } from "../../src/agent/logger.js";
+import { McpServers, type McpServerSpec } from "../../src/extensions/mcp/index.js";
+import type { CommandRunner } from "../../src/extensions/tools/index.js";
+import { ensureWorkspace } from "../../src/extensions/tools/workspace.js";
+import { RemoteTeamServer } from "../fakes/mcp/remote.js";
+import { bwrapRunner, bwrapUnavailable } from "../support/sandbox.js";
+
+const unavailable = await bwrapUnavailable();
+const repo = join(import.meta.dirname, "..", "..");
+const modules = join(repo, "node_modules");
+const fakes = join(repo, "test", "fakes", "mcp");
+const TEAM = ["node", join(fakes, "team-server.mjs")];
+const EVERYTHING = ["node", join(modules, "@modelcontextprotocol", "server-everything", "dist", "index.js"), "stdio"];
+const FILESYSTEM = ["node", join(modules, "@modelcontextprotocol", "server-filesystem", "dist", "index.js"), "/workspace"];
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.listen(0, "127.0.0.1", () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+function spec(name: string, over: Partial<McpServerSpec>): McpServerSpec {
+  return {
+    name,
+    headers: {},
+    env: {},
+    network: "none",
+    trusted: true,
+    toolApproval: {},
+    denyTools: [],
+    callTimeoutMs: 20_000,
+    startTimeoutMs: 20_000,
+    idleTimeoutMs: 600_000,
+    ...over,
+  };
+}
+
+let root: string;
+let runner: CommandRunner;
+let remote: RemoteTeamServer;
+const open: McpServers[] = [];
+
+function servers(specs: McpServerSpec[], now?: () => number): McpServers {
+  const s = new McpServers({
+    specs,
+    runner,
+    workspaceOf: (threadKey) => ensureWorkspace(root, threadKey, runner.owner),
+    logger: silentLogger,
+    ...(now ? { now } : {}),
+  });
+  open.push(s);
+  return s;
+}
+
+const told: string[] = [];
+const tell = async (text: string) => {
+  told.push(text);
+};
+const textOf = (content: { type: string; text?: string }[]) =>
+  content.map((c) => (c.type === "text" ? c.text : `[${c.type}]`)).join("\n");
+
+beforeAll(async () => {
+  if (unavailable) return;
+  root = mkdtempSync(join(tmpdir(), "sb-mcp-"));
+  await chmod(root, 0o755);
+  runner = await bwrapRunner({ readOnlyPaths: [modules, fakes], source: { ...process.env, GATEWAY_SECRET: "gw-secret-1" } });
+  remote = await RemoteTeamServer.start();
+});
+afterAll(async () => {
+  for (const s of open) await s.close();
+  await remote?.close();
+});
+
+describe.skipIf(unavailable)("MCP servers in the sandbox", () => {
+  it("lists the reference server's tools as <server>_<tool> and calls them: text and a picture", async () => {
+    const s = servers([spec("every", { command: EVERYTHING, trusted: false })]);
+    const tools = await s.toolsFor("web:cA", "web", tell);
+    const names = tools.map((t) => t.name);
+    expect(names).toContain("every_echo");
+    expect(names).toContain("every_get-tiny-image");
+    // Not trusted: every tool asks an admin.
+    expect(tools.every((t) => t.ask)).toBe(true);
+    const echo = tools.find((t) => t.name === "every_echo");
+    expect(echo?.inputSchema).toMatchObject({ type: "object" });
+    expect(textOf(await s.call("every", "echo", { message: "hi there" }, "web:cA", undefined, tell))).toBe(
+      "Echo: hi there",
+    );
+    const picture = await s.call("every", "get-tiny-image", {}, "web:cA", undefined, tell);
+    expect(picture.some((c) => c.type === "image" && c.mimeType === "image/png")).toBe(true);
+  });
+
+  it("the reference filesystem server works in the thread's workspace, and only there", async () => {
+    const s = servers([spec("files", { command: FILESYSTEM })]);
+    const tools = (await s.toolsFor("web:cK", "web", tell)).map((t) => t.name);
+    expect(tools).toEqual(expect.arrayContaining(["files_write_file", "files_read_text_file", "files_list_directory"]));
+    await s.call("files", "write_file", { path: "/workspace/notes.md", content: "# from MCP" }, "web:cK", undefined, tell);
+    const workspace = await ensureWorkspace(root, "web:cK", runner.owner);
+    expect(readFileSync(join(workspace, "notes.md"), "utf8")).toBe("# from MCP");
+    await expect(
+      s.call("files", "read_text_file", { path: "/etc/hostname" }, "web:cK", undefined, tell),
+    ).rejects.toThrow(/outside allowed directories|Access denied/i);
+  });
+
+  it("the reference everything server over Streamable HTTP", async () => {
+    const port = await freePort();
+    const child = spawn(process.execPath, [EVERYTHING[1] as string, "streamableHttp"], {
+      env: { ...process.env, PORT: String(port) },
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+    try {
+      let said = "";
+      child.stderr?.on("data", (c: Buffer) => {
+        said += c.toString();
+      });
+      await until(() => said.includes(`port ${port}`));
+      const s = servers([spec("every", { url: `http://127.0.0.1:${port}/mcp` })]);
+      const tools = (await s.toolsFor("web:cL", "web", tell)).map((t) => t.name);
+      expect(tools).toContain("every_get-sum");
+      expect(textOf(await s.call("every", "get-sum", { a: 2, b: 40 }, "web:cL", undefined, tell))).toMatch(/42/);
+    } finally {
+      child.kill();
+    }
+  });
+
+  it("a server that cannot start is left out and reported once per thread; the others answer", async () => {
+    told.length = 0;
+    const s = servers([
+      spec("broken", { command: [...TEAM, "--fail-start"] }),
+      spec("team", { command: TEAM }),
+    ]);
+    const first = await s.toolsFor("web:cB", "web", tell);
+    expect(first.map((t) => t.server)).not.toContain("broken");
+    expect(first.map((t) => t.name)).toContain("team_echo");
+    expect(told).toHaveLength(1);
+    expect(told[0]).toMatch(/MCP server "broken" is unavailable: .*exited with code 2.*TEAM_LICENSE is not set/);
+    await s.toolsFor("web:cB", "web", tell);
+    expect(told).toHaveLength(1);
+    await s.toolsFor("web:cB2", "web", tell);
+    expect(told).toHaveLength(2);
+    expect(s.status().find((x) => x.server === "broken")).toMatchObject({ state: "failing" });
+  });
+
+  it("a crash during a call is an error result naming the exit; after the backoff the server starts again", async () => {
+    let clock = 1_000_000;
+    const s = servers([spec("team", { command: TEAM })], () => clock);
+    await s.toolsFor("web:cC", "web", tell);
+    await expect(s.call("team", "crash", {}, "web:cC", undefined, tell)).rejects.toThrow(
+      /MCP server "team" stopped during the call \(exited with code 3; it said: team server: crashing on purpose\)/,
+    );
+    // Within the backoff a new start is not tried: the model hears when it will be.
+    await expect(s.call("team", "echo", { text: "x" }, "web:cC", undefined, tell)).rejects.toThrow(
+      /is unavailable .*tried again in 1 s/,
+    );
+    clock += 1500;
+    expect(textOf(await s.call("team", "echo", { text: "back" }, "web:cC", undefined, tell))).toBe(
+      "team echo: back",
+    );
+  });
+
+  it("the run's signal cancels a slow call at once, and the server hears of it", async () => {
+    const s = servers([spec("team", { command: TEAM })]);
+    const workspace = await ensureWorkspace(root, "web:cD", runner.owner);
+    const controller = new AbortController();
+    const call = s.call("team", "slow", { tag: "d1" }, "web:cD", controller.signal, tell);
+    const outcome = call.then(
+      () => "answered",
+      (e: Error) => e.message,
+    );
+    await until(() => readdirSync(workspace).includes("slow-d1.started"));
+    controller.abort(new Error("stopped by /stop"));
+    expect(await outcome).toBe("stopped by /stop");
+    await until(() => readdirSync(workspace).includes("slow-d1.cancelled"));
+  });
+
+  it("a call past callTimeoutMs ends with a clear error", async () => {
+    const s = servers([spec("team", { command: TEAM, callTimeoutMs: 300 })]);
+    await expect(s.call("team", "slow", { tag: "t1" }, "web:cE", undefined, tell)).rejects.toThrow(
+      /did not answer "slow" within 0 s; the call was cancelled/,
+    );
+  });
+
+  it("an error result is an error; a list change is seen on the next listing", async () => {
+    const s = servers([spec("team", { command: TEAM })]);
+    await expect(s.call("team", "fail", {}, "web:cF", undefined, tell)).rejects.toThrow(
+      "the tracker refused: quota exceeded",
+    );
+    const before = (await s.toolsFor("web:cF", "web", tell)).map((t) => t.name);
+    expect(before).not.toContain("team_extra");
+    await s.call("team", "grow", {}, "web:cF", undefined, tell);
+    await until(async () => (await s.toolsFor("web:cF", "web", tell)).some((t) => t.name === "team_extra"));
+    expect(textOf(await s.call("team", "extra", {}, "web:cF", undefined, tell))).toBe("extra works");
+  });
+
+  it("a server's variables reach that server only, never the gateway's own", async () => {
+    const s = servers([
+      spec("team", { command: TEAM, env: { TEAM_TOKEN: "team-secret-42" } }),
+      spec("other", { command: TEAM }),
+    ]);
+    const team = textOf(await s.call("team", "env", {}, "web:cG", undefined, tell));
+    expect(team).toContain("TEAM_TOKEN=team-secret-42");
+    expect(team).not.toContain("GATEWAY_SECRET");
+    const other = textOf(await s.call("other", "env", {}, "web:cG", undefined, tell));
+    expect(other).toContain("TEAM_TOKEN=(unset)");
+  });
+
+  it("a local server sees its own workspace only and has no network", async () => {
+    const s = servers([spec("team", { command: TEAM })]);
+    const mine = await ensureWorkspace(root, "web:cH", runner.owner);
+    const theirs = await ensureWorkspace(root, "web:cI", runner.owner);
+    const out = textOf(
+      await s.call("team", "probe", { path: theirs, port: remote.port }, "web:cH", undefined, tell),
+    );
+    expect(out).toMatch(new RegExp(`read ${theirs} failed: ENOENT`));
+    expect(out).toMatch(/connect failed: (ECONNREFUSED|ENETUNREACH)/);
+    expect(textOf(await s.call("team", "probe", { path: "/workspace" }, "web:cH", undefined, tell))).toBe(
+      `read /workspace: ${readdirSync(mine).join(",") || "(empty)"}`,
+    );
+  });
+
+  it("a remote server gets its headers, and a server that goes down is contained", async () => {
+    const s = servers([spec("remote", { url: remote.url, headers: { Authorization: "Bearer remote-token-7" } })]);
+    const tools = await s.toolsFor("web:cJ", "web", tell);
+    expect(tools.map((t) => t.name)).toContain("remote_whoami");
+    expect(textOf(await s.call("remote", "whoami", {}, "web:cJ", undefined, tell))).toBe(
+      "authorization: Bearer remote-token-7",
+    );
+    expect(remote.authorizations.every((a) => a === "Bearer remote-token-7")).toBe(true);
+    remote.down = true;
+    try {
+      await expect(s.call("remote", "echo", { text: "x" }, "web:cJ", undefined, tell)).rejects.toThrow(
+        /MCP server "remote" failed the call of "echo": .*503/,
+      );
+    } finally {
+      remote.down = false;
+    }
+    expect(textOf(await s.call("remote", "echo", { text: "again" }, "web:cJ", undefined, tell))).toBe(
+      "team echo: again",
+    );
+  });
+});
+
+async function until(cond: () => boolean | Promise<boolean>, ms = 20_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await cond())) {
+    if (Date.now() > end) throw new Error("timed out waiting");
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
