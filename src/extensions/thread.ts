@@ -56,6 +56,7 @@ export type ExtensionAgentHooks = Required<
 /** Per-thread extension view. Create it with `ExtensionRunner.bind(host)`. */
 export class ThreadExtensions {
   private agent: Agent | undefined;
+  private baseTools: readonly AgentTool[] = [];
   /** What the extensions' tool sources offered at the last `refreshTools`. */
   private found: { ext: LoadedExtension; def: ToolDefinition }[] = [];
   private readonly nextTurn: CustomMessage[] = [];
@@ -102,7 +103,9 @@ export class ThreadExtensions {
    * filtered by `activeTools`; a name already taken is left out). Tools of an extension disabled
    * later fail with an error result when called.
    */
-  tools(baseTools: readonly AgentTool[] = []): ExtensionTool[] {
+  tools(baseTools: readonly AgentTool[] = this.baseTools): ExtensionTool[] {
+    // Kept for the refresh before each run (`prepareRun`), which passes none.
+    this.baseTools = baseTools;
     const byName = new Map<string, ExtensionTool>();
     for (const t of baseTools) byName.set(t.name, t);
     const registeredBy = new Map<string, string>();

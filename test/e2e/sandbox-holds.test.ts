@@ -18,11 +18,11 @@ import { spawn } from "node:child_process";
 import { existsSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { RecordedRequest, ScriptedReply } from "../fakes/llm-server.js";
 import { BOT_USERNAME, type FakeChat } from "../fakes/telegram/server.js";
 import { bwrapUnavailable } from "../support/sandbox.js";
 import { CliProcess, MAIN } from "./support/cli-process.js";
-import { lastUserText, TG_USERS, until, World } from "./support/world.js";
+import { resultsFor as resultsIn, toolScript } from "./support/tool-script.js";
+import { TG_USERS, until, World } from "./support/world.js";
 
 const unavailable = await bwrapUnavailable();
 const asRoot = process.getuid?.() === 0;
@@ -30,45 +30,9 @@ const PYTHON = "/usr/bin/python3";
 const PROXY_SECRET = "prx-7c1d-9e2f-secret";
 
 let world: World;
+const resultsFor = (nonce: string) => resultsIn(world, nonce);
 let p: CliProcess;
 let seq = 0;
-
-type Message = { role: string; content: unknown };
-
-function trailingResults(request: RecordedRequest): string[] | undefined {
-  const messages = (request.body.messages as Message[] | undefined) ?? [];
-  if (messages.at(-1)?.role !== "tool") return undefined;
-  const out: string[] = [];
-  for (let i = messages.length - 1; i >= 0 && messages[i]?.role === "tool"; i--)
-    out.unshift(String(messages[i]?.content));
-  return out;
-}
-
-/** The fake model: `run: [calls]` makes those tool calls; after their results it says "done". */
-function toolScript(request: RecordedRequest): ScriptedReply {
-  if (trailingResults(request)) return { text: "done" };
-  const text = lastUserText(request);
-  const m = /run: (\[.*\])\s*$/s.exec(text);
-  if (!m?.[1]) return { text: `answers: ${text.split("\n").at(-1) ?? ""}` };
-  const calls = JSON.parse(m[1]) as { name?: string; command?: string; args?: Record<string, unknown> }[];
-  return {
-    toolCalls: calls.map((c) => ({
-      id: `call_${++seq}`,
-      name: c.name ?? "bash",
-      args: c.args ?? { command: c.command ?? "" },
-    })),
-  };
-}
-
-function resultsFor(nonce: string): string[] | undefined {
-  for (const r of world.requests("openai-completions")) {
-    const messages = (r.body.messages as Message[] | undefined) ?? [];
-    if (!messages.some((m) => m.role === "user" && JSON.stringify(m.content).includes(nonce))) continue;
-    const results = trailingResults(r);
-    if (results) return results;
-  }
-  return undefined;
-}
 
 let chatSeq = 0;
 const newChat = (): FakeChat => ({

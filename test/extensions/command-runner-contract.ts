@@ -249,6 +249,7 @@ export function commandRunnerContract(factory: RunnerFactory): void {
           [
             "bash",
             "-c",
+            // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell expansion, not a template
             'sleep 3007 & while read -r line; do echo "got $line in $PWD as ${SERVER_ONLY:-unset}"; done',
           ],
           { workspace: ws, env: { SERVER_ONLY: "mine" } },

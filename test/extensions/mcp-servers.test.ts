@@ -9,13 +9,13 @@
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { chmod } from "node:fs/promises";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { silentLogger } from "../../src/agent/logger.js";
-import { McpServers, type McpServerSpec } from "../../src/extensions/mcp/index.js";
+import { type McpServerSpec, McpServers } from "../../src/extensions/mcp/index.js";
 import type { CommandRunner } from "../../src/extensions/tools/index.js";
 import { ensureWorkspace } from "../../src/extensions/tools/workspace.js";
 import { RemoteTeamServer } from "../fakes/mcp/remote.js";
@@ -26,8 +26,16 @@ const repo = join(import.meta.dirname, "..", "..");
 const modules = join(repo, "node_modules");
 const fakes = join(repo, "test", "fakes", "mcp");
 const TEAM = ["node", join(fakes, "team-server.mjs")];
-const EVERYTHING = ["node", join(modules, "@modelcontextprotocol", "server-everything", "dist", "index.js"), "stdio"];
-const FILESYSTEM = ["node", join(modules, "@modelcontextprotocol", "server-filesystem", "dist", "index.js"), "/workspace"];
+const EVERYTHING = [
+  "node",
+  join(modules, "@modelcontextprotocol", "server-everything", "dist", "index.js"),
+  "stdio",
+];
+const FILESYSTEM = [
+  "node",
+  join(modules, "@modelcontextprotocol", "server-filesystem", "dist", "index.js"),
+  "/workspace",
+];
 
 function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -83,7 +91,10 @@ beforeAll(async () => {
   if (unavailable) return;
   root = mkdtempSync(join(tmpdir(), "sb-mcp-"));
   await chmod(root, 0o755);
-  runner = await bwrapRunner({ readOnlyPaths: [modules, fakes], source: { ...process.env, GATEWAY_SECRET: "gw-secret-1" } });
+  runner = await bwrapRunner({
+    readOnlyPaths: [modules, fakes],
+    source: { ...process.env, GATEWAY_SECRET: "gw-secret-1" },
+  });
   remote = await RemoteTeamServer.start();
 });
 afterAll(async () => {
@@ -112,8 +123,17 @@ describe.skipIf(unavailable)("MCP servers in the sandbox", () => {
   it("the reference filesystem server works in the thread's workspace, and only there", async () => {
     const s = servers([spec("files", { command: FILESYSTEM })]);
     const tools = (await s.toolsFor("web:cK", "web", tell)).map((t) => t.name);
-    expect(tools).toEqual(expect.arrayContaining(["files_write_file", "files_read_text_file", "files_list_directory"]));
-    await s.call("files", "write_file", { path: "/workspace/notes.md", content: "# from MCP" }, "web:cK", undefined, tell);
+    expect(tools).toEqual(
+      expect.arrayContaining(["files_write_file", "files_read_text_file", "files_list_directory"]),
+    );
+    await s.call(
+      "files",
+      "write_file",
+      { path: "/workspace/notes.md", content: "# from MCP" },
+      "web:cK",
+      undefined,
+      tell,
+    );
     const workspace = await ensureWorkspace(root, "web:cK", runner.owner);
     expect(readFileSync(join(workspace, "notes.md"), "utf8")).toBe("# from MCP");
     await expect(
@@ -136,7 +156,9 @@ describe.skipIf(unavailable)("MCP servers in the sandbox", () => {
       const s = servers([spec("every", { url: `http://127.0.0.1:${port}/mcp` })]);
       const tools = (await s.toolsFor("web:cL", "web", tell)).map((t) => t.name);
       expect(tools).toContain("every_get-sum");
-      expect(textOf(await s.call("every", "get-sum", { a: 2, b: 40 }, "web:cL", undefined, tell))).toMatch(/42/);
+      expect(textOf(await s.call("every", "get-sum", { a: 2, b: 40 }, "web:cL", undefined, tell))).toMatch(
+        /42/,
+      );
     } finally {
       child.kill();
     }
@@ -152,7 +174,9 @@ describe.skipIf(unavailable)("MCP servers in the sandbox", () => {
     expect(first.map((t) => t.server)).not.toContain("broken");
     expect(first.map((t) => t.name)).toContain("team_echo");
     expect(told).toHaveLength(1);
-    expect(told[0]).toMatch(/MCP server "broken" is unavailable: .*exited with code 2.*TEAM_LICENSE is not set/);
+    expect(told[0]).toMatch(
+      /MCP server "broken" is unavailable: .*exited with code 2.*TEAM_LICENSE is not set/,
+    );
     await s.toolsFor("web:cB", "web", tell);
     expect(told).toHaveLength(1);
     await s.toolsFor("web:cB2", "web", tell);
@@ -238,7 +262,9 @@ describe.skipIf(unavailable)("MCP servers in the sandbox", () => {
   });
 
   it("a remote server gets its headers, and a server that goes down is contained", async () => {
-    const s = servers([spec("remote", { url: remote.url, headers: { Authorization: "Bearer remote-token-7" } })]);
+    const s = servers([
+      spec("remote", { url: remote.url, headers: { Authorization: "Bearer remote-token-7" } }),
+    ]);
     const tools = await s.toolsFor("web:cJ", "web", tell);
     expect(tools.map((t) => t.name)).toContain("remote_whoami");
     expect(textOf(await s.call("remote", "whoami", {}, "web:cJ", undefined, tell))).toBe(

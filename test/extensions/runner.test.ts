@@ -272,6 +272,68 @@ describe("tools", () => {
   });
 });
 
+describe("tool sources", () => {
+  it("tools found at run time are offered from the next run on, whatever activeTools says, and get the thread context", async () => {
+    let offer = ["first"];
+    const found: ExtensionEntry = {
+      name: "found",
+      factory: (api) =>
+        api.registerToolSource(async (ctx) =>
+          offer.map((name) => ({
+            name: `found_${name}`,
+            label: name,
+            description: `Found tool ${name}`,
+            parameters: Type.Object({}),
+            async execute() {
+              return {
+                content: [{ type: "text" as const, text: `${name} in ${ctx.thread.threadKey}` }],
+                details: {},
+              };
+            },
+          })),
+        ),
+    };
+    const h = await createHarness([found], {
+      baseTools: [echoTool()],
+      activeTools: ["echo"],
+      replies: [
+        { toolCalls: [{ name: "found_first", args: {} }] },
+        "ok",
+        { toolCalls: [{ name: "found_second", args: {} }] },
+        "ok",
+      ],
+    });
+    await h.run("go");
+    expect(h.agent.state.tools.map((t) => t.name).sort()).toEqual(["echo", "found_first"]);
+    expect(h.resultText(h.toolResults()[0])).toBe("first in test:T1");
+    offer = ["second"];
+    await h.run("again");
+    expect(h.agent.state.tools.map((t) => t.name).sort()).toEqual(["echo", "found_second"]);
+    expect(h.resultText(h.toolResults()[1])).toBe("second in test:T1");
+  });
+
+  it("a source that rejects is reported and disabled; the run goes on with the other tools", async () => {
+    const broken: ExtensionEntry = {
+      name: "broken-source",
+      factory: (api) =>
+        api.registerToolSource(async () => {
+          throw new Error("catalog service down");
+        }),
+    };
+    const h = await createHarness([broken], { baseTools: [echoTool()], replies: [callEcho("still"), "ok"] });
+    await h.run("go");
+    expect(h.agent.state.tools.map((t) => t.name)).toEqual(["echo"]);
+    expect(h.resultText(h.toolResults()[0])).toContain("echo: still");
+    expect(h.failures).toEqual([
+      expect.objectContaining({
+        extension: "broken-source",
+        phase: "tool source",
+        error: expect.stringContaining("catalog service down"),
+      }),
+    ]);
+  });
+});
+
 describe("failures", () => {
   it("a factory that throws is reported and disabled, and what it registered is gone", async () => {
     const bad: ExtensionEntry = {

@@ -8,9 +8,9 @@ import type { ImageContent, TextContent } from "../../agent/llm/types.js";
 import { HeadTailBuffer } from "../tools/output-buffer.js";
 
 /** Text kept per result, as for `bash`. */
-export const MAX_RESULT_TEXT_BYTES = 50_000;
+const MAX_RESULT_TEXT_BYTES = 50_000;
 /** Largest picture passed on (providers refuse larger ones), as base64 characters. */
-export const MAX_IMAGE_BASE64 = 5 * 1024 * 1024;
+const MAX_IMAGE_BASE64 = 5 * 1024 * 1024;
 /** Pictures passed on per result. */
 export const MAX_IMAGES = 4;
 
@@ -22,7 +22,8 @@ export interface MappedResult {
   text: string;
 }
 
-const base64Bytes = (data: string) => Math.floor((data.length * 3) / 4);
+const base64Bytes = (data: string) =>
+  Math.floor((data.length * 3) / 4) - (data.endsWith("==") ? 2 : data.endsWith("=") ? 1 : 0);
 
 function isPicture(mimeType: string | undefined): mimeType is string {
   return typeof mimeType === "string" && /^image\/(png|jpeg|gif|webp)$/i.test(mimeType);

@@ -446,7 +446,7 @@ export class McpServers {
 }
 
 /** What `tool` of `spec` may do: its own setting, the server's, or the trust default. */
-export function approvalOf(spec: McpServerSpec, tool: string): McpApproval {
+function approvalOf(spec: McpServerSpec, tool: string): McpApproval {
   return spec.toolApproval[tool] ?? spec.approval ?? (spec.trusted ? "allow" : "ask");
 }
 

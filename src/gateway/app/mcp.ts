@@ -91,8 +91,7 @@ export function mcpProbes(tools: ToolsConfig, workspaceRoot: string, logger: Log
       });
       try {
         const [status] = await servers.probe("check:mcp");
-        if (!status || status.state !== "ready")
-          return { ok: false, detail: status?.problem ?? "did not start" };
+        if (status?.state !== "ready") return { ok: false, detail: status?.problem ?? "did not start" };
         const names = status.tools.map((t) => t.name);
         const list =
           names.length > 8 ? `${names.slice(0, 8).join(", ")}, … (${names.length} in all)` : names.join(", ");

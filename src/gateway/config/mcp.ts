@@ -12,7 +12,7 @@ type ServerEntry = ToolsConfig["mcp"]["servers"][number];
 /** Problems of the configured servers, each naming its field. */
 export function mcpIssues(servers: readonly ServerEntry[], platforms: readonly string[]): ConfigIssue[] {
   const issues: ConfigIssue[] = [];
-  const at = (i: number, ...rest: string[]) => joinPath(["tools", "mcp", "servers", i, ...rest]);
+  const at = (i: number, ...rest: (string | number)[]) => joinPath(["tools", "mcp", "servers", i, ...rest]);
   const firstOf = new Map<string, number>();
   servers.forEach((s, i) => {
     const first = firstOf.get(s.name.toLowerCase());
@@ -43,7 +43,7 @@ export function mcpIssues(servers: readonly ServerEntry[], platforms: readonly s
     (s.channels ?? []).forEach((p, j) => {
       if (!platforms.includes(p))
         issues.push({
-          path: at(i, "channels", String(j)),
+          path: at(i, "channels", j),
           message: `names no platform; use one of ${platforms.join(", ")}`,
         });
     });

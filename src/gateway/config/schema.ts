@@ -475,11 +475,13 @@ const McpServerSchema = Type.Object(
     ),
     headers: Type.Record(Type.String(), Type.String(), {
       default: {},
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: documents the ${VAR} syntax
       description: "Request headers of a remote server; credentials as ${VAR} references.",
     }),
     env: Type.Record(Type.String({ pattern: "^[A-Za-z_][A-Za-z0-9_]*$" }), Type.String(), {
       default: {},
       description:
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: documents the ${VAR} syntax
         "Variables a local server gets besides tools.sandbox.env (its own credentials as ${VAR} references; no other tool process gets them).",
     }),
     network: StringEnum(SANDBOX_NETWORK_VALUES, {

@@ -12,6 +12,9 @@ import { isOnlyReferences } from "./env.js";
 import { type ConfigIssue, joinPath } from "./errors.js";
 import { isSecretFieldName } from "./secret-names.js";
 
+/** The scheme word of an HTTP Authorization header value (`Bearer ${TOKEN}`). */
+const AUTH_SCHEME_PREFIX = /^(Bearer|Basic|Bot|Token) (?=\$\{)/i;
+
 /** A URL with a password in it (`redis://:pw@host`), written out literally. */
 const URL_WITH_PASSWORD = /^[a-z][a-z0-9+.-]*:\/\/[^/\s:@]*:[^/\s@]+@/i;
 
@@ -60,8 +63,10 @@ export function findLiteralSecrets(tree: unknown): ConfigIssue[] {
       const here = [...path, key];
       if (isSecretFieldName(key) && value !== null && typeof value !== "object") {
         const text = String(value);
+        // An HTTP auth scheme before the reference is not a secret: `Authorization: Bearer ${TOKEN}`.
+        const reference = text.replace(AUTH_SCHEME_PREFIX, "");
         const onlyPlainReferences =
-          typeof value === "string" && isOnlyReferences(text) && !/\$\{[^}]*:-[^}]+\}/.test(text);
+          typeof value === "string" && isOnlyReferences(reference) && !/\$\{[^}]*:-[^}]+\}/.test(text);
         if (text !== "" && !onlyPlainReferences) {
           issues.push({
             path: joinPath(here),

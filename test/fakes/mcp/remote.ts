@@ -42,7 +42,10 @@ export class RemoteTeamServer {
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const body = chunks.length > 0 ? JSON.parse(Buffer.concat(chunks).toString("utf8")) : undefined;
     const server = createTeamServer({ http: true, headers: () => req.headers });
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+    });
     res.on("close", () => {
       void transport.close();
       void server.close();
