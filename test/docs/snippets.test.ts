@@ -376,7 +376,12 @@ function schemaHas(path: string): boolean {
   let nodes: unknown[] = [ConfigSchema];
   for (const part of path.split(".")) {
     nodes = nodes.flatMap((n) => {
-      const props = (n as { properties?: Record<string, unknown> }).properties ?? {};
+      // A list's fields are its items' (`tools.mcp.servers.name`).
+      const node = n as {
+        properties?: Record<string, unknown>;
+        items?: { properties?: Record<string, unknown> };
+      };
+      const props = node.properties ?? node.items?.properties ?? {};
       return part === "*" ? Object.values(props) : props[part] ? [props[part]] : [];
     });
   }

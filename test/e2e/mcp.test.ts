@@ -137,6 +137,11 @@ describe.skipIf(unavailable)("MCP servers through a chat", () => {
       "the approval request",
     );
     expect(request.text).toContain("every_echo");
+    // Ready for a decision once the bot offered its reactions (the request is then tied to the message).
+    await until(
+      () => (world.telegram.message(chat.id, request.message_id)?.botReactions.length ?? 0) > 0,
+      "the bot's reactions on the request",
+    );
     expect(resultsFor(world, nonce)).toBeUndefined();
     world.telegram.reaction({ chat, from: TG_USERS.alice, messageId: request.message_id, emoji: "✅" });
     const results = await until(() => resultsFor(world, nonce), "the result after approval");

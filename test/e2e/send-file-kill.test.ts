@@ -90,8 +90,12 @@ describe("send_file when its worker is killed mid-upload (Slack, Redis)", () => 
     const replies = () => world.slack.view(channel).find((v) => v.ts === message.ts)?.replies ?? [];
     await until(
       () =>
-        replies().some((r) => r.user === BOT_USER_ID && r.text.includes("saw the send_file result")) ||
-        undefined,
+        // The whole answer: it streams in, and its first edit may end before the result's words.
+        replies().some(
+          (r) =>
+            r.user === BOT_USER_ID &&
+            /saw the send_file result[\s\S]*finished by the next worker/.test(r.text),
+        ) || undefined,
       "the answer after the recovery",
       90_000,
     );

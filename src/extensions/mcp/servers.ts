@@ -131,8 +131,15 @@ export class McpServers {
             await this.tellOnce(state, threadKey, tell);
             return [];
           }
+          let session: McpSession;
           try {
-            const session = await this.sessionFor(state, threadKey);
+            session = await this.sessionFor(state, threadKey);
+          } catch (e) {
+            this.failed(state, "start", e);
+            await this.tellOnce(state, threadKey, tell);
+            return [];
+          }
+          try {
             state.tools = await session.listTools();
             this.recovered(state);
           } catch (e) {
