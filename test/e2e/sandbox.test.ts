@@ -18,12 +18,12 @@ import { chmodSync, existsSync, readdirSync, statSync, writeFileSync } from "nod
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { RecordedRequest, ScriptedReply } from "../fakes/llm-server.js";
 import { BOT_USERNAME, type FakeChat } from "../fakes/telegram/server.js";
 import { redisUrl } from "../support/redis.js";
 import { bwrapUnavailable } from "../support/sandbox.js";
 import { CliProcess, MAIN } from "./support/cli-process.js";
-import { lastUserText, TG_USERS, until, World } from "./support/world.js";
+import { resultsFor as resultsIn, toolScript } from "./support/tool-script.js";
+import { TG_USERS, until, World } from "./support/world.js";
 
 const unavailable = await bwrapUnavailable();
 const CANARY = "canary-7c41e9-do-not-leak";
@@ -32,47 +32,7 @@ let world: World;
 const running: CliProcess[] = [];
 let seq = 0;
 
-type Message = { role: string; content: unknown };
-
-/** The tool results at the end of a request (the answers to the latest assistant message). */
-function trailingResults(request: RecordedRequest): string[] | undefined {
-  const messages = (request.body.messages as Message[] | undefined) ?? [];
-  if (messages.at(-1)?.role !== "tool") return undefined;
-  const out: string[] = [];
-  for (let i = messages.length - 1; i >= 0 && messages[i]?.role === "tool"; i--)
-    out.unshift(String(messages[i]?.content));
-  return out;
-}
-
-/** The fake model: `run: [calls]` makes those tool calls; after their results it says "done". */
-function toolScript(request: RecordedRequest): ScriptedReply {
-  const results = trailingResults(request);
-  if (results) return { text: `done (${results.length} results)` };
-  const text = lastUserText(request);
-  const m = /run: (\[.*\])\s*$/s.exec(text);
-  if (m?.[1]) {
-    const calls = JSON.parse(m[1]) as { name?: string; command?: string; args?: Record<string, unknown> }[];
-    return {
-      toolCalls: calls.map((c) => ({
-        id: `call_${++seq}`,
-        name: c.name ?? "bash",
-        args: c.args ?? { command: c.command ?? "" },
-      })),
-    };
-  }
-  return { text: `answers: ${text.split("\n").at(-1) ?? ""}` };
-}
-
-/** The tool results the model got for the run whose user text contains `nonce`. */
-function resultsFor(nonce: string): string[] | undefined {
-  for (const r of world.requests("openai-completions")) {
-    const messages = (r.body.messages as Message[] | undefined) ?? [];
-    if (!messages.some((m) => m.role === "user" && JSON.stringify(m.content).includes(nonce))) continue;
-    const results = trailingResults(r);
-    if (results) return results;
-  }
-  return undefined;
-}
+const resultsFor = (nonce: string) => resultsIn(world, nonce);
 
 function config(name: string, tools: string, extra = ""): string {
   const base = world.yaml({ channels: ["telegram"], logLevel: "info", concurrency: 16 });
