@@ -15,7 +15,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { silentLogger } from "../../src/agent/logger.js";
-import { type McpServerSpec, McpServers } from "../../src/extensions/mcp/index.js";
+import { type McpServerSpec, McpServers, type McpToolCatalog } from "../../src/extensions/mcp/index.js";
 import type { CommandRunner } from "../../src/extensions/tools/index.js";
 import { ensureWorkspace } from "../../src/extensions/tools/workspace.js";
 import { RemoteTeamServer } from "../fakes/mcp/remote.js";
@@ -68,10 +68,17 @@ let runner: CommandRunner;
 let remote: RemoteTeamServer;
 const open: McpServers[] = [];
 
-function servers(specs: McpServerSpec[], now?: () => number): McpServers {
+function servers(
+  specs: McpServerSpec[],
+  now?: () => number,
+  o: { runner?: CommandRunner | null; catalog?: McpToolCatalog } = {},
+): McpServers {
+  // null: a process without a sandbox (a gateway).
+  const chosen = o.runner === null ? undefined : (o.runner ?? runner);
   const s = new McpServers({
     specs,
-    runner,
+    ...(chosen ? { runner: chosen } : {}),
+    ...(o.catalog ? { catalog: o.catalog, catalogPrefix: "t:" } : {}),
     workspaceOf: (threadKey) => ensureWorkspace(root, threadKey, runner.owner),
     logger: silentLogger,
     ...(now ? { now } : {}),
@@ -162,6 +169,40 @@ describe.skipIf(unavailable)("MCP servers in the sandbox", () => {
     } finally {
       child.kill();
     }
+  });
+
+  it("tool lists are shared: a gateway lists them without a sandbox, another worker without starting the server", async () => {
+    const catalog = memoryCatalog();
+    const team = spec("team", { command: TEAM });
+    const worker = servers([team], undefined, { runner, catalog });
+    expect((await worker.toolsFor("web:cM", "web", tell)).map((t) => t.name)).toContain("team_echo");
+    expect([...catalog.values.keys()]).toEqual([expect.stringMatching(/^t:mcp:tools:team:[0-9a-f]{16}$/)]);
+
+    const gateway = servers([team], undefined, { runner: null, catalog });
+    const [seen] = await gateway.sharedStatus("web");
+    expect(seen).toMatchObject({ server: "team", state: "ready" });
+    expect(seen?.tools.map((t) => t.name)).toContain("team_grow");
+
+    let starts = 0;
+    const counting: CommandRunner = {
+      ...runner,
+      start: (argv, o) => {
+        starts++;
+        return runner.start(argv, o);
+      },
+    };
+    // A stale list (only echo) is used at once, then read again when this worker starts the server.
+    const [key] = [...catalog.values.keys()];
+    const listed = JSON.parse(catalog.values.get(key as string) as string) as { name: string }[];
+    catalog.values.set(key as string, JSON.stringify(listed.filter((t) => t.name === "echo")));
+    const other = servers([team], undefined, { runner: counting, catalog });
+    expect((await other.toolsFor("web:cN", "web", tell)).map((t) => t.name)).toEqual(["team_echo"]);
+    expect(starts).toBe(0);
+    expect(textOf(await other.call("team", "echo", { text: "x" }, "web:cN", undefined, tell))).toBe(
+      "team echo: x",
+    );
+    expect(starts).toBe(1);
+    await until(async () => (await other.toolsFor("web:cN", "web", tell)).length === listed.length);
   });
 
   it("a server that cannot start is left out and reported once per thread; the others answer", async () => {
@@ -284,6 +325,18 @@ describe.skipIf(unavailable)("MCP servers in the sandbox", () => {
     );
   });
 });
+
+/** The catalog as Redis would hold it, in memory. */
+function memoryCatalog(): McpToolCatalog & { values: Map<string, string> } {
+  const values = new Map<string, string>();
+  return {
+    values,
+    get: async (key) => values.get(key),
+    set: async (key, value) => {
+      values.set(key, value);
+    },
+  };
+}
 
 async function until(cond: () => boolean | Promise<boolean>, ms = 20_000): Promise<void> {
   const end = Date.now() + ms;

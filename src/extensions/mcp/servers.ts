@@ -10,6 +10,7 @@
  * 5 min); meanwhile its tools fail at once with an error result the model can act on, and the other
  * servers and the run go on.
  */
+import { createHash } from "node:crypto";
 import type { StructuredLogger } from "../../agent/logger.js";
 import type { CommandRunner } from "../tools/sandbox/types.js";
 import { modelToolName } from "./names.js";
@@ -18,8 +19,22 @@ import { mapCallResult } from "./results.js";
 import { McpSession, type McpTool } from "./session.js";
 import type { McpApproval, McpFailureKind, McpObserver, McpServerSpec } from "./types.js";
 
+/**
+ * Where processes share the tool lists they read (Redis in a split deployment; the same shape as
+ * the adapters' `KeyValueStore`): a gateway's `/tools` and a worker that has not started a server
+ * yet use what another process listed.
+ */
+export interface McpToolCatalog {
+  get(key: string): Promise<string | undefined>;
+  set(key: string, value: string, ttlMs: number): Promise<void>;
+}
+
 export interface McpServersOptions {
   specs: readonly McpServerSpec[];
+  /** Tool lists shared with the deployment's other processes; absent: each process lists its own. */
+  catalog?: McpToolCatalog;
+  /** Prefix of the catalog's keys (the deployment's key prefix). */
+  catalogPrefix?: string;
   /** Where local servers run (the tools' sandbox). Absent: local servers cannot start in this process. */
   runner?: CommandRunner;
   /** The thread's workspace on the host, created when missing. */
@@ -70,6 +85,8 @@ interface Failure {
 interface ServerState {
   spec: McpServerSpec;
   tools?: McpTool[];
+  /** Whether `tools` came from this process's own session (else from the catalog, refreshed on a start). */
+  listedHere: boolean;
   failure?: Failure;
   /** The remote server's connection. */
   remote?: Promise<McpSession>;
@@ -78,6 +95,8 @@ interface ServerState {
 }
 
 const MAX_BACKOFF_MS = 5 * 60_000;
+/** How long a shared tool list is kept without a process listing it again. */
+const CATALOG_TTL_MS = 7 * 24 * 3600_000;
 
 /**
  * Each tool's schema as offered, one object per listed tool: the validator compiled for it is
@@ -104,7 +123,7 @@ export class McpServers {
   private closed = false;
 
   constructor(private readonly o: McpServersOptions) {
-    this.states = o.specs.map((spec) => ({ spec, local: new Map() }));
+    this.states = o.specs.map((spec) => ({ spec, local: new Map(), listedHere: false }));
     this.now = o.now ?? Date.now;
   }
 
@@ -126,6 +145,7 @@ export class McpServers {
     const wanted = this.states.filter((s) => !s.spec.channels || s.spec.channels.includes(platform));
     const lists = await Promise.all(
       wanted.map(async (state) => {
+        if (!state.tools) await this.fromCatalog(state);
         if (!state.tools) {
           if (this.waiting(state)) {
             await this.tellOnce(state, threadKey, tell);
@@ -140,7 +160,7 @@ export class McpServers {
             return [];
           }
           try {
-            state.tools = await session.listTools();
+            this.remember(state, await session.listTools());
             this.recovered(state);
           } catch (e) {
             this.failed(state, "list", e);
@@ -243,6 +263,12 @@ export class McpServers {
       }));
   }
 
+  /** `status`, with tool lists other processes shared for servers this one has not listed (a gateway's `/tools`). */
+  async sharedStatus(platform?: string): Promise<McpServerStatus[]> {
+    await Promise.all(this.states.filter((s) => !s.tools).map((s) => this.fromCatalog(s)));
+    return this.status(platform);
+  }
+
   /**
    * Starts (or connects to) every server once, in `workspace`, and lists its tools: what
    * `switchboard check` shows. Resolves with each server's status; never rejects.
@@ -252,7 +278,7 @@ export class McpServers {
       this.states.map(async (state) => {
         try {
           const session = await this.sessionFor(state, threadKey);
-          state.tools = await session.listTools();
+          this.remember(state, await session.listTools());
           this.recovered(state);
         } catch (e) {
           this.failed(state, "list", e);
@@ -307,25 +333,78 @@ export class McpServers {
     return out;
   }
 
+  /** Keeps `tools` as the server's list, read by this process, and shares it. */
+  private remember(state: ServerState, tools: McpTool[]): void {
+    state.tools = tools;
+    state.listedHere = true;
+    const catalog = this.o.catalog;
+    if (!catalog) return;
+    catalog
+      .set(this.catalogKey(state.spec), JSON.stringify(tools), CATALOG_TTL_MS)
+      .catch((e: unknown) =>
+        this.o.logger.warn({ err: e, server: state.spec.name }, "could not share an MCP tool list"),
+      );
+  }
+
+  /** Takes the list another process shared, if any (never rejects: a catalog down means listing here). */
+  private async fromCatalog(state: ServerState): Promise<void> {
+    const catalog = this.o.catalog;
+    if (!catalog || state.tools) return;
+    try {
+      const text = await catalog.get(this.catalogKey(state.spec));
+      const tools = text ? (JSON.parse(text) as unknown) : undefined;
+      if (Array.isArray(tools) && !state.tools) state.tools = tools as McpTool[];
+    } catch (e) {
+      this.o.logger.warn({ err: e, server: state.spec.name }, "could not read a shared MCP tool list");
+    }
+  }
+
+  /** The catalog key of a server: its name and what it runs or reaches, so a changed config lists anew. */
+  private catalogKey(spec: McpServerSpec): string {
+    const what = createHash("sha256")
+      .update(JSON.stringify(spec.command ?? spec.url ?? ""))
+      .digest("hex")
+      .slice(0, 16);
+    return `${this.o.catalogPrefix ?? ""}mcp:tools:${spec.name}:${what}`;
+  }
+
   /** The session of `threadKey` (local) or the process's (remote), started or connected when missing. */
   private sessionFor(state: ServerState, threadKey: string): Promise<McpSession> {
     if (this.closed) return Promise.reject(new Error("Switchboard is shutting down."));
     const spec = state.spec;
     if (spec.url) {
-      state.remote ??= this.connectRemote(state).catch((e: unknown) => {
-        state.remote = undefined;
-        throw e;
-      });
+      state.remote ??= this.connectRemote(state)
+        .then((connected) => this.refreshShared(state, connected))
+        .catch((e: unknown) => {
+          state.remote = undefined;
+          throw e;
+        });
       return state.remote;
     }
     const held = state.local.get(threadKey);
     if (held) return held.session;
-    const session = this.startLocal(state, threadKey);
+    const session = this.startLocal(state, threadKey).then((started) => this.refreshShared(state, started));
     state.local.set(threadKey, { session });
     session.catch(() => {
       if (state.local.get(threadKey)?.session === session) state.local.delete(threadKey);
     });
     this.touch(state, threadKey);
+    return session;
+  }
+
+  /**
+   * A list taken from the catalog may be older than the server: the first session this process
+   * opens reads it again (in the background) and shares what it found.
+   */
+  private refreshShared(state: ServerState, session: McpSession): McpSession {
+    if (state.tools && !state.listedHere) {
+      state.listedHere = true;
+      session.listTools().then(
+        (tools) => this.remember(state, tools),
+        (e: unknown) =>
+          this.o.logger.warn({ err: e, server: state.spec.name }, "could not list an MCP server's tools"),
+      );
+    }
     return session;
   }
 
@@ -339,9 +418,7 @@ export class McpServers {
     });
     return McpSession.connect(transport, {
       timeoutMs: spec.startTimeoutMs,
-      onToolsChanged: (tools) => {
-        state.tools = tools;
-      },
+      onToolsChanged: (tools) => this.remember(state, tools),
       onClose: () => {
         state.remote = undefined;
       },
@@ -359,9 +436,7 @@ export class McpServers {
       return await McpSession.connect(transport, {
         timeoutMs: spec.startTimeoutMs,
         describeEnd: () => transport.describeExit(),
-        onToolsChanged: (tools) => {
-          state.tools = tools;
-        },
+        onToolsChanged: (tools) => this.remember(state, tools),
         onClose: () => {
           const held = state.local.get(threadKey);
           if (held) {

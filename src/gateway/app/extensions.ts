@@ -86,14 +86,14 @@ export async function loadExtensions(o: LoadExtensionsOptions): Promise<Extensio
     return channel?.bashApproval === "always";
   };
   // `/tools`: the tools registered up front (as the channel's `tools` list narrows them), then each MCP server.
-  const toolLines = (ctx: ExtensionContext): string[] => {
+  const toolLines = async (ctx: ExtensionContext): Promise<string[]> => {
     const active = o.channels?.[ctx.thread.platform as keyof ChannelsConfig]?.tools;
     const own = runner
       .enabled()
       .flatMap((ext) => ext.tools.map((t) => t.name))
       .filter((name) => !active || active.includes(name));
     const lines = own.length > 0 ? [`• Built-in and extensions: ${own.join(", ")}`] : [];
-    if (o.mcp) lines.push(...o.mcp.toolLines(o.mcp.servers.status(ctx.thread.platform)));
+    if (o.mcp) lines.push(...o.mcp.toolLines(await o.mcp.servers.sharedStatus(ctx.thread.platform)));
     return lines;
   };
   const builtins: Record<(typeof BUILTIN_ORDER)[number], ExtensionFactory> = {

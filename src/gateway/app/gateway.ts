@@ -49,6 +49,7 @@ import {
   type ListeningAddress,
 } from "../http/server.js";
 import { type Logger, redactSecrets } from "../log.js";
+import { RedisKeyValueStore } from "../redis-kv.js";
 import { accessConfig } from "./access.js";
 import { buildAdapters } from "./adapters.js";
 import { createAgentFactory } from "./agent-factory.js";
@@ -144,6 +145,7 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
       ...(sandbox ? { runner: sandbox.runner } : {}),
       workspaceRoot: config.agent.workspaceDir,
       metrics,
+      ...(redis ? { catalog: { store: new RedisKeyValueStore(redis), prefix } } : {}),
       logger,
     });
     if (mcp) closers.push(() => mcp.servers.close());

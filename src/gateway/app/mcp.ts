@@ -7,7 +7,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { errorMessage } from "../../agent/errors.js";
-import type { McpServers } from "../../extensions/mcp/index.js";
+import type { McpServers, McpToolCatalog } from "../../extensions/mcp/index.js";
 import { probeSandbox } from "../../extensions/tools/index.js";
 import type { CommandRunner } from "../../extensions/tools/sandbox/types.js";
 import { ensureWorkspace } from "../../extensions/tools/workspace.js";
@@ -24,6 +24,8 @@ export interface LoadMcpOptions {
   runner?: CommandRunner;
   workspaceRoot: string;
   metrics?: SwitchboardMetrics;
+  /** Where the deployment's processes share tool lists (Redis), with its key prefix. */
+  catalog?: { store: McpToolCatalog; prefix: string };
   logger: Logger;
 }
 
@@ -36,6 +38,7 @@ function newServers(
   return new mcp.McpServers({
     specs: mcpServerSpecs(o.specs),
     ...(o.runner ? { runner: o.runner } : {}),
+    ...(o.catalog ? { catalog: o.catalog.store, catalogPrefix: o.catalog.prefix } : {}),
     workspaceOf: (threadKey) => ensureWorkspace(o.workspaceRoot, threadKey, owner),
     logger: o.logger.child({ component: "mcp" }),
     ...(metrics
