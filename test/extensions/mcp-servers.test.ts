@@ -205,6 +205,32 @@ describe.skipIf(unavailable)("MCP servers in the sandbox", () => {
     await until(async () => (await other.toolsFor("web:cN", "web", tell)).length === listed.length);
   });
 
+  it("a thread's local server stops after idleTimeoutMs without a call, and starts again on the next", async () => {
+    const started: ReturnType<CommandRunner["start"]>[] = [];
+    const watching: CommandRunner = {
+      ...runner,
+      start: (argv, o) => {
+        const p = runner.start(argv, o);
+        started.push(p);
+        return p;
+      },
+    };
+    const s = servers([spec("team", { command: TEAM, idleTimeoutMs: 300 })], undefined, { runner: watching });
+    expect(textOf(await s.call("team", "echo", { text: "one" }, "web:cO", undefined, tell))).toBe(
+      "team echo: one",
+    );
+    await started[0]?.exited;
+    expect(textOf(await s.call("team", "echo", { text: "two" }, "web:cO", undefined, tell))).toBe(
+      "team echo: two",
+    );
+    expect(started).toHaveLength(2);
+    // A call that outlasts idleTimeoutMs is not cut by it: it ends by its own timeout.
+    const long = servers([spec("team", { command: TEAM, idleTimeoutMs: 200, callTimeoutMs: 1500 })]);
+    await expect(long.call("team", "slow", { tag: "idle" }, "web:cP", undefined, tell)).rejects.toThrow(
+      /did not answer "slow" within 2 s/,
+    );
+  });
+
   it("a server that cannot start is left out and reported once per thread; the others answer", async () => {
     told.length = 0;
     const s = servers([

@@ -82,6 +82,13 @@ interface Failure {
   told: Set<string>;
 }
 
+/** A thread's own instance of a local server; `busy` counts its calls in flight (no idle stop then). */
+interface LocalServer {
+  session: Promise<McpSession>;
+  idle?: NodeJS.Timeout | undefined;
+  busy: number;
+}
+
 interface ServerState {
   spec: McpServerSpec;
   tools?: McpTool[];
@@ -91,7 +98,7 @@ interface ServerState {
   /** The remote server's connection. */
   remote?: Promise<McpSession>;
   /** Local servers, per thread. */
-  local: Map<string, { session: Promise<McpSession>; idle?: NodeJS.Timeout }>;
+  local: Map<string, LocalServer>;
 }
 
 const MAX_BACKOFF_MS = 5 * 60_000;
@@ -207,6 +214,13 @@ export class McpServers {
       await this.tellOnce(state, threadKey, tell);
       throw new McpToolError(this.unavailableText(state));
     }
+    // Not stopped as idle while a call is in flight, however long it takes.
+    const held = state.local.get(threadKey);
+    if (held) {
+      held.busy++;
+      if (held.idle) clearTimeout(held.idle);
+      held.idle = undefined;
+    }
     try {
       const result = await session.callTool(tool, args, { timeoutMs: spec.callTimeoutMs, signal });
       this.recovered(state);
@@ -240,6 +254,7 @@ export class McpServers {
       if (spec.url) this.drop(state, threadKey); // a remote connection in doubt is made afresh
       throw new McpToolError(`MCP server "${server}" failed the call of "${tool}": ${messageOf(e)}`);
     } finally {
+      if (held) held.busy--;
       this.touch(state, threadKey);
     }
   }
@@ -384,11 +399,14 @@ export class McpServers {
     const held = state.local.get(threadKey);
     if (held) return held.session;
     const session = this.startLocal(state, threadKey).then((started) => this.refreshShared(state, started));
-    state.local.set(threadKey, { session });
-    session.catch(() => {
-      if (state.local.get(threadKey)?.session === session) state.local.delete(threadKey);
-    });
-    this.touch(state, threadKey);
+    state.local.set(threadKey, { session, busy: 0 });
+    // The idle clock starts once it runs: a slow start is bounded by startTimeoutMs, not by idleness.
+    session.then(
+      () => this.touch(state, threadKey),
+      () => {
+        if (state.local.get(threadKey)?.session === session) state.local.delete(threadKey);
+      },
+    );
     return session;
   }
 
@@ -452,10 +470,10 @@ export class McpServers {
     }
   }
 
-  /** Re-arms the idle stop of `threadKey`'s local server. */
+  /** Re-arms the idle stop of `threadKey`'s local server (when no call is in flight). */
   private touch(state: ServerState, threadKey: string): void {
     const held = state.local.get(threadKey);
-    if (!held) return;
+    if (!held || held.busy > 0) return;
     if (held.idle) clearTimeout(held.idle);
     held.idle = setTimeout(() => void this.drop(state, threadKey), state.spec.idleTimeoutMs);
     held.idle.unref();
