@@ -141,6 +141,22 @@ describe.skipIf(unavailable)("the bubblewrap sandbox", () => {
     expect(r.output).toContain("hello from the host");
   });
 
+  it("readOnlyPaths show read-only, also under /tmp and below directories only root may enter", async () => {
+    // mkdtemp's directory is 0700 and root's; the toolchain below it is open to all.
+    const hidden = mkdtempSync(join(tmpdir(), "sb-ro-"));
+    const toolchain = join(hidden, "toolchain");
+    await mkdir(toolchain, { mode: 0o755 });
+    writeFileSync(join(toolchain, "tool.txt"), "from the toolchain\n", { mode: 0o644 });
+    try {
+      const runner = await prepared({ readOnlyPaths: [toolchain] });
+      const r = await run(runner, `cat ${toolchain}/tool.txt; touch ${toolchain}/new 2>&1 | head -1`);
+      expect(r.output).toMatch(/^from the toolchain\n/);
+      expect(r.output).toMatch(/Read-only file system|Permission denied/);
+    } finally {
+      rmSync(hidden, { recursive: true, force: true });
+    }
+  });
+
   it("a workspace that cannot be mounted is a setup error, not the command's failure", async () => {
     const runner = await prepared();
     let output = "";

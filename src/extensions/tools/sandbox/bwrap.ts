@@ -119,20 +119,6 @@ export function bwrapBaseArgs(o: BwrapRunnerOptions & { etcDir: string }): strin
         args.push("--ro-bind-try", `${root}/etc/${name}`, `/etc/${name}`);
     }
   }
-  // Their parents, made explicitly readable for all: set up as root (the `drop` identity), a
-  // parent bwrap implies is root's alone and the account could not reach the path.
-  const mounted = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"];
-  const made = new Set<string>();
-  for (const path of o.readOnlyPaths ?? []) {
-    const parts = path.split("/").filter(Boolean);
-    for (let i = 1; i < parts.length; i++) {
-      const parent = `/${parts.slice(0, i).join("/")}`;
-      if (made.has(parent) || mounted.some((m) => parent === m || parent.startsWith(`${m}/`))) continue;
-      made.add(parent);
-      args.push("--perms", "0755", "--dir", parent);
-    }
-    args.push("--ro-bind-try", path, path);
-  }
   args.push("--proc", "/proc");
   // A minimal /dev of bind-mounted nodes in the (later read-only) root: cheaper than bwrap's --dev
   // (its own tmpfs, a devpts instance and a separate /dev/shm), and /dev/shm shares the bounded /tmp.
@@ -146,6 +132,26 @@ export function bwrapBaseArgs(o: BwrapRunnerOptions & { etcDir: string }): strin
   if (o.features.tmpfsSize) args.push("--size", String(o.limits.tmpSizeMb * 1024 * 1024));
   // Sticky and writable for all, as /tmp is; in a user namespace the sandbox's user owns it anyway.
   args.push("--perms", "1777", "--tmpfs", "/tmp");
+  // The extra read-only paths, after /tmp's tmpfs (which would hide one under /tmp). Their parents
+  // are made explicitly readable for all: set up as root (the `drop` identity), a
+  // parent bwrap implies is root's alone and the account could not reach the path.
+  const mounted = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"];
+  const made = new Set<string>();
+  for (const path of o.readOnlyPaths ?? []) {
+    const parts = path.split("/").filter(Boolean);
+    for (let i = 1; i < parts.length; i++) {
+      const parent = `/${parts.slice(0, i).join("/")}`;
+      if (
+        made.has(parent) ||
+        parent === "/tmp" ||
+        mounted.some((m) => parent === m || parent.startsWith(`${m}/`))
+      )
+        continue;
+      made.add(parent);
+      args.push("--perms", "0755", "--dir", parent);
+    }
+    args.push("--ro-bind-try", path, path);
+  }
   return args;
 }
 
