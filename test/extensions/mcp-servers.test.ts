@@ -16,7 +16,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { silentLogger } from "../../src/agent/logger.js";
 import { type McpServerSpec, McpServers, type McpToolCatalog } from "../../src/extensions/mcp/index.js";
-import type { CommandRunner } from "../../src/extensions/tools/index.js";
+import { type CommandRunner, createDirectRunner } from "../../src/extensions/tools/index.js";
 import { ensureWorkspace } from "../../src/extensions/tools/workspace.js";
 import { RemoteTeamServer } from "../fakes/mcp/remote.js";
 import { bwrapRunner, bwrapUnavailable } from "../support/sandbox.js";
@@ -371,3 +371,28 @@ async function until(cond: () => boolean | Promise<boolean>, ms = 20_000): Promi
     await new Promise((r) => setTimeout(r, 20));
   }
 }
+
+describe("MCP servers without a sandbox", () => {
+  it("every tool of an untrusted local server asks, whatever its approval says; a trusted one's do not", async () => {
+    // As this process's own user: the checkout may sit below a directory only its owner may enter.
+    const direct = createDirectRunner();
+    const dir = mkdtempSync(join(tmpdir(), "sb-mcp-direct-"));
+    await chmod(dir, 0o755);
+    const s = new McpServers({
+      specs: [
+        spec("loose", { command: TEAM, trusted: false, approval: "allow" }),
+        spec("team", { command: TEAM, trusted: true }),
+      ],
+      runner: direct,
+      workspaceOf: (threadKey) => ensureWorkspace(dir, threadKey, direct.owner),
+      logger: silentLogger,
+    });
+    open.push(s);
+    const tools = await s.toolsFor("web:cZ", "web", tell);
+    expect(tools.filter((t) => t.server === "loose").every((t) => t.ask)).toBe(true);
+    expect(tools.filter((t) => t.server === "team").some((t) => t.ask)).toBe(false);
+    expect(textOf(await s.call("team", "echo", { text: "direct" }, "web:cZ", undefined, tell))).toBe(
+      "team echo: direct",
+    );
+  });
+});
