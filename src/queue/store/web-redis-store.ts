@@ -268,8 +268,8 @@ export class RedisWebChatStore implements WebChatStore {
           let event: WebChatEvent;
           try {
             event = JSON.parse(payload) as WebChatEvent;
-          } catch {
-            this.warn("web chat: skipped an unreadable change", { bytes: payload.length });
+          } catch (err) {
+            this.warn("web chat: skipped an unreadable change", { err, bytes: payload.length });
             return;
           }
           this.emit(event);
