@@ -6,6 +6,7 @@
  * and outside a sandbox `killMarked` finds such processes by a variable of the call's environment.
  */
 import { type ChildProcess, spawn } from "node:child_process";
+import { EventEmitter } from "node:events";
 import { readdir, readFile } from "node:fs/promises";
 import type { Writable } from "node:stream";
 
@@ -38,6 +39,33 @@ export interface GroupRunResult {
   durationMs: number;
 }
 
+/**
+ * `file` as the leader of a new process group (so the group can be killed at once), stdout and
+ * stderr piped, stdin as asked, and `extraInput` written to its file descriptor 3.
+ */
+function spawnLeader(
+  file: string,
+  args: readonly string[],
+  o: Pick<GroupStartOptions, "cwd" | "env" | "uid" | "gid" | "extraInput">,
+  stdin: "ignore" | "pipe",
+): ChildProcess {
+  const child = spawn(file, args, {
+    cwd: o.cwd,
+    env: o.env,
+    detached: true,
+    stdio: o.extraInput ? [stdin, "pipe", "pipe", "pipe"] : [stdin, "pipe", "pipe"],
+    ...(o.uid !== undefined ? { uid: o.uid } : {}),
+    ...(o.gid !== undefined ? { gid: o.gid } : {}),
+  });
+  if (o.extraInput) {
+    const input = child.stdio[3] as Writable;
+    // A program that exits before reading it closes the other end: not an error of ours.
+    input.on("error", () => {});
+    input.end(o.extraInput);
+  }
+  return child;
+}
+
 /** Sends `signal` to the whole process group led by `pid`; a group already gone is fine. */
 function killGroup(pid: number, signal: NodeJS.Signals): void {
   try {
@@ -63,23 +91,10 @@ export function runProgramInGroup(
   return new Promise((resolve, reject) => {
     let child: ChildProcess;
     try {
-      child = spawn(file, args, {
-        cwd: options.cwd,
-        env: options.env,
-        detached: true,
-        stdio: options.extraInput ? ["ignore", "pipe", "pipe", "pipe"] : ["ignore", "pipe", "pipe"],
-        ...(options.uid !== undefined ? { uid: options.uid } : {}),
-        ...(options.gid !== undefined ? { gid: options.gid } : {}),
-      });
+      child = spawnLeader(file, args, options, "ignore");
     } catch (e) {
       reject(e);
       return;
-    }
-    if (options.extraInput) {
-      const input = child.stdio[3] as Writable;
-      // A program that exits before reading it closes the other end: not an error of ours.
-      input.on("error", () => {});
-      input.end(options.extraInput);
     }
     let timedOut = false;
     let aborted = false;
@@ -188,18 +203,17 @@ export function startProgramInGroup(
   args: readonly string[],
   o: GroupStartOptions,
 ): GroupProcess {
-  const child = spawn(file, args, {
-    cwd: o.cwd,
-    env: o.env,
-    detached: true,
-    stdio: o.extraInput ? ["pipe", "pipe", "pipe", "pipe"] : ["pipe", "pipe", "pipe"],
-    ...(o.uid !== undefined ? { uid: o.uid } : {}),
-    ...(o.gid !== undefined ? { gid: o.gid } : {}),
-  });
-  if (o.extraInput) {
-    const input = child.stdio[3] as Writable;
-    input.on("error", () => {});
-    input.end(o.extraInput);
+  let child: ChildProcess;
+  try {
+    child = spawnLeader(file, args, o, "pipe");
+  } catch (error) {
+    // Refused at once (an argument Node rejects): the same as a program that could not start.
+    const failed: GroupProcess = {
+      child: new EventEmitter() as ChildProcess,
+      exited: Promise.resolve({ code: null, signal: null, error: error as Error }),
+      stop: async () => {},
+    };
+    return failed;
   }
   // A peer that went away mid-write is the exit's business, not an uncaught error.
   child.stdin?.on("error", () => {});
