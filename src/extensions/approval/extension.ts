@@ -355,12 +355,13 @@ export function createApprovalExtension(options: ApprovalExtensionOptions): Exte
   /**
    * The request whose message is `messageRef`. A request is posted before its message id is
    * stored, so a quick reaction can arrive first: while the thread has a request without a message,
-   * look again every 100 ms for up to a second instead of dropping the decision.
+   * look again every 100 ms for up to 5 s instead of dropping the decision (a second was too short
+   * on a loaded machine: an admin's ✅ was lost in a full test run).
    */
   async function findRequest(messageRef: string, threadKey: string): Promise<ApprovalRecord | undefined> {
     for (let attempt = 0; ; attempt++) {
       const record = await store.findByMessage(messageRef);
-      if (record || attempt >= 10) return record;
+      if (record || attempt >= 50) return record;
       const pending = await store.pendingIn(threadKey);
       if (!pending.some((r) => r.messageRef === undefined)) return undefined;
       await clock.sleep(100);
