@@ -176,7 +176,7 @@ describe.skipIf(unavailable)("MCP servers in the sandbox", () => {
     const team = spec("team", { command: TEAM });
     const worker = servers([team], undefined, { runner, catalog });
     expect((await worker.toolsFor("web:cM", "web", tell)).map((t) => t.name)).toContain("team_echo");
-    expect([...catalog.values.keys()]).toEqual([expect.stringMatching(/^t:mcp:tools:team:[0-9a-f]{16}$/)]);
+    expect([...catalog.values.keys()]).toEqual([expect.stringMatching(/^t:mcp:tools:v1:team:[0-9a-f]{16}$/)]);
 
     const gateway = servers([team], undefined, { runner: null, catalog });
     const [seen] = await gateway.sharedStatus("web");
@@ -251,20 +251,34 @@ describe.skipIf(unavailable)("MCP servers in the sandbox", () => {
     expect(s.status().find((x) => x.server === "broken")).toMatchObject({ state: "failing" });
   });
 
-  it("a crash during a call is an error result naming the exit; after the backoff the server starts again", async () => {
-    let clock = 1_000_000;
-    const s = servers([spec("team", { command: TEAM })], () => clock);
+  it("a crash during a call is an error result naming the exit; the next call starts the server afresh", async () => {
+    const s = servers([spec("team", { command: TEAM })]);
     await s.toolsFor("web:cC", "web", tell);
     await expect(s.call("team", "crash", {}, "web:cC", undefined, tell)).rejects.toThrow(
       /MCP server "team" stopped during the call \(exited with code 3; it said: team server: crashing on purpose\)/,
     );
-    // Within the backoff a new start is not tried: the model hears when it will be.
-    await expect(s.call("team", "echo", { text: "x" }, "web:cC", undefined, tell)).rejects.toThrow(
+    expect(textOf(await s.call("team", "echo", { text: "back" }, "web:cC", undefined, tell))).toBe(
+      "team echo: back",
+    );
+    // Other threads are not affected.
+    expect(textOf(await s.call("team", "echo", { text: "new" }, "web:cC3", undefined, tell))).toBe(
+      "team echo: new",
+    );
+    expect(s.status()[0]?.state).toBe("ready");
+  });
+
+  it("backoff: a server that does not start is tried again only after the wait, then once per window", async () => {
+    let clock = 1_000_000;
+    const s = servers([spec("broken", { command: [...TEAM, "--fail-start"] })], () => clock);
+    await expect(s.call("broken", "echo", { text: "x" }, "web:cQ", undefined, tell)).rejects.toThrow(
+      /is unavailable .*tried again in 1 s/,
+    );
+    await expect(s.call("broken", "echo", { text: "x" }, "web:cQ2", undefined, tell)).rejects.toThrow(
       /is unavailable .*tried again in 1 s/,
     );
     clock += 1500;
-    expect(textOf(await s.call("team", "echo", { text: "back" }, "web:cC", undefined, tell))).toBe(
-      "team echo: back",
+    await expect(s.call("broken", "echo", { text: "x" }, "web:cQ", undefined, tell)).rejects.toThrow(
+      /is unavailable .*tried again in 2 s/,
     );
   });
 

@@ -19,7 +19,8 @@ export class ProcessTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: (message: JSONRPCMessage) => void;
-  private pending: Buffer = Buffer.alloc(0);
+  private pieces: Buffer[] = [];
+  private pendingBytes = 0;
   private stderr = "";
   private exit: { code: number | null; signal: NodeJS.Signals | null; error?: Error } | undefined;
   private closed = false;
@@ -67,28 +68,42 @@ export class ProcessTransport implements Transport {
     return said ? `${how}; it said: ${said}` : how;
   }
 
+  /**
+   * Splits stdout into lines: only the new chunk is searched for line ends, and a line's pieces
+   * are joined once, so a large message (pictures) costs its size, not its size squared.
+   */
   private receive(chunk: Buffer): void {
-    this.pending = this.pending.length === 0 ? chunk : Buffer.concat([this.pending, chunk]);
-    for (;;) {
-      const end = this.pending.indexOf(0x0a);
-      if (end < 0) break;
-      const line = this.pending.subarray(0, end).toString("utf8").replace(/\r$/, "");
-      this.pending = this.pending.subarray(end + 1);
-      if (line.trim() === "") continue;
-      let message: JSONRPCMessage;
-      try {
-        message = deserializeMessage(line);
-      } catch {
-        // A server printing its log to stdout: not protocol, not fatal.
-        this.stderr = `${this.stderr}\n${line}`.slice(-STDERR_TAIL);
-        continue;
-      }
-      this.onmessage?.(message);
+    let rest = chunk;
+    for (let end = rest.indexOf(0x0a); end >= 0; end = rest.indexOf(0x0a)) {
+      this.pieces.push(rest.subarray(0, end));
+      const line = Buffer.concat(this.pieces).toString("utf8").replace(/\r$/, "");
+      this.pieces = [];
+      this.pendingBytes = 0;
+      rest = rest.subarray(end + 1);
+      this.handleLine(line);
     }
-    if (this.pending.length > MAX_MESSAGE_BYTES) {
+    if (rest.length === 0) return;
+    this.pieces.push(rest);
+    this.pendingBytes += rest.length;
+    if (this.pendingBytes > MAX_MESSAGE_BYTES) {
+      this.pieces = [];
+      this.pendingBytes = 0;
       this.onerror?.(new Error(`the server sent a message over ${MAX_MESSAGE_BYTES} bytes`));
       void this.close();
     }
+  }
+
+  private handleLine(line: string): void {
+    if (line.trim() === "") return;
+    let message: JSONRPCMessage;
+    try {
+      message = deserializeMessage(line);
+    } catch {
+      // A server printing its log to stdout: not protocol, not fatal.
+      this.stderr = `${this.stderr}\n${line}`.slice(-STDERR_TAIL);
+      return;
+    }
+    this.onmessage?.(message);
   }
 
   private finish(): void {

@@ -11,6 +11,7 @@
  * servers and the run go on.
  */
 import { createHash } from "node:crypto";
+import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import type { StructuredLogger } from "../../agent/logger.js";
 import type { CommandRunner } from "../tools/sandbox/types.js";
 import { modelToolName } from "./names.js";
@@ -207,8 +208,12 @@ export class McpServers {
     }
     let session: McpSession;
     try {
-      session = await this.sessionFor(state, threadKey);
+      session = await untilAborted(this.sessionFor(state, threadKey), signal);
     } catch (e) {
+      if (signal?.aborted) {
+        this.o.observer?.call(server, "cancelled");
+        throw signal.reason instanceof Error ? signal.reason : new Error("The call was stopped.");
+      }
       this.failed(state, "start", e);
       this.o.observer?.call(server, "unavailable");
       await this.tellOnce(state, threadKey, tell);
@@ -235,13 +240,19 @@ export class McpServers {
         throw signal.reason instanceof Error ? signal.reason : new Error("The call was stopped.");
       }
       if (!session.alive) {
-        this.drop(state, threadKey);
-        this.failed(state, "crash", new Error(session.describeEnd()));
+        // This thread's instance (or the connection) died under this call: counted and logged, and
+        // the next call starts it afresh. Not a server-wide backoff: the server itself starts, and
+        // one thread's call must not make it unavailable to the others.
+        void this.drop(state, threadKey, session);
+        this.o.observer?.failure(server, "crash");
         this.o.observer?.call(server, "unavailable");
-        await this.tellOnce(state, threadKey, tell);
+        this.o.logger.warn(
+          { err: e, server, tool, exit: session.describeEnd() },
+          "MCP server stopped during a call",
+        );
         throw new McpToolError(
           `MCP server "${server}" stopped during the call (${session.describeEnd()}). ` +
-            `Switchboard starts it again on a later call (not before ${this.retryIn(state)}).`,
+            "It is started again on the next call; the call may have had effects before it stopped.",
         );
       }
       if (isTimeout(e)) {
@@ -251,7 +262,9 @@ export class McpServers {
         );
       }
       this.o.observer?.call(server, "error");
-      if (spec.url) this.drop(state, threadKey); // a remote connection in doubt is made afresh
+      // A protocol error (unknown tool, bad arguments, an invalid result) leaves the connection as
+      // it is; a transport error (HTTP, network) makes a remote connection afresh on the next call.
+      if (spec.url && !isProtocolError(e)) void this.drop(state, threadKey, session);
       throw new McpToolError(`MCP server "${server}" failed the call of "${tool}": ${messageOf(e)}`);
     } finally {
       if (held) held.busy--;
@@ -368,7 +381,9 @@ export class McpServers {
     try {
       const text = await catalog.get(this.catalogKey(state.spec));
       const tools = text ? (JSON.parse(text) as unknown) : undefined;
-      if (Array.isArray(tools) && !state.tools) state.tools = tools as McpTool[];
+      // Written by another process, perhaps another version: only well-formed entries are taken.
+      const valid = Array.isArray(tools) ? tools.filter(isListedTool) : [];
+      if (valid.length > 0 && !state.tools) state.tools = valid;
     } catch (e) {
       this.o.logger.warn({ err: e, server: state.spec.name }, "could not read a shared MCP tool list");
     }
@@ -380,7 +395,7 @@ export class McpServers {
       .update(JSON.stringify(spec.command ?? spec.url ?? ""))
       .digest("hex")
       .slice(0, 16);
-    return `${this.o.catalogPrefix ?? ""}mcp:tools:${spec.name}:${what}`;
+    return `${this.o.catalogPrefix ?? ""}mcp:tools:v1:${spec.name}:${what}`;
   }
 
   /** The session of `threadKey` (local) or the process's (remote), started or connected when missing. */
@@ -388,23 +403,30 @@ export class McpServers {
     if (this.closed) return Promise.reject(new Error("Switchboard is shutting down."));
     const spec = state.spec;
     if (spec.url) {
-      state.remote ??= this.connectRemote(state)
-        .then((connected) => this.refreshShared(state, connected))
-        .catch((e: unknown) => {
-          state.remote = undefined;
-          throw e;
-        });
+      if (!state.remote) {
+        const connecting: Promise<McpSession> = this.connectRemote(state, () => state.remote === connecting)
+          .then((connected) => this.refreshShared(state, connected))
+          .catch((e: unknown) => {
+            if (state.remote === connecting) state.remote = undefined;
+            throw e;
+          });
+        state.remote = connecting;
+      }
       return state.remote;
     }
     const held = state.local.get(threadKey);
     if (held) return held.session;
-    const session = this.startLocal(state, threadKey).then((started) => this.refreshShared(state, started));
-    state.local.set(threadKey, { session, busy: 0 });
+    const entry: LocalServer = { session: Promise.resolve() as unknown as Promise<McpSession>, busy: 0 };
+    const session = this.startLocal(state, threadKey, entry).then((started) =>
+      this.refreshShared(state, started),
+    );
+    entry.session = session;
+    state.local.set(threadKey, entry);
     // The idle clock starts once it runs: a slow start is bounded by startTimeoutMs, not by idleness.
     session.then(
       () => this.touch(state, threadKey),
       () => {
-        if (state.local.get(threadKey)?.session === session) state.local.delete(threadKey);
+        if (state.local.get(threadKey) === entry) state.local.delete(threadKey);
       },
     );
     return session;
@@ -426,7 +448,7 @@ export class McpServers {
     return session;
   }
 
-  private async connectRemote(state: ServerState): Promise<McpSession> {
+  private async connectRemote(state: ServerState, stillHeld: () => boolean): Promise<McpSession> {
     const spec = state.spec;
     const { StreamableHTTPClientTransport } = await import(
       "@modelcontextprotocol/sdk/client/streamableHttp.js"
@@ -438,12 +460,13 @@ export class McpServers {
       timeoutMs: spec.startTimeoutMs,
       onToolsChanged: (tools) => this.remember(state, tools),
       onClose: () => {
-        state.remote = undefined;
+        // The connection is remade on the next call (a newer one may already be held).
+        if (stillHeld()) state.remote = undefined;
       },
     });
   }
 
-  private async startLocal(state: ServerState, threadKey: string): Promise<McpSession> {
+  private async startLocal(state: ServerState, threadKey: string, entry: LocalServer): Promise<McpSession> {
     const spec = state.spec;
     const runner = this.o.runner;
     if (!runner) throw new Error("local MCP servers run on the workers, not in this process");
@@ -455,12 +478,10 @@ export class McpServers {
         timeoutMs: spec.startTimeoutMs,
         describeEnd: () => transport.describeExit(),
         onToolsChanged: (tools) => this.remember(state, tools),
+        // Only this instance's own entry: a newer one of the same thread may hold the key by now.
         onClose: () => {
-          const held = state.local.get(threadKey);
-          if (held) {
-            if (held.idle) clearTimeout(held.idle);
-            state.local.delete(threadKey);
-          }
+          if (entry.idle) clearTimeout(entry.idle);
+          if (state.local.get(threadKey) === entry) state.local.delete(threadKey);
         },
       });
     } catch (e) {
@@ -479,16 +500,21 @@ export class McpServers {
     held.idle.unref();
   }
 
-  private async drop(state: ServerState, threadKey: string): Promise<void> {
+  /**
+   * Closes the remote connection or `threadKey`'s local instance; with `only`, just when that is
+   * still the session held (a newer one, opened meanwhile, stays).
+   */
+  private async drop(state: ServerState, threadKey: string, only?: McpSession): Promise<void> {
     if (state.spec.url) {
       const remote = state.remote;
-      state.remote = undefined;
-      await remote?.then((s) => s.close()).catch(() => undefined);
+      if (!remote || (only && (await remote.catch(() => undefined)) !== only)) return;
+      if (state.remote === remote) state.remote = undefined;
+      await remote.then((s) => s.close()).catch(() => undefined);
       return;
     }
     const held = state.local.get(threadKey);
-    if (!held) return;
-    state.local.delete(threadKey);
+    if (!held || (only && (await held.session.catch(() => undefined)) !== only)) return;
+    if (state.local.get(threadKey) === held) state.local.delete(threadKey);
     if (held.idle) clearTimeout(held.idle);
     await held.session.then((s) => s.close()).catch(() => undefined);
   }
@@ -498,6 +524,8 @@ export class McpServers {
   }
 
   private failed(state: ServerState, kind: McpFailureKind, error: unknown): void {
+    // Threads that failed to start it at the same moment count as one attempt.
+    if (this.waiting(state)) return;
     const attempts = (state.failure?.attempts ?? 0) + 1;
     const delay = Math.min(1000 * 2 ** (attempts - 1), MAX_BACKOFF_MS);
     const message = messageOf(error);
@@ -548,6 +576,40 @@ export class McpServers {
 /** What `tool` of `spec` may do: its own setting, the server's, or the trust default. */
 function approvalOf(spec: McpServerSpec, tool: string): McpApproval {
   return spec.toolApproval[tool] ?? spec.approval ?? (spec.trusted ? "allow" : "ask");
+}
+
+/** `promise`, or the abort of `signal` when it fires first (the promise still settles on its own). */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return promise;
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(
+      (v) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(v);
+      },
+      (e: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(e);
+      },
+    );
+  });
+}
+
+/** Whether `t` has what an offered tool needs (a name and an input schema object). */
+function isListedTool(t: unknown): t is McpTool {
+  if (t === null || typeof t !== "object") return false;
+  const { name, inputSchema } = t as { name?: unknown; inputSchema?: unknown };
+  return (
+    typeof name === "string" && name.length > 0 && inputSchema !== null && typeof inputSchema === "object"
+  );
+}
+
+/** A JSON-RPC error the server answered with (the connection itself is fine). */
+function isProtocolError(e: unknown): boolean {
+  return e instanceof McpError;
 }
 
 function isTimeout(e: unknown): boolean {

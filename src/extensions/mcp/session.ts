@@ -41,8 +41,17 @@ export class McpSession {
       capabilities: {},
       listChanged: {
         tools: {
-          onChanged: (error, tools) => {
-            if (!error && tools && session?.open) o.onToolsChanged?.(tools);
+          // Read again here, every page (the SDK's own refresh reads the first page only).
+          autoRefresh: false,
+          onChanged: () => {
+            const live = session;
+            if (!live?.open) return;
+            live.listTools().then(
+              (tools) => {
+                if (live.open) o.onToolsChanged?.(tools);
+              },
+              () => undefined, // the next listing or call says what is wrong
+            );
           },
         },
       },
@@ -90,11 +99,22 @@ export class McpSession {
     args: Record<string, unknown>,
     o: { timeoutMs: number; signal?: AbortSignal | undefined },
   ): Promise<CallToolResult> {
-    const result = await this.client.callTool({ name, arguments: args }, undefined, {
-      timeout: o.timeoutMs,
-      ...(o.signal ? { signal: o.signal } : {}),
-    });
-    return result as CallToolResult;
+    // A signal of this call's own, tied to the run's: the SDK leaves a listener on what it is given,
+    // and a run's signal outlives many calls (a finished call must not be "cancelled" by /stop).
+    const own = new AbortController();
+    const run = o.signal;
+    const onAbort = () => own.abort(run?.reason);
+    if (run?.aborted) onAbort();
+    else run?.addEventListener("abort", onAbort, { once: true });
+    try {
+      const result = await this.client.callTool({ name, arguments: args }, undefined, {
+        timeout: o.timeoutMs,
+        signal: own.signal,
+      });
+      return result as CallToolResult;
+    } finally {
+      run?.removeEventListener("abort", onAbort);
+    }
   }
 
   async close(): Promise<void> {
