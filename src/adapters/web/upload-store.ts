@@ -2,11 +2,12 @@
  * Two `WebUploadStore`s (the seam is in store-types.ts): in memory for one process and the tests,
  * and one folder per conversation under `<dataDir>/web/files` for the embedded mode. A file is
  * streamed to a temporary name and renamed into place once whole, so a reader never sees half of
- * one and a crash leaves no file behind.
+ * one and a crash leaves no file behind. Files are kept 30 days after their upload, as Redis keeps
+ * them (`sweep` removes older ones and interrupted uploads' leftovers).
  */
 import { randomBytes } from "node:crypto";
 import { createReadStream } from "node:fs";
-import { mkdir, open, rename, rm, stat } from "node:fs/promises";
+import { mkdir, open, readdir, rename, rm, rmdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { isConversationId } from "./ids.js";
 import { type WebUploadStore, WebUploadTooLargeError } from "./store-types.js";
@@ -62,9 +63,65 @@ export class MemoryWebUploadStore implements WebUploadStore {
   }
 }
 
-/** Files under `dir/<conversation>/<id>`. */
+/** How long an uploaded file is kept (the Redis store's key lifetime). */
+export const WEB_FILE_TTL_MS = 30 * 24 * 3600_000;
+/** A `.partial-` file older than this is a leftover of an upload that never finished. */
+const PARTIAL_TTL_MS = 3600_000;
+
+/** Files under `dir/<conversation>/<id>`, each kept `ttlMs` after its upload. */
 export class DirWebUploadStore implements WebUploadStore {
-  constructor(private readonly dir: string) {}
+  private readonly ttlMs: number;
+  private readonly now: () => number;
+
+  constructor(
+    private readonly dir: string,
+    o: { ttlMs?: number; now?: () => number } = {},
+  ) {
+    this.ttlMs = o.ttlMs ?? WEB_FILE_TTL_MS;
+    this.now = o.now ?? Date.now;
+  }
+
+  /**
+   * Removes files uploaded more than the keeping time ago, leftovers of uploads interrupted over an
+   * hour ago, and conversation folders left empty. Resolves with how many files went; never rejects
+   * (a file that cannot be removed now is tried at the next sweep).
+   */
+  async sweep(): Promise<number> {
+    let removed = 0;
+    const conversations = await readdir(this.dir).catch(() => [] as string[]);
+    for (const conversation of conversations) {
+      const folder = join(this.dir, conversation);
+      const names = await readdir(folder).catch(() => [] as string[]);
+      for (const name of names) {
+        const path = join(folder, name);
+        const st = await stat(path).catch(() => undefined);
+        if (!st?.isFile()) continue;
+        const limit = name.includes(".partial-") ? PARTIAL_TTL_MS : this.ttlMs;
+        if (this.now() - st.mtimeMs <= limit) continue;
+        if (
+          await rm(path, { force: true }).then(
+            () => true,
+            () => false,
+          )
+        )
+          removed++;
+      }
+      // Only when empty (rmdir refuses otherwise): a folder still in use stays.
+      await rmdir(folder).catch(() => undefined);
+    }
+    return removed;
+  }
+
+  /** Sweeps now and every `intervalMs` until the returned function is called. */
+  sweepEvery(intervalMs: number, onError: (err: unknown) => void): () => void {
+    const run = () => {
+      this.sweep().catch(onError);
+    };
+    run();
+    const timer = setInterval(run, intervalMs);
+    timer.unref();
+    return () => clearInterval(timer);
+  }
 
   private pathOf(conversationId: string, id: string): string {
     if (!isConversationId(conversationId) || !/^[A-Za-z0-9_-]{1,64}$/.test(id))
@@ -104,7 +161,8 @@ export class DirWebUploadStore implements WebUploadStore {
   async get(conversationId: string, id: string) {
     const path = this.pathOf(conversationId, id);
     const st = await stat(path).catch(() => undefined);
-    if (!st?.isFile()) return undefined;
+    // Past its keeping time a file is gone, swept yet or not.
+    if (!st?.isFile() || this.now() - st.mtimeMs > this.ttlMs) return undefined;
     return { size: st.size, body: createReadStream(path) as AsyncIterable<Uint8Array> };
   }
 }

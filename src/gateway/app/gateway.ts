@@ -177,6 +177,9 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
       ? webChatStores(redis && kit ? { redis, kit } : undefined, prefix, cfg.dataDir, logger)
       : undefined;
     if (webStores) closers.push(() => webStores.store.close());
+    // Only a process that serves the page or renders into it keeps the embedded file store tidy.
+    const stopSweeping = webStores?.sweepUploads?.();
+    if (stopSweeping) closers.push(async () => stopSweeping());
     const built = await buildAdapters({
       channels: config.channels,
       http: config.http,
