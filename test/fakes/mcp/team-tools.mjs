@@ -80,10 +80,14 @@ export function createTeamServer({ http = false, headers = () => ({}) } = {}) {
         await writeFile(`slow-${args.tag}.started`, "");
         return new Promise((resolve) => {
           const timer = setTimeout(() => resolve(text("slow finished")), 120_000);
-          extra.signal.addEventListener("abort", () => {
+          const onAbort = () => {
             clearTimeout(timer);
             void writeFile(`slow-${args.tag}.cancelled`, "").then(() => resolve(text("cancelled")));
-          });
+          };
+          // The started file shows as soon as it is created, so the client may cancel before this
+          // line runs: a signal aborted already counts too.
+          if (extra.signal.aborted) onAbort();
+          else extra.signal.addEventListener("abort", onAbort, { once: true });
         });
       }
       case "crash":
