@@ -2,5 +2,6 @@
 export { createMcpExtension, mcpToolLines } from "./extension.js";
 export { modelToolName } from "./names.js";
 export { MAX_IMAGES, mapCallResult } from "./results.js";
-export { type McpServerStatus, McpServers, type McpToolCatalog } from "./servers.js";
+export { type McpServerStatus, McpServers } from "./servers.js";
+export type { McpToolCatalog } from "./shared-tool-lists.js";
 export type { McpServerSpec } from "./types.js";

@@ -10,7 +10,6 @@
  * 5 min); meanwhile its tools fail at once with an error result the model can act on, and the other
  * servers and the run go on.
  */
-import { createHash } from "node:crypto";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import type { StructuredLogger } from "../../agent/logger.js";
 import type { CommandRunner } from "../tools/sandbox/types.js";
@@ -18,17 +17,8 @@ import { modelToolName } from "./names.js";
 import { ProcessTransport } from "./process-transport.js";
 import { mapCallResult } from "./results.js";
 import { McpSession, type McpTool } from "./session.js";
+import { type McpToolCatalog, SharedToolLists } from "./shared-tool-lists.js";
 import type { McpApproval, McpFailureKind, McpObserver, McpServerSpec } from "./types.js";
-
-/**
- * Where processes share the tool lists they read (Redis in a split deployment; the same shape as
- * the adapters' `KeyValueStore`): a gateway's `/tools` and a worker that has not started a server
- * yet use what another process listed.
- */
-export interface McpToolCatalog {
-  get(key: string): Promise<string | undefined>;
-  set(key: string, value: string, ttlMs: number): Promise<void>;
-}
 
 export interface McpServersOptions {
   specs: readonly McpServerSpec[];
@@ -103,8 +93,6 @@ interface ServerState {
 }
 
 const MAX_BACKOFF_MS = 5 * 60_000;
-/** How long a shared tool list is kept without a process listing it again. */
-const CATALOG_TTL_MS = 7 * 24 * 3600_000;
 
 /**
  * Each tool's schema as offered, one object per listed tool: the validator compiled for it is
@@ -128,11 +116,13 @@ class McpToolError extends Error {}
 export class McpServers {
   private readonly states: ServerState[];
   private readonly now: () => number;
+  private readonly shared: SharedToolLists | undefined;
   private closed = false;
 
   constructor(private readonly o: McpServersOptions) {
     this.states = o.specs.map((spec) => ({ spec, local: new Map(), listedHere: false }));
     this.now = o.now ?? Date.now;
+    this.shared = o.catalog ? new SharedToolLists(o.catalog, o.catalogPrefix ?? "", o.logger) : undefined;
   }
 
   /** The configured servers' names. */
@@ -365,37 +355,14 @@ export class McpServers {
   private remember(state: ServerState, tools: McpTool[]): void {
     state.tools = tools;
     state.listedHere = true;
-    const catalog = this.o.catalog;
-    if (!catalog) return;
-    catalog
-      .set(this.catalogKey(state.spec), JSON.stringify(tools), CATALOG_TTL_MS)
-      .catch((e: unknown) =>
-        this.o.logger.warn({ err: e, server: state.spec.name }, "could not share an MCP tool list"),
-      );
+    this.shared?.write(state.spec, tools);
   }
 
-  /** Takes the list another process shared, if any (never rejects: a catalog down means listing here). */
+  /** Takes the list another process shared, if any. */
   private async fromCatalog(state: ServerState): Promise<void> {
-    const catalog = this.o.catalog;
-    if (!catalog || state.tools) return;
-    try {
-      const text = await catalog.get(this.catalogKey(state.spec));
-      const tools = text ? (JSON.parse(text) as unknown) : undefined;
-      // Written by another process, perhaps another version: only well-formed entries are taken.
-      const valid = Array.isArray(tools) ? tools.filter(isListedTool) : [];
-      if (valid.length > 0 && !state.tools) state.tools = valid;
-    } catch (e) {
-      this.o.logger.warn({ err: e, server: state.spec.name }, "could not read a shared MCP tool list");
-    }
-  }
-
-  /** The catalog key of a server: its name and what it runs or reaches, so a changed config lists anew. */
-  private catalogKey(spec: McpServerSpec): string {
-    const what = createHash("sha256")
-      .update(JSON.stringify(spec.command ?? spec.url ?? ""))
-      .digest("hex")
-      .slice(0, 16);
-    return `${this.o.catalogPrefix ?? ""}mcp:tools:v1:${spec.name}:${what}`;
+    if (!this.shared || state.tools) return;
+    const tools = await this.shared.read(state.spec);
+    if (tools && !state.tools) state.tools = tools;
   }
 
   /** The session of `threadKey` (local) or the process's (remote), started or connected when missing. */
@@ -596,15 +563,6 @@ function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): 
       },
     );
   });
-}
-
-/** Whether `t` has what an offered tool needs (a name and an input schema object). */
-function isListedTool(t: unknown): t is McpTool {
-  if (t === null || typeof t !== "object") return false;
-  const { name, inputSchema } = t as { name?: unknown; inputSchema?: unknown };
-  return (
-    typeof name === "string" && name.length > 0 && inputSchema !== null && typeof inputSchema === "object"
-  );
 }
 
 /** A JSON-RPC error the server answered with (the connection itself is fine). */
