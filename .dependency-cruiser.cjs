@@ -95,6 +95,18 @@ module.exports = {
       to: { path: "^src/gateway/|^src/main\\.ts$" },
     },
     {
+      name: "worker-has-no-backend",
+      severity: "error",
+      comment:
+        "src/queue/worker is written against the state seams (src/queue/state, src/queue/lease/store.ts, " +
+        "src/queue/store/types.ts) only: no Redis, no embedded backend, no file store. A backend implements a " +
+        "seam; the runtime (redis-runtime.ts, embedded-runtime.ts) hands it to the worker.",
+      from: { path: "^src/queue/worker/" },
+      to: {
+        path: [INFRASTRUCTURE, "^src/queue/(redis|embedded)/", "^src/queue/lease/redis-store\\.ts$", "^src/queue/store/(?!types|errors)"],
+      },
+    },
+    {
       name: "runtime-uses-adapter-contracts",
       severity: "error",
       comment:
