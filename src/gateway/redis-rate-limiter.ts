@@ -9,6 +9,7 @@ import { FALLBACK_RATE_RULE, gcraStep } from "../adapters/render/rate-limiter.js
 import type { RateLimiter, RateRule } from "../adapters/types.js";
 import { type Clock, systemClock } from "../agent/clock.js";
 import type { RedisClient } from "../queue/redis/client.js";
+import { DEFAULT_KEY_PREFIX, rateLimitKey } from "../redis-keys.js";
 
 /**
  * `gcraReserve` in Lua. Every number is a whole millisecond, so Lua's doubles are exact.
@@ -48,7 +49,7 @@ return 1
 
 export interface RedisRateLimiterOptions {
   redis: RedisClient;
-  /** Key prefix (default `sb:`). */
+  /** Key prefix (default `DEFAULT_KEY_PREFIX`). */
   prefix?: string;
   /** Time source; processes should agree on time (NTP), as the budget is kept in their ms. */
   clock?: Clock;
@@ -68,7 +69,7 @@ export class RedisRateLimiter implements RateLimiter {
   }
 
   private key(channel: string): string {
-    return `${this.o.prefix ?? "sb:"}ratelimit:${channel}`;
+    return rateLimitKey(this.o.prefix ?? DEFAULT_KEY_PREFIX, channel);
   }
 
   async acquire(key: string, rule: RateRule): Promise<number> {

@@ -6,7 +6,7 @@
  */
 import { createHash } from "node:crypto";
 import { Command } from "ioredis";
-import type { RuntimeKeys } from "../keys.js";
+import type { RuntimeKeys } from "../../redis-keys.js";
 import { groupRecords, type OwedRender, postedField, type RenderJournal } from "../state/render-journal.js";
 import type { RedisClient } from "./client.js";
 import type { LuaScript } from "./run-script.js";

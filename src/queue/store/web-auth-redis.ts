@@ -1,11 +1,11 @@
 /**
- * The web chat's sign-ins on Redis, shared by every gateway. Keys (prefix `sb:` shown), each used by
- * single-key commands only, so they work on a cluster:
+ * The web chat's sign-ins on Redis, shared by every gateway. Keys (`WebChatKeys` in src/redis-keys.ts),
+ * each used by single-key commands only, so they work on a cluster:
  *
  * | key | type | holds |
  * |---|---|---|
- * | `sb:web:signin:<sha256>` | string + PX | a one-time sign-in token's digest; `GETDEL` redeems it |
- * | `sb:web:session:<sha256>` | string + PX | a browser session's digest; each use extends it |
+ * | `<prefix>web:signin:<sha256>` | string + PX | a one-time sign-in token's digest; `GETDEL` redeems it |
+ * | `<prefix>web:session:<sha256>` | string + PX | a browser session's digest; each use extends it |
  *
  * Only digests are stored: reading Redis gives nothing that signs in. Writing Redis is another
  * matter (whoever can write it can also queue messages and decide approvals), so Redis must be
@@ -13,16 +13,20 @@
  */
 
 import type { WebAuthStore } from "../../adapters/web/auth-store.js";
+import { DEFAULT_KEY_PREFIX, WebChatKeys } from "../../redis-keys.js";
 import type { RedisClient } from "../redis/client.js";
 
 export class RedisWebAuthStore implements WebAuthStore {
   constructor(
     private readonly redis: RedisClient,
-    private readonly prefix = "sb:",
-  ) {}
+    prefix = DEFAULT_KEY_PREFIX,
+  ) {
+    this.keys = new WebChatKeys(prefix);
+  }
 
-  private signIn = (digest: string) => `${this.prefix}web:signin:${digest}`;
-  private session = (digest: string) => `${this.prefix}web:session:${digest}`;
+  private readonly keys: WebChatKeys;
+  private signIn = (digest: string) => this.keys.signIn(digest);
+  private session = (digest: string) => this.keys.session(digest);
 
   async addSignIn(digest: string, ttlMs: number): Promise<void> {
     await this.redis.set(this.signIn(digest), "1", "PX", Math.max(1, Math.round(ttlMs)));

@@ -1,14 +1,14 @@
 /**
  * Lua steps of the web chat's Redis store. Each touches the keys of one conversation only, which
  * share the hash tag `{web:<id>}` (the conversation's thread key), so each runs in one slot, also on
- * Redis Cluster. Keys (prefix `sb:` shown):
+ * Redis Cluster. Keys (`WebChatKeys` in src/redis-keys.ts):
  *
  * | key | type | holds |
  * |---|---|---|
- * | `sb:{web:<id>}:chat` | hash | `id`, `title`, `kind`, `createdAt`, `updatedAt`, `titled` (0/1), `seq` (last message number) |
- * | `sb:{web:<id>}:chat:msgs` | hash | message id → the message as JSON |
- * | `sb:{web:<id>}:chat:order` | list | message ids, oldest first |
- * | `sb:{web:<id>}:chat:clients` | hash | client request id → `{messageId, delivered}` (expires a day after the last send) |
+ * | `<prefix>{web:<id>}:chat` | hash | `id`, `title`, `kind`, `createdAt`, `updatedAt`, `titled` (0/1), `seq` (last message number) |
+ * | `<prefix>{web:<id>}:chat:msgs` | hash | message id → the message as JSON |
+ * | `<prefix>{web:<id>}:chat:order` | list | message ids, oldest first |
+ * | `<prefix>{web:<id>}:chat:clients` | hash | client request id → `{messageId, delivered}` (expires a day after the last send) |
  */
 import type { LuaScript } from "../redis/run-script.js";
 
