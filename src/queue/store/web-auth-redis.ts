@@ -13,38 +13,37 @@
  */
 
 import type { WebAuthStore } from "../../adapters/web/auth-store.js";
-import { DEFAULT_KEY_PREFIX, WebChatKeys } from "../../redis-keys.js";
+import { WebChatKeys } from "../../redis-keys.js";
 import type { RedisClient } from "../redis/client.js";
 
 export class RedisWebAuthStore implements WebAuthStore {
+  private readonly keys: WebChatKeys;
+
+  /** `prefix`: the key prefix (default `DEFAULT_KEY_PREFIX`). */
   constructor(
     private readonly redis: RedisClient,
-    prefix = DEFAULT_KEY_PREFIX,
+    prefix?: string,
   ) {
     this.keys = new WebChatKeys(prefix);
   }
 
-  private readonly keys: WebChatKeys;
-  private signIn = (digest: string) => this.keys.signIn(digest);
-  private session = (digest: string) => this.keys.session(digest);
-
   async addSignIn(digest: string, ttlMs: number): Promise<void> {
-    await this.redis.set(this.signIn(digest), "1", "PX", Math.max(1, Math.round(ttlMs)));
+    await this.redis.set(this.keys.signIn(digest), "1", "PX", Math.max(1, Math.round(ttlMs)));
   }
 
   async redeemSignIn(digest: string): Promise<boolean> {
-    return (await this.redis.getdel(this.signIn(digest))) !== null;
+    return (await this.redis.getdel(this.keys.signIn(digest))) !== null;
   }
 
   async addSession(digest: string, ttlMs: number): Promise<void> {
-    await this.redis.set(this.session(digest), "1", "PX", Math.max(1, Math.round(ttlMs)));
+    await this.redis.set(this.keys.session(digest), "1", "PX", Math.max(1, Math.round(ttlMs)));
   }
 
   async touchSession(digest: string, ttlMs: number): Promise<boolean> {
-    return (await this.redis.pexpire(this.session(digest), Math.max(1, Math.round(ttlMs)))) === 1;
+    return (await this.redis.pexpire(this.keys.session(digest), Math.max(1, Math.round(ttlMs)))) === 1;
   }
 
   async endSession(digest: string): Promise<void> {
-    await this.redis.del(this.session(digest));
+    await this.redis.del(this.keys.session(digest));
   }
 }

@@ -8,7 +8,7 @@
 import { randomBytes } from "node:crypto";
 import { threadKeyOf } from "../../adapters/web/ids.js";
 import { type WebUploadStore, WebUploadTooLargeError } from "../../adapters/web/store-types.js";
-import { DEFAULT_KEY_PREFIX, WebChatKeys } from "../../redis-keys.js";
+import { WebChatKeys } from "../../redis-keys.js";
 import type { RedisClient } from "../redis/client.js";
 
 /** How long a file is kept after its upload. */
@@ -19,14 +19,15 @@ const PIECE = 256 * 1024;
 const HEAD = 4100;
 
 export class RedisWebUploadStore implements WebUploadStore {
+  private readonly keys: WebChatKeys;
+
+  /** `prefix`: the key prefix (default `DEFAULT_KEY_PREFIX`). */
   constructor(
     private readonly redis: RedisClient,
-    prefix = DEFAULT_KEY_PREFIX,
+    prefix?: string,
   ) {
     this.keys = new WebChatKeys(prefix);
   }
-
-  private readonly keys: WebChatKeys;
 
   private key(conversationId: string, id: string): string {
     return this.keys.file(threadKeyOf(conversationId), id);
