@@ -21,12 +21,13 @@ import { type StructuredLogger, silentLogger } from "../agent/logger.js";
 import { holdLease, type LeaseLoss } from "../queue/lease/hold.js";
 import { RedisLeaseStore } from "../queue/lease/redis-store.js";
 import type { RedisClient } from "../queue/redis/client.js";
+import { connectionLeaseKey, DEFAULT_KEY_PREFIX } from "../redis-keys.js";
 
 export interface RedisConnectionLeaseOptions {
   redis: RedisClient;
   /** What is leased, unique per bot and connection: `telegram:polling:<bot id>`, `discord:<app>:shard:0`. */
   name: string;
-  /** Key prefix (default `sb:`). */
+  /** Key prefix (default `DEFAULT_KEY_PREFIX`). */
   prefix?: string;
   /**
    * Lease time-to-live (default 5000 ms); renewed every fifth of it, and counted as lost ⅔ of it
@@ -53,7 +54,7 @@ export class RedisConnectionLease implements ConnectionLease {
 
   constructor(o: RedisConnectionLeaseOptions) {
     this.name = o.name;
-    this.key = `${o.prefix ?? "sb:"}{connection:${o.name}}:lease`;
+    this.key = connectionLeaseKey(o.prefix ?? DEFAULT_KEY_PREFIX, o.name);
     this.holderId = o.holderId ?? randomUUID();
     this.ttlMs = o.ttlMs ?? 5000;
     this.retryMs = o.retryMs ?? Math.max(50, Math.floor(this.ttlMs / 5));

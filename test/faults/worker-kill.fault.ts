@@ -7,9 +7,9 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { spawnWorker, type WorkerProcess } from "../../bench/lib/processes.js";
 import { benchMessage } from "../../bench/sections/scaleout.js";
-import { defaultQueuePrefix } from "../../src/queue/keys.js";
 import { RedisRuntime } from "../../src/queue/redis/redis-runtime.js";
 import { RedisSessionStore } from "../../src/queue/store/redis-store.js";
+import { defaultQueuePrefix } from "../../src/redis-keys.js";
 import { backendEnv, connectBackend, redisBackends, uniquePrefix } from "../support/redis.js";
 import { auditSessions, dropPrefix, report, sleep, waitFor } from "./support.js";
 

@@ -7,10 +7,10 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { MemoryThreadState } from "../../src/queue/embedded/memory-thread-state.js";
 import { EventBusyError, EventClaims } from "../../src/queue/event-claims.js";
-import { RuntimeKeys } from "../../src/queue/keys.js";
 import type { RedisClient } from "../../src/queue/redis/client.js";
 import { RedisThreadState } from "../../src/queue/redis/redis-thread-state.js";
 import type { ThreadState } from "../../src/queue/state/types.js";
+import { RuntimeKeys } from "../../src/redis-keys.js";
 import { until } from "../adapters/support/drive.js";
 import { ManualClock } from "../support/manual-clock.js";
 import { connectBackend, redisBackends, uniquePrefix } from "../support/redis.js";

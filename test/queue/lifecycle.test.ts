@@ -15,7 +15,6 @@ import { Agent } from "../../src/agent/agent.js";
 import { createAssistantMessage } from "../../src/agent/llm/usage.js";
 import { convertToLlm } from "../../src/agent/session/messages.js";
 import { EmbeddedRuntime } from "../../src/queue/embedded/embedded-runtime.js";
-import { RuntimeKeys } from "../../src/queue/keys.js";
 import { RecordingSinks } from "../../src/queue/recording-sink.js";
 import { RedisRuntime, type RedisRuntimeOptions } from "../../src/queue/redis/redis-runtime.js";
 import { RedisThreadState } from "../../src/queue/redis/redis-thread-state.js";
@@ -23,6 +22,7 @@ import { installShutdownHandlers } from "../../src/queue/shutdown.js";
 import { RedisSessionStore } from "../../src/queue/store/redis-store.js";
 import type { AgentFactory } from "../../src/queue/types.js";
 import { INTERRUPTED_TOOL_TEXT } from "../../src/queue/worker/recovery.js";
+import { RuntimeKeys } from "../../src/redis-keys.js";
 import { ManualClock } from "../support/manual-clock.js";
 import { connectRedis, redisUrl, uniquePrefix } from "../support/redis.js";
 import {

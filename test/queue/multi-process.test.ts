@@ -19,12 +19,12 @@
  * call: an error result "interrupted: the worker stopped", then the answer.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { RuntimeKeys } from "../../src/queue/keys.js";
 import { RecordingSinks } from "../../src/queue/recording-sink.js";
 import { RedisRuntime } from "../../src/queue/redis/redis-runtime.js";
 import { RedisSessionStore } from "../../src/queue/store/redis-store.js";
 import type { DeliveryMode } from "../../src/queue/types.js";
 import { INTERRUPTED_TOOL_TEXT } from "../../src/queue/worker/recovery.js";
+import { RuntimeKeys } from "../../src/redis-keys.js";
 import { connectRedis, redisUrl, uniquePrefix } from "../support/redis.js";
 import { ackedIds, idsIn } from "./support/echo-model.js";
 import { inbound, sessionEntries, textOf } from "./support/harness.js";

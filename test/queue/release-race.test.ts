@@ -8,12 +8,12 @@
  */
 import type { Redis } from "ioredis";
 import { afterEach, describe, expect, it } from "vitest";
-import type { RuntimeKeys } from "../../src/queue/keys.js";
 import { RecordingSinks } from "../../src/queue/recording-sink.js";
 import { RedisRuntime } from "../../src/queue/redis/redis-runtime.js";
 import type { ThreadState } from "../../src/queue/state/types.js";
 import { RedisSessionStore } from "../../src/queue/store/redis-store.js";
 import type { Runtime } from "../../src/queue/types.js";
+import type { RuntimeKeys } from "../../src/redis-keys.js";
 import { ManualClock } from "../support/manual-clock.js";
 import { connectRedis, uniquePrefix } from "../support/redis.js";
 import { lastUserText, ScriptedStream } from "../support/scripted-stream.js";

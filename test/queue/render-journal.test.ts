@@ -8,9 +8,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
 import { afterAll, describe, expect, it } from "vitest";
-import { RuntimeKeys } from "../../src/queue/keys.js";
 import { RedisRenderJournal } from "../../src/queue/redis/render-journal.js";
 import { MemoryRenderJournal } from "../../src/queue/state/render-journal.js";
+import { RuntimeKeys } from "../../src/redis-keys.js";
 import { dropPrefix } from "../faults/support.js";
 import { connectBackend, connectRedis, redisBackends, redisUrl, uniquePrefix } from "../support/redis.js";
 

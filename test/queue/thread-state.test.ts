@@ -4,12 +4,12 @@
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { MemoryThreadState } from "../../src/queue/embedded/memory-thread-state.js";
-import { RuntimeKeys } from "../../src/queue/keys.js";
 import type { RedisClient } from "../../src/queue/redis/client.js";
 import { RedisThreadState } from "../../src/queue/redis/redis-thread-state.js";
 import { RedisRenderJournal } from "../../src/queue/redis/render-journal.js";
 import type { AppendOptions, ThreadState } from "../../src/queue/state/types.js";
 import type { DeliveryMode, InboxItem } from "../../src/queue/types.js";
+import { RuntimeKeys } from "../../src/redis-keys.js";
 import { ManualClock } from "../support/manual-clock.js";
 import { connectBackend, redisBackends, uniquePrefix } from "../support/redis.js";
 import { inbound } from "./support/harness.js";

@@ -66,7 +66,7 @@ export interface DiscordAdapterConfig {
   lease?: (shardId: number) => ConnectionLease;
   /** Shared store: thread-or-chain decisions and which conversation a message belongs to. */
   store?: KeyValueStore;
-  /** Key prefix for `store` (default `sb:`). */
+  /** Key prefix for `store` (default `DEFAULT_KEY_PREFIX`). */
   keyPrefix?: string;
   /** Defer command answers ephemerally (default false: the channel sees them). */
   ephemeralCommands?: boolean;

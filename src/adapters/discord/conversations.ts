@@ -10,6 +10,7 @@
  */
 
 import type { StructuredLogger } from "../../agent/logger.js";
+import { DEFAULT_KEY_PREFIX, discordMessageKey, discordThreadKey } from "../../redis-keys.js";
 import { BoundedMap } from "../bounded-map.js";
 import { isChannelError, type KeyValueStore } from "../types.js";
 import type { DiscordApi, RawMessage } from "./api.js";
@@ -47,11 +48,11 @@ export class Conversations {
   constructor(private readonly o: ConversationsOptions) {}
 
   private key(threadKey: string, name: string): string {
-    return `${this.o.prefix ?? "sb:"}{${threadKey}}:${name}`;
+    return discordThreadKey(this.o.prefix ?? DEFAULT_KEY_PREFIX, threadKey, name);
   }
 
   private messageKey(channel: string, message: string): string {
-    return `${this.o.prefix ?? "sb:"}discord:msg:${channel}:${message}`;
+    return discordMessageKey(this.o.prefix ?? DEFAULT_KEY_PREFIX, channel, message);
   }
 
   private async remember(storeKey: string, value: string): Promise<void> {

@@ -90,7 +90,7 @@ export interface SlackAdapterConfig {
    * is recognised when another process posted in the thread.
    */
   store?: KeyValueStore;
-  /** Key prefix for `store` (default `sb:`). */
+  /** Key prefix for `store` (default `DEFAULT_KEY_PREFIX`). */
   keyPrefix?: string;
   /** Known identity, to skip `auth.test`. */
   identity?: SlackIdentity;

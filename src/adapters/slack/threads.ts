@@ -6,6 +6,7 @@
  */
 
 import type { StructuredLogger } from "../../agent/logger.js";
+import { DEFAULT_KEY_PREFIX, slackBotThreadKey } from "../../redis-keys.js";
 import { BoundedMap } from "../bounded-map.js";
 import type { KeyValueStore } from "../types.js";
 import { compareTs } from "./ids.js";
@@ -30,7 +31,7 @@ export class ThreadMembership {
   constructor(private readonly o: ThreadMembershipOptions) {}
 
   private storeKey(threadKey: string): string {
-    return `${this.o.prefix ?? "sb:"}{${threadKey}}:slack-bot-thread`;
+    return slackBotThreadKey(this.o.prefix ?? DEFAULT_KEY_PREFIX, threadKey);
   }
 
   /** Remember that the bot takes part in a thread from `since` on, here and in the shared store. */

@@ -70,7 +70,7 @@ export interface TelegramAdapterConfig {
   lease?: ConnectionLease;
   /** Shared store for which thread a message belongs to (needed when several processes post). */
   store?: KeyValueStore;
-  /** Key prefix for `store` (default `sb:`). */
+  /** Key prefix for `store` (default `DEFAULT_KEY_PREFIX`). */
   keyPrefix?: string;
   clock?: Clock;
   logger?: StructuredLogger;

@@ -4,6 +4,8 @@
  * process) and, through an optional shared `KeyValueStore`, which reply chain a bot or addressed
  * message belongs to, so a reply to a message written by another process still finds its thread.
  */
+
+import { DEFAULT_KEY_PREFIX, telegramMessageKey } from "../../redis-keys.js";
 import type { ChatUser, KeyValueStore } from "../types.js";
 
 export interface SeenMessage {
@@ -24,7 +26,7 @@ export interface RecentMessagesOptions {
   /** Chats kept; the least recently active is forgotten first (default 1000). */
   maxChats?: number;
   store?: KeyValueStore;
-  /** Key prefix in the store (default `sb:`). */
+  /** Key prefix in the store (default `DEFAULT_KEY_PREFIX`). */
   prefix?: string;
   /** How long the store keeps a message's thread (default 14 days). */
   ttlMs?: number;
@@ -104,6 +106,6 @@ export class RecentMessages {
   }
 
   private key(chatId: number, messageId: number): string {
-    return `${this.o.prefix ?? "sb:"}telegram:msg:${chatId}:${messageId}`;
+    return telegramMessageKey(this.o.prefix ?? DEFAULT_KEY_PREFIX, chatId, messageId);
   }
 }

@@ -6,6 +6,7 @@
  */
 import { createHash } from "node:crypto";
 import type { StructuredLogger } from "../../agent/logger.js";
+import { mcpToolListKey } from "../../redis-keys.js";
 import type { McpTool } from "./session.js";
 import type { McpServerSpec } from "./types.js";
 
@@ -53,7 +54,7 @@ export class SharedToolLists {
       .update(JSON.stringify(spec.command ?? spec.url ?? ""))
       .digest("hex")
       .slice(0, 16);
-    return `${this.prefix}mcp:tools:v1:${spec.name}:${what}`;
+    return mcpToolListKey(this.prefix, spec.name, what);
   }
 }
 

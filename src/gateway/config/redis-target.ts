@@ -2,9 +2,10 @@
  * Where Redis is, from the `runtime` slice: one server (`redisUrl`, `$REDIS_URL`), a Redis Cluster
  * (`redisCluster`, `$REDIS_CLUSTER`), or neither (the embedded runtime).
  */
-import { hasHashTag } from "../../queue/keys.js";
+
 import type { RedisTarget } from "../../queue/redis/client.js";
 import { redactSeed, seedProblem, splitSeedList } from "../../queue/redis/seeds.js";
+import { hasHashTag } from "../../redis-keys.js";
 import { type ConfigIssue, joinPath } from "./errors.js";
 import type { RuntimeConfig } from "./types.js";
 

@@ -17,6 +17,7 @@ import type { ChannelDefinition } from "../../adapters/channel.js";
 import { Obj, SecretFile, StringEnum, StringList } from "../../adapters/config-schema.js";
 import { CHANNELS } from "../../adapters/registry.js";
 import { DEFAULT_COLLECT_WINDOW_MS, DEFAULT_INBOX_CAP } from "../../queue/types.js";
+import { DEFAULT_KEY_PREFIX } from "../../redis-keys.js";
 
 const THINKING_LEVEL_VALUES = ["off", "minimal", "low", "medium", "high", "xhigh"] as const;
 const DELIVERY_MODE_VALUES = ["steer", "followUp", "collect", "interrupt"] as const;
@@ -306,7 +307,7 @@ export const RuntimeSchema = Obj(
       }),
     ),
     keyPrefix: Type.String({
-      default: "sb:",
+      default: DEFAULT_KEY_PREFIX,
       minLength: 1,
       description: "Prefix of every Redis key and queue.",
     }),

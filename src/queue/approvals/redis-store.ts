@@ -2,14 +2,9 @@
  * Pending approvals in Redis, so that a reaction or `/approve` received by any gateway process
  * reaches the worker waiting for it.
  *
- * Keys (prefix default `sb:`; the keys of one thread share its hash tag, so the settling step
- * touches one slot and works on Redis Cluster):
- * - `${prefix}{${threadKey}}:approval:<id>`  hash: the request (JSON), status, decision, message ref
- * - `${prefix}{${threadKey}}:approvals`      set: ids of the thread's pending requests
- * - `${prefix}{${threadKey}}:approval-grants` set: fingerprints approved with ♾️ (kept 30 days after the last)
- * - `${prefix}approval-id:<id>`             string: the thread key of request `<id>`
- * - `${prefix}approval-msg:<messageRef>`    string: the id of the request posted as that message
- * - channel `${prefix}approvals`            pub/sub: ids of settled requests
+ * Keys: `ApprovalKeys` (src/redis-keys.ts); the keys of one thread share its hash tag, so the
+ * settling step touches one slot and works on Redis Cluster. ♾️ grants are kept 30 days after the
+ * last one of the thread.
  *
  * Decisions are durable state first: a waiter subscribes, then reads the record, so a decision made
  * before it subscribed (or while its connection was down) is seen too.
@@ -24,13 +19,14 @@ import {
   newApprovalId,
 } from "../../extensions/approval/types.js";
 import type { ThreadUser } from "../../extensions/types.js";
+import { ApprovalKeys } from "../../redis-keys.js";
 import type { RedisClient } from "../redis/client.js";
 import { runScript } from "../redis/run-script.js";
 import { RedisSubscriber } from "../redis/subscriber.js";
 import { DECIDE } from "./scripts.js";
 
 export interface RedisApprovalStoreOptions {
-  /** Key prefix. Default `sb:`. */
+  /** Key prefix. Default `DEFAULT_KEY_PREFIX`. */
   prefix?: string;
   /** How long settled requests stay readable after their expiry. Default one day. */
   retentionMs?: number;
@@ -43,7 +39,7 @@ const DAY = 24 * 60 * 60 * 1000;
 type Waiter = { check: () => void };
 
 export class RedisApprovalStore implements ApprovalStore {
-  private readonly prefix: string;
+  private readonly keys: ApprovalKeys;
   private readonly retentionMs: number;
   private readonly grantTtlMs: number;
   private subscriber: RedisSubscriber | undefined;
@@ -55,33 +51,9 @@ export class RedisApprovalStore implements ApprovalStore {
     private readonly redis: RedisClient,
     options: RedisApprovalStoreOptions = {},
   ) {
-    this.prefix = options.prefix ?? "sb:";
+    this.keys = new ApprovalKeys(options.prefix);
     this.retentionMs = options.retentionMs ?? DAY;
     this.grantTtlMs = options.grantTtlMs ?? 30 * DAY;
-  }
-
-  private get channel(): string {
-    return `${this.prefix}approvals`;
-  }
-
-  private recordKey(threadKey: string, id: string): string {
-    return `${this.prefix}{${threadKey}}:approval:${id}`;
-  }
-
-  private pendingKey(threadKey: string): string {
-    return `${this.prefix}{${threadKey}}:approvals`;
-  }
-
-  private grantsKey(threadKey: string): string {
-    return `${this.prefix}{${threadKey}}:approval-grants`;
-  }
-
-  private idKey(id: string): string {
-    return `${this.prefix}approval-id:${id}`;
-  }
-
-  private messageKey(messageRef: string): string {
-    return `${this.prefix}approval-msg:${messageRef}`;
   }
 
   async create(request: ApprovalRequest): Promise<ApprovalRecord> {
@@ -89,11 +61,11 @@ export class RedisApprovalStore implements ApprovalStore {
     let id = "";
     for (let attempt = 0; ; attempt++) {
       id = newApprovalId();
-      if ((await this.redis.set(this.idKey(id), request.threadKey, "PX", ttl, "NX")) === "OK") break;
+      if ((await this.redis.set(this.keys.threadOf(id), request.threadKey, "PX", ttl, "NX")) === "OK") break;
       if (attempt >= 10)
         throw new Error("Could not find a free approval id after 10 attempts; is Redis full of stale ids?");
     }
-    const key = this.recordKey(request.threadKey, id);
+    const key = this.keys.request(request.threadKey, id);
     await this.redis
       .multi()
       .hset(key, {
@@ -103,44 +75,44 @@ export class RedisApprovalStore implements ApprovalStore {
         fingerprint: request.fingerprint,
       })
       .pexpire(key, ttl)
-      .sadd(this.pendingKey(request.threadKey), id)
-      .pexpire(this.pendingKey(request.threadKey), ttl)
+      .sadd(this.keys.pending(request.threadKey), id)
+      .pexpire(this.keys.pending(request.threadKey), ttl)
       .exec();
     return { ...structuredClone(request), id, status: "pending" };
   }
 
   async attachMessage(id: string, messageRef: string): Promise<void> {
-    const threadKey = await this.redis.get(this.idKey(id));
+    const threadKey = await this.redis.get(this.keys.threadOf(id));
     if (!threadKey) throw new Error(`Unknown approval "${id}": create it before attaching its message.`);
-    const key = this.recordKey(threadKey, id);
+    const key = this.keys.request(threadKey, id);
     const ttl = await this.redis.pttl(key);
     // Two commands, not a MULTI: the message key is outside the thread's hash slot (Redis Cluster).
     await this.redis.hset(key, "messageRef", messageRef);
-    await this.redis.set(this.messageKey(messageRef), id, "PX", ttl > 0 ? ttl : this.retentionMs);
+    await this.redis.set(this.keys.byMessage(messageRef), id, "PX", ttl > 0 ? ttl : this.retentionMs);
   }
 
   async get(id: string): Promise<ApprovalRecord | undefined> {
-    const threadKey = await this.redis.get(this.idKey(id));
+    const threadKey = await this.redis.get(this.keys.threadOf(id));
     if (!threadKey) return undefined;
     return this.read(threadKey, id);
   }
 
   async findByMessage(messageRef: string): Promise<ApprovalRecord | undefined> {
-    const id = await this.redis.get(this.messageKey(messageRef));
+    const id = await this.redis.get(this.keys.byMessage(messageRef));
     return id ? this.get(id) : undefined;
   }
 
   async decide(id: string, decision: Decision): Promise<DecideResult> {
-    const threadKey = await this.redis.get(this.idKey(id));
+    const threadKey = await this.redis.get(this.keys.threadOf(id));
     if (!threadKey) return { applied: false, record: undefined };
     const reply = (await this.runDecide(
-      [this.recordKey(threadKey, id), this.pendingKey(threadKey), this.grantsKey(threadKey)],
+      [this.keys.request(threadKey, id), this.keys.pending(threadKey), this.keys.grants(threadKey)],
       [
         id,
         decision.outcome,
         decision.by ? JSON.stringify(decision.by) : "",
         String(decision.at),
-        this.channel,
+        this.keys.channel,
         String(this.grantTtlMs),
       ],
     )) as [number, string?];
@@ -188,7 +160,7 @@ export class RedisApprovalStore implements ApprovalStore {
   }
 
   async pendingIn(threadKey: string): Promise<ApprovalRecord[]> {
-    const ids = await this.redis.smembers(this.pendingKey(threadKey));
+    const ids = await this.redis.smembers(this.keys.pending(threadKey));
     const records = await Promise.all(ids.map((id) => this.read(threadKey, id)));
     return records
       .filter((r): r is ApprovalRecord => r !== undefined && r.status === "pending")
@@ -196,7 +168,7 @@ export class RedisApprovalStore implements ApprovalStore {
   }
 
   async isRemembered(threadKey: string, fingerprint: string): Promise<boolean> {
-    return (await this.redis.sismember(this.grantsKey(threadKey), fingerprint)) === 1;
+    return (await this.redis.sismember(this.keys.grants(threadKey), fingerprint)) === 1;
   }
 
   /** Stops the subscriber; waiting calls reject. The command connection stays open (the caller owns it). */
@@ -209,7 +181,7 @@ export class RedisApprovalStore implements ApprovalStore {
   }
 
   private async read(threadKey: string, id: string): Promise<ApprovalRecord | undefined> {
-    const h = await this.redis.hgetall(this.recordKey(threadKey, id));
+    const h = await this.redis.hgetall(this.keys.request(threadKey, id));
     if (!h.request) return undefined;
     const record: ApprovalRecord = {
       ...(JSON.parse(h.request) as ApprovalRequest),
@@ -231,9 +203,9 @@ export class RedisApprovalStore implements ApprovalStore {
     if (this.closed) return Promise.reject(new Error("The approval store is closed."));
     // Back from a drop (or, on a cluster, on another node): decisions published meanwhile were
     // missed, so every waiter re-reads its record. Errors: the subscriber reconnects by itself.
-    this.subscriber ??= new RedisSubscriber(this.redis, [this.channel], {
+    this.subscriber ??= new RedisSubscriber(this.redis, [this.keys.channel], {
       message: (channel, id) => {
-        if (channel !== this.channel) return;
+        if (channel !== this.keys.channel) return;
         for (const w of [...(this.waiters.get(id) ?? [])]) w.check();
       },
       resubscribed: () => {

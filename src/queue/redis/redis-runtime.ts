@@ -4,7 +4,7 @@
  * also calls `start()` to take wake jobs. docs/runtime.md describes the protocol.
  */
 import { type Job, Queue, Worker } from "bullmq";
-import { hasHashTag, RuntimeKeys } from "../keys.js";
+import { hasHashTag, RuntimeKeys } from "../../redis-keys.js";
 import { DEFAULT_LEASE_TTL_MS, RuntimeBase, type RuntimeOptions } from "../runtime-base.js";
 import type { ThreadState } from "../state/types.js";
 import { DEFAULT_CONCURRENCY, type WorkerCore } from "../worker/worker-core.js";
@@ -20,7 +20,7 @@ export interface RedisRuntimeOptions extends RuntimeOptions {
    * closes its own connection).
    */
   redis: RedisClient | string;
-  /** Key prefix. Default `sb:`. */
+  /** Key prefix. Default `DEFAULT_KEY_PREFIX`. */
   prefix?: string;
   /**
    * BullMQ's prefix for the runs queue. Default: the key prefix without its colon (`sb`) on one

@@ -7,8 +7,8 @@
 
 import { type Clock, systemClock } from "../../agent/clock.js";
 import { SwitchboardError } from "../../agent/errors.js";
+import type { RuntimeKeys } from "../../redis-keys.js";
 import { parseItem, parseItems } from "../inbox-item.js";
-import type { RuntimeKeys } from "../keys.js";
 import { RedisLeaseStore } from "../lease/redis-store.js";
 import type { LeaseAcquire } from "../lease/store.js";
 import type {

@@ -5,7 +5,7 @@
 import { randomUUID } from "node:crypto";
 import type { Queue } from "bullmq";
 import type { Clock } from "../../agent/clock.js";
-import type { RuntimeKeys } from "../keys.js";
+import type { RuntimeKeys } from "../../redis-keys.js";
 import type { Waker } from "../state/types.js";
 import type { RedisClient } from "./client.js";
 import { runScript, type ScriptReply } from "./run-script.js";

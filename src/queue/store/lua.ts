@@ -1,20 +1,17 @@
 /**
- * The session store's Lua scripts (files in ./lua/), run by the one runner (runScript: by SHA, with
- * the full text when Redis does not have it cached yet: first call, restart, failover).
+ * The session store's Lua scripts (files session-*.lua in src/queue/lua/), run by the one runner
+ * (runScript: by SHA, with the full text when Redis does not have it cached yet: first call,
+ * restart, failover).
  */
-import { readFileSync } from "node:fs";
+import { luaScript } from "../lua/load.js";
 import type { RedisClient } from "../redis/client.js";
 import { type LuaScript, runScript, type ScriptReply } from "../redis/run-script.js";
 
-function load(name: string): LuaScript {
-  return { name, lua: readFileSync(new URL(`./lua/${name}.lua`, import.meta.url), "utf8") };
-}
-
 export const scripts = {
-  append: load("append"),
-  createSession: load("create-session"),
-  readBranch: load("read-branch"),
-  setLeaf: load("set-leaf"),
+  append: luaScript("session-append"),
+  createSession: luaScript("session-create"),
+  readBranch: luaScript("session-read-branch"),
+  setLeaf: luaScript("session-set-leaf"),
 };
 
 /** Runs one of the scripts above; they all answer with an array. */

@@ -12,9 +12,9 @@ import {
   type WarnLogger,
 } from "../../agent/session/jsonl.js";
 import type { SessionEntry, SessionHeader, SessionSettings } from "../../agent/session/types.js";
+import type { SessionKeys } from "../../redis-keys.js";
 import type { RedisClient } from "../redis/client.js";
 import { EntryNotFoundError, SessionNotFoundError } from "./errors.js";
-import type { SessionKeys } from "./keys.js";
 import { replyStr, runList, scripts } from "./lua.js";
 import type { BranchRead, SessionRead, SessionSummary, ThreadSummary } from "./types.js";
 

@@ -1,5 +1,5 @@
 /**
- * `SessionStore` on Redis. Layout (prefix default `sb:`, `{t}` = `{threadKey}`):
+ * `SessionStore` on Redis. Layout (keys: `SessionKeys` in src/redis-keys.ts, `{t}` = `{threadKey}`):
  *
  * - `{t}:meta` hash: currentSessionId, leafId, model, thinkingLevel, usage totals, updatedAt
  * - `{t}:s:<sessionId>` list: the header, then one JSON entry per element, RPUSH only
@@ -24,9 +24,9 @@ import {
 import { createSessionHeader } from "../../agent/session/entries.js";
 import { consoleWarnLogger, serializeSession, type WarnLogger } from "../../agent/session/jsonl.js";
 import type { SessionEntry, SessionHeader } from "../../agent/session/types.js";
+import { SessionKeys } from "../../redis-keys.js";
 import type { RedisClient } from "../redis/client.js";
 import { EntryNotFoundError, InvalidEntryError, LeaseLostError, SessionNotFoundError } from "./errors.js";
-import { SessionKeys } from "./keys.js";
 import { replyStr, runList, scripts } from "./lua.js";
 import {
   listSessions,
@@ -64,7 +64,7 @@ import type {
 export interface RedisSessionStoreOptions {
   /** A connection the caller owns (the store never closes it). */
   redis: RedisClient;
-  /** Key prefix, default `sb:`. */
+  /** Key prefix, default `DEFAULT_KEY_PREFIX`. */
   prefix?: string;
   /** Receives warnings about unreadable stored lines. Default: console.warn. */
   logger?: WarnLogger;
@@ -119,7 +119,7 @@ export class RedisSessionStore implements SessionStore {
 
   constructor(options: RedisSessionStoreOptions) {
     this.redis = options.redis;
-    this.keys = new SessionKeys(options.prefix ?? "sb:");
+    this.keys = new SessionKeys(options.prefix);
     this.logger = options.logger ?? consoleWarnLogger;
     this.now = options.now ?? Date.now;
     this.reads = { redis: this.redis, keys: this.keys, logger: this.logger, stats: this.stats };

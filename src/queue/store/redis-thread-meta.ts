@@ -3,8 +3,9 @@
  * (model, thinking level, usage totals, updatedAt; the session scripts write its current session and
  * leaf) and the `threads` index of last activity. `RedisSessionStore` reads and patches them here.
  */
+
+import type { SessionKeys } from "../../redis-keys.js";
 import type { RedisClient } from "../redis/client.js";
-import type { SessionKeys } from "./keys.js";
 import { totalsFrom } from "./shared.js";
 import type { ThreadMeta, ThreadMetaPatch, UsageTotals } from "./types.js";
 

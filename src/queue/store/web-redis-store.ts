@@ -1,13 +1,13 @@
 /**
  * The web chat store on Redis, shared by every gateway and worker: a worker posts and edits the
  * bot's messages here, the gateway that serves the page reads them and forwards the changes to its
- * event streams. Layout and atomic steps: `web-redis-scripts.ts`. Besides one conversation's keys:
+ * event streams. Layout and atomic steps: `web-redis-scripts.ts`. Keys: `WebChatKeys` (src/redis-keys.ts); besides one conversation's:
  *
  * | key | type | holds |
  * |---|---|---|
- * | `sb:web:conversations` | sorted set | conversation ids scored by `updatedAt` (the page's list) |
- * | `sb:web:typing` | sorted set | conversation ids scored by the time the typing indicator ends |
- * | `sb:web:events` | pub/sub channel | every change as a `WebChatEvent` JSON |
+ * | `<prefix>web:conversations` | sorted set | conversation ids scored by `updatedAt` (the page's list) |
+ * | `<prefix>web:typing` | sorted set | conversation ids scored by the time the typing indicator ends |
+ * | `<prefix>web:events` | pub/sub channel | every change as a `WebChatEvent` JSON |
  *
  * Those three are single-key commands, so they work on a cluster too. The state is written first and
  * the change published after, so a page that (re)reads the state never misses what an event said;
@@ -42,6 +42,7 @@ import {
   type WebStoreLimits,
   type WebStoreListener,
 } from "../../adapters/web/store-types.js";
+import { WebChatKeys } from "../../redis-keys.js";
 import type { RedisClient } from "../redis/client.js";
 import { publishInOrder } from "../redis/ordered-publish.js";
 import { runScript } from "../redis/run-script.js";
@@ -50,7 +51,7 @@ import { ADD, CREATE, NEXT_ID, READ, REMOVE, REPLACE } from "./web-redis-scripts
 
 export interface RedisWebChatStoreOptions extends WebStoreLimits {
   redis: RedisClient;
-  /** Key prefix (default `sb:`), the runtime's. */
+  /** Key prefix (default `DEFAULT_KEY_PREFIX`), the runtime's. */
   prefix?: string;
   /** Told about feed messages that could not be read and subscriber trouble. */
   onWarning?: (message: string, detail: Record<string, unknown>) => void;
@@ -63,7 +64,7 @@ const MAX_ATTEMPTS = 20;
 
 export class RedisWebChatStore implements WebChatStore {
   private readonly redis: RedisClient;
-  private readonly prefix: string;
+  private readonly keys: WebChatKeys;
   private readonly maxConversations: number;
   private readonly maxMessages: number;
   private readonly now: () => number;
@@ -73,7 +74,7 @@ export class RedisWebChatStore implements WebChatStore {
 
   constructor(o: RedisWebChatStoreOptions) {
     this.redis = o.redis;
-    this.prefix = o.prefix ?? "sb:";
+    this.keys = new WebChatKeys(o.prefix);
     this.maxConversations = Math.max(1, o.maxConversations ?? DEFAULT_MAX_CONVERSATIONS);
     this.maxMessages = Math.max(1, o.maxMessagesPerConversation ?? DEFAULT_MAX_MESSAGES);
     this.now = o.now ?? Date.now;
@@ -82,21 +83,18 @@ export class RedisWebChatStore implements WebChatStore {
 
   // ── keys ────────────────────────────────────────────────────────────────
 
-  private key(conversationId: string, name: string): string {
-    return `${this.prefix}{${threadKeyOf(conversationId)}}:${name}`;
-  }
-  private chat = (id: string) => this.key(id, "chat");
-  private msgs = (id: string) => this.key(id, "chat:msgs");
-  private order = (id: string) => this.key(id, "chat:order");
-  private clients = (id: string) => this.key(id, "chat:clients");
+  private chat = (id: string) => this.keys.chat(threadKeyOf(id));
+  private msgs = (id: string) => this.keys.messages(threadKeyOf(id));
+  private order = (id: string) => this.keys.order(threadKeyOf(id));
+  private clients = (id: string) => this.keys.clients(threadKeyOf(id));
   private get listKey() {
-    return `${this.prefix}web:conversations`;
+    return this.keys.conversations;
   }
   private get typingKey() {
-    return `${this.prefix}web:typing`;
+    return this.keys.typing;
   }
   private get channel() {
-    return `${this.prefix}web:events`;
+    return this.keys.events;
   }
 
   // ── reads ───────────────────────────────────────────────────────────────
@@ -279,7 +277,7 @@ export class RedisWebChatStore implements WebChatStore {
         resubscribed: () => this.emit({ type: "resync" }),
         error: (err) => this.warn("web chat: change feed connection error", { err }),
       },
-      `${this.prefix}web-feed`,
+      this.keys.feed,
     );
     return this.subscriber.ready;
   }

@@ -1,6 +1,6 @@
 /**
  * The web chat's files in Redis (`WebUploadStore`), so any gateway serves and any worker fetches
- * them: one string per file, `sb:{web:<conversation>}:file:<id>`, hash-tagged with its
+ * them: one string per file, `<prefix>{web:<conversation>}:file:<id>`, hash-tagged with its
  * conversation and kept 30 days. An upload is streamed in with `APPEND` to a temporary key of the
  * same slot (never whole in memory) and renamed into place once whole (`RENAMENX`: a file that
  * exists stays as it is); a read streams it out with `GETRANGE` in 256 KB pieces.
@@ -8,6 +8,7 @@
 import { randomBytes } from "node:crypto";
 import { threadKeyOf } from "../../adapters/web/ids.js";
 import { type WebUploadStore, WebUploadTooLargeError } from "../../adapters/web/store-types.js";
+import { WebChatKeys } from "../../redis-keys.js";
 import type { RedisClient } from "../redis/client.js";
 
 /** How long a file is kept after its upload. */
@@ -18,13 +19,18 @@ const PIECE = 256 * 1024;
 const HEAD = 4100;
 
 export class RedisWebUploadStore implements WebUploadStore {
+  private readonly keys: WebChatKeys;
+
+  /** `prefix`: the key prefix (default `DEFAULT_KEY_PREFIX`). */
   constructor(
     private readonly redis: RedisClient,
-    private readonly prefix = "sb:",
-  ) {}
+    prefix?: string,
+  ) {
+    this.keys = new WebChatKeys(prefix);
+  }
 
   private key(conversationId: string, id: string): string {
-    return `${this.prefix}{${threadKeyOf(conversationId)}}:file:${id}`;
+    return this.keys.file(threadKeyOf(conversationId), id);
   }
 
   async put(conversationId: string, id: string, body: AsyncIterable<Uint8Array>, maxBytes: number) {

@@ -6,9 +6,9 @@
 import type { InboundHandlers } from "../../../src/adapters/types.js";
 import { MemoryThreadState } from "../../../src/queue/embedded/memory-thread-state.js";
 import { EventClaims } from "../../../src/queue/event-claims.js";
-import { RuntimeKeys } from "../../../src/queue/keys.js";
 import type { RedisClient } from "../../../src/queue/redis/client.js";
 import { RedisThreadState } from "../../../src/queue/redis/redis-thread-state.js";
+import { RuntimeKeys } from "../../../src/redis-keys.js";
 
 /** `handlers` behind an event claim over `redis` (shared by processes), or in memory (one process). */
 export function claimed(handlers: InboundHandlers, redis?: RedisClient, prefix?: string): InboundHandlers {

@@ -17,12 +17,12 @@
 import { writeSync } from "node:fs";
 import { Redis } from "ioredis";
 import { systemClock } from "../../../src/agent/clock.js";
-import type { RuntimeKeys } from "../../../src/queue/keys.js";
 import { RedisRuntime } from "../../../src/queue/redis/redis-runtime.js";
 import type { ThreadState } from "../../../src/queue/state/types.js";
 import { RedisSessionStore } from "../../../src/queue/store/redis-store.js";
 import type { SessionStore } from "../../../src/queue/store/types.js";
 import type { RunSink } from "../../../src/queue/types.js";
+import type { RuntimeKeys } from "../../../src/redis-keys.js";
 import { ScriptedStream } from "../../support/scripted-stream.js";
 import { echoResponder, workTool } from "./echo-model.js";
 import { resolveTestModel, scriptedFactory } from "./harness.js";
