@@ -60,6 +60,25 @@ export function renderJournalContract(name: string, make: () => Promise<JournalS
       ]);
     });
 
+    it("records a snapshot as it was when put: later changes to the caller's object or to what owed gave back do not reach it", async () => {
+      const { journal, hold } = await open();
+      const t = thread();
+      await hold(t, "tok");
+      const messages = [{ refs: ["7"], text: "Got it." }];
+      expect(await journal.put(t, "tok", "run-1", { v: 1, messages })).toBe(true);
+      messages[0]?.refs.push("8");
+      messages.push({ refs: [], text: "not owed yet" });
+      const read = await journal.owed(t);
+      (read[0]?.snapshot as { v: number }).v = 2;
+      expect(await journal.owed(t)).toEqual([
+        {
+          runId: "run-1",
+          snapshot: { v: 1, messages: [{ refs: ["7"], text: "Got it." }] },
+          posted: new Map(),
+        },
+      ]);
+    });
+
     it("keeps each posted id beside its run's snapshot, fenced by the lease", async () => {
       const { journal, hold } = await open();
       const t = thread();
