@@ -1,6 +1,7 @@
 /**
- * Redis commands per message, counted by the server (`INFO commandstats` before and after a
- * phase, every connection of the pipeline included; the INFO calls themselves left out):
+ * Redis commands and Redis's own time per message, measured by the server (`INFO commandstats`
+ * from `CONFIG RESETSTAT` at a phase's start to its end, every connection of the pipeline
+ * included; the bench's own INFO, SCAN, CONFIG and SLOWLOG calls left out):
  *
  * - idle wake: `threads` new private chats get one message each (immediate reply); every command
  *   from the first delivery until the last reply is visible and the worker has let go of every
@@ -27,7 +28,7 @@
  * the clean run.
  *
  * Needs a Redis no one else uses during the phase (the bench's throwaway server), since the
- * counts are server-wide.
+ * counts and times are server-wide (and the stats are reset).
  */
 import type { Redis } from "ioredis";
 import { createRedisClient, type RedisClient } from "../../src/queue/redis/client.js";
