@@ -186,7 +186,10 @@ export async function runCommandCount(
   const redis = createRedisClient({ url: redisUrl }, { maxRetriesPerRequest: null });
   // The pipeline's first runs load its scripts: their text names them.
   const stopLearning = await names.watch(redis);
-  const p = await startPipeline({ mode: "redis", redisUrl });
+  // No lost-wake sweep during the section: it runs on its own clock, and its cleanup of the threads
+  // a phase touched (PROBE and UNPEND once each has been quiet for 5 s) would land in whichever
+  // phase came 5-10 s later. It is a cost per quiet thread, not per message (docs/performance.md).
+  const p = await startPipeline({ mode: "redis", redisUrl, sweepIntervalMs: 10 * 60_000 });
   let chat = 700_000 + Math.floor(Math.random() * 100_000) * 10;
   try {
     // Warm-up: scripts loaded, connections open, BullMQ's worker blocking.
