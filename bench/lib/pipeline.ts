@@ -37,6 +37,8 @@ export interface PipelineOptions {
   flood?: boolean;
   /** Threads the worker runs at once; default: the runtime's default (what a config without it gets). */
   concurrency?: number;
+  /** The lost-wake sweep's interval (Redis mode); default: the runtime's (5 s). */
+  sweepIntervalMs?: number;
   /** Wraps the fake's API root (e.g. a failure-injecting proxy). */
   apiRoot?: (fakeRoot: string) => Promise<string> | string;
   onError?: (e: unknown, context: string) => void;
@@ -114,6 +116,7 @@ export async function startPipeline(o: PipelineOptions): Promise<Pipeline> {
       sinks,
       agentFactory,
       ...(o.concurrency !== undefined ? { concurrency: o.concurrency } : {}),
+      ...(o.sweepIntervalMs !== undefined ? { sweepIntervalMs: o.sweepIntervalMs } : {}),
       onError,
     });
   } else {

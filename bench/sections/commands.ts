@@ -1,6 +1,7 @@
 /**
- * Redis commands per message, counted by the server (`INFO commandstats` before and after a
- * phase, every connection of the pipeline included; the INFO calls themselves left out):
+ * Redis commands and Redis's own time per message, measured by the server (`INFO commandstats`
+ * from `CONFIG RESETSTAT` at a phase's start to its end, every connection of the pipeline
+ * included; the bench's own INFO, SCAN, CONFIG and SLOWLOG calls left out):
  *
  * - idle wake: `threads` new private chats get one message each (immediate reply); every command
  *   from the first delivery until the last reply is visible and the worker has let go of every
@@ -15,16 +16,36 @@
  *   (B − A) / chats is what one more message costs when a holder is already running: the delivery
  *   and the holder picking it up at its next checkpoint, with its own reply.
  *
- * MONITOR during each phase splits the count: the commands on BullMQ's keys (its job lifecycle:
- * add, move to active, move to finished, the worker's polls), and the commands the processes sent
- * (a script counts once, its inner commands not; auto-pipelining sends several in one write).
+ * Each phase runs three times, on chats of its own (new ones for each phase that wakes a new
+ * thread), so that no run's tooling is in another's figures (../lib/redis-time.ts):
+ * - clean: commandstats' calls (the executed commands) and `usec` (Redis's own time);
+ * - profiled: SLOWLOG at threshold 0 says which calls were sent and which a script ran, and each
+ *   script's time (the heaviest scripts);
+ * - watched: MONITOR splits the count into the commands on BullMQ's keys (its job lifecycle: add,
+ *   move to active, move to finished, the worker's polls) and the commands the processes sent (a
+ *   script counts once, its inner commands not; auto-pipelining sends several in one write).
+ * MONITOR and the slow log each cost Redis time inside a script's run, so neither is on during
+ * the clean run.
  *
  * Needs a Redis no one else uses during the phase (the bench's throwaway server), since the
- * counts are server-wide.
+ * counts and times are server-wide (and the stats are reset).
  */
 import type { Redis } from "ioredis";
 import { createRedisClient, type RedisClient } from "../../src/queue/redis/client.js";
 import { type Pipeline, startPipeline, until } from "../lib/pipeline.js";
+import {
+  type CleanPhase,
+  type Counts,
+  executed,
+  heaviest,
+  type ProfiledPhase,
+  redisTime,
+  ScriptNames,
+  type ScriptTime,
+  scriptTimes,
+  startClean,
+  startProfile,
+} from "../lib/redis-time.js";
 
 export interface CommandSample {
   /** Commands Redis executed (`INFO commandstats`: inside scripts included), per message. */
@@ -39,28 +60,17 @@ export interface CommandSample {
   idleWakeSent: number;
   idleExistingSent: number;
   intoRunningSent: number;
+  /** Redis's own time per message, µs (commandstats `usec`; a script once, with what it ran). */
+  idleWakeUsec: number;
+  idleExistingUsec: number;
+  intoRunningUsec: number;
   /** The commands of the idle-wake phase per message, by name, largest first. */
   idleTop: string;
   intoRunningTop: string;
-}
-
-type Counts = Map<string, number>;
-
-async function commandStats(redis: RedisClient): Promise<Counts> {
-  const text = (await redis.info("commandstats")) as string;
-  const out: Counts = new Map();
-  for (const m of text.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) out.set(m[1] as string, Number(m[2]));
-  return out;
-}
-
-function diff(after: Counts, before: Counts): Counts {
-  const out: Counts = new Map();
-  for (const [k, v] of after) {
-    if (k === "info") continue;
-    const d = v - (before.get(k) ?? 0);
-    if (d > 0) out.set(k, d);
-  }
-  return out;
+  /** The heaviest scripts per message (`name [keys] ×calls µs`), by Redis time. */
+  idleWakeScripts: string;
+  idleExistingScripts: string;
+  intoRunningScripts: string;
 }
 
 const total = (c: Counts) => [...c.values()].reduce((a, b) => a + b, 0);
@@ -87,17 +97,37 @@ async function allReleased(redis: RedisClient, p: Pipeline): Promise<void> {
   }
 }
 
-interface Measured {
-  counts: Counts;
-  commands: number;
-  /** From MONITOR: commands executed on BullMQ's keys, and commands sent (not from a script). */
+/** Script names, learnt once per bench process (the throwaway server loads each script once). */
+const names = new ScriptNames();
+let bullmqNamed = false;
+
+/** A phase with nothing but commandstats on. */
+async function clean(redis: RedisClient, p: Pipeline, run: () => Promise<void>): Promise<CleanPhase> {
+  await allReleased(redis, p);
+  const stop = await startClean(redis);
+  await run();
+  await allReleased(redis, p);
+  return stop();
+}
+
+/** A phase with every command in the slow log. */
+async function profiled(redis: RedisClient, p: Pipeline, run: () => Promise<void>): Promise<ProfiledPhase> {
+  await allReleased(redis, p);
+  const stop = await startProfile(redis, names, p.prefix);
+  await run();
+  await allReleased(redis, p);
+  return stop();
+}
+
+/** From MONITOR: commands executed on BullMQ's keys, and commands sent (not from a script). */
+interface Watched {
   bull: number;
   sent: number;
 }
 
 const OWN = new Set(["scan", "info", "monitor"]);
 
-async function measure(redis: RedisClient, p: Pipeline, run: () => Promise<void>): Promise<Measured> {
+async function watched(redis: RedisClient, p: Pipeline, run: () => Promise<void>): Promise<Watched> {
   await allReleased(redis, p);
   const monitor = await (redis as Redis).monitor();
   let bull = 0;
@@ -110,14 +140,37 @@ async function measure(redis: RedisClient, p: Pipeline, run: () => Promise<void>
     if (!source.includes("lua")) sent++;
     if (args.some((a) => typeof a === "string" && a.startsWith(bullKey))) bull++;
   });
-  const before = await commandStats(redis);
   await run();
   await allReleased(redis, p);
-  const counts = diff(await commandStats(redis), before);
   monitor.disconnect();
-  // The scans of allReleased are the bench's own.
-  counts.delete("scan");
-  return { counts, commands: total(counts), bull, sent };
+  return { bull, sent };
+}
+
+/** `after − before`, by key (the running thread's marginal message). */
+function minus(after: Counts, before: Counts): Counts {
+  const out: Counts = new Map();
+  for (const [k, v] of after) {
+    const d = v - (before.get(k) ?? 0);
+    if (d !== 0) out.set(k, d);
+  }
+  return out;
+}
+
+function scriptsMinus(
+  after: Map<string, ScriptTime>,
+  before: Map<string, ScriptTime>,
+): Map<string, ScriptTime> {
+  const out = new Map<string, ScriptTime>();
+  for (const [k, s] of after) {
+    const b = before.get(k);
+    out.set(k, {
+      name: s.name,
+      calls: s.calls - (b?.calls ?? 0),
+      usec: s.usec - (b?.usec ?? 0),
+      inner: s.inner - (b?.inner ?? 0),
+    });
+  }
+  return out;
 }
 
 /** One sample: `threads` chats for the idle-wake figure, `threads` for the running-thread one. */
@@ -126,24 +179,34 @@ export async function runCommandCount(
   threads: number,
   streamMs: number,
 ): Promise<CommandSample> {
-  const p = await startPipeline({ mode: "redis", redisUrl });
+  if (!bullmqNamed) {
+    await names.loadBullmq();
+    bullmqNamed = true;
+  }
   const redis = createRedisClient({ url: redisUrl }, { maxRetriesPerRequest: null });
+  // The pipeline's first runs load its scripts: their text names them.
+  const stopLearning = await names.watch(redis);
+  // No lost-wake sweep during the section: it runs on its own clock, and its cleanup of the threads
+  // a phase touched (PROBE and UNPEND once each has been quiet for 5 s) would land in whichever
+  // phase came 5-10 s later. It is a cost per quiet thread, not per message (docs/performance.md).
+  const p = await startPipeline({ mode: "redis", redisUrl, sweepIntervalMs: 10 * 60_000 });
   let chat = 700_000 + Math.floor(Math.random() * 100_000) * 10;
   try {
     // Warm-up: scripts loaded, connections open, BullMQ's worker blocking.
     const warm = Array.from({ length: 10 }, () => newTag());
     for (const t of warm) p.inject(chat++, `warm [${t}]`);
     await until(() => warm.every((t) => p.model.endedAt.has(t)), 30_000, "warm-up replies");
+    stopLearning();
 
     const replied = (tags: string[]) => () => {
       const texts = new Set(p.outbound().map((c) => c.visibleText ?? ""));
       return tags.every((t) => texts.has(`ok [${t}]`) || [...texts].some((x) => x.startsWith(`ok [${t}]`)));
     };
 
-    const idleChats = Array.from({ length: threads }, () => chat++);
-    const wakeEach = (text: string) => async () => {
+    const newChats = () => Array.from({ length: threads }, () => chat++);
+    const wakeEach = (chats: number[], text: string) => async () => {
       const tags: string[] = [];
-      for (const c of idleChats) {
+      for (const c of chats) {
         const t = newTag();
         tags.push(t);
         p.inject(c, `${text} [${t}]`);
@@ -152,9 +215,16 @@ export async function runCommandCount(
       }
       await until(replied(tags), 60_000, "every idle-wake reply");
     };
-    const idle = await measure(redis, p, wakeEach("hello"));
-    // measure() starts once every lease is released: each thread is idle again.
-    const existing = await measure(redis, p, wakeEach("and again"));
+    // Each phase starts once every lease is released: each thread is idle again.
+    const cleanChats = newChats();
+    const idle = await clean(redis, p, wakeEach(cleanChats, "hello"));
+    const existing = await clean(redis, p, wakeEach(cleanChats, "and again"));
+    const profiledChats = newChats();
+    const idleProfiled = await profiled(redis, p, wakeEach(profiledChats, "hello"));
+    const existingProfiled = await profiled(redis, p, wakeEach(profiledChats, "and again"));
+    const watchedChats = newChats();
+    const idleWatched = await watched(redis, p, wakeEach(watchedChats, "hello"));
+    const existingWatched = await watched(redis, p, wakeEach(watchedChats, "and again"));
 
     const streaming = (second: boolean) => async () => {
       const tags: string[] = [];
@@ -190,27 +260,38 @@ export async function runCommandCount(
           `commands bench: ${foundIdle} of ${seconds.length} second messages found their thread idle (the machine is too slow for streamMs ${streamMs})`,
         );
     };
-    const alone = await measure(redis, p, streaming(false));
-    const withSecond = await measure(redis, p, streaming(true));
-    const marginal: Counts = new Map();
-    for (const [k, v] of withSecond.counts) {
-      const d = v - (alone.counts.get(k) ?? 0);
-      if (d !== 0) marginal.set(k, d);
-    }
+    const alone = await clean(redis, p, streaming(false));
+    const withSecond = await clean(redis, p, streaming(true));
+    const aloneProfiled = await profiled(redis, p, streaming(false));
+    const withSecondProfiled = await profiled(redis, p, streaming(true));
+    const aloneWatched = await watched(redis, p, streaming(false));
+    const withSecondWatched = await watched(redis, p, streaming(true));
+    const marginal = minus(withSecond.calls, alone.calls);
     return {
-      idleWake: idle.commands / threads,
-      idleExisting: existing.commands / threads,
-      intoRunning: (withSecond.commands - alone.commands) / threads,
-      idleWakeBull: idle.bull / threads,
-      idleExistingBull: existing.bull / threads,
-      intoRunningBull: (withSecond.bull - alone.bull) / threads,
-      idleWakeSent: idle.sent / threads,
-      idleExistingSent: existing.sent / threads,
-      intoRunningSent: (withSecond.sent - alone.sent) / threads,
-      idleTop: top(idle.counts, threads),
+      idleWake: executed(idle) / threads,
+      idleExisting: executed(existing) / threads,
+      intoRunning: total(marginal) / threads,
+      idleWakeBull: idleWatched.bull / threads,
+      idleExistingBull: existingWatched.bull / threads,
+      intoRunningBull: (withSecondWatched.bull - aloneWatched.bull) / threads,
+      idleWakeSent: idleWatched.sent / threads,
+      idleExistingSent: existingWatched.sent / threads,
+      intoRunningSent: (withSecondWatched.sent - aloneWatched.sent) / threads,
+      idleWakeUsec: redisTime(idle, idleProfiled) / threads,
+      idleExistingUsec: redisTime(existing, existingProfiled) / threads,
+      intoRunningUsec:
+        (redisTime(withSecond, withSecondProfiled) - redisTime(alone, aloneProfiled)) / threads,
+      idleTop: top(idle.calls, threads),
       intoRunningTop: top(marginal, threads),
+      idleWakeScripts: heaviest(scriptTimes(idle, idleProfiled), threads),
+      idleExistingScripts: heaviest(scriptTimes(existing, existingProfiled), threads),
+      intoRunningScripts: heaviest(
+        scriptsMinus(scriptTimes(withSecond, withSecondProfiled), scriptTimes(alone, aloneProfiled)),
+        threads,
+      ),
     };
   } finally {
+    stopLearning();
     await p.close();
     await redis.quit().catch(() => {});
   }

@@ -1,4 +1,7 @@
-/** The embedded mode's key-value store on a file: survives a restart, expires, compacts, shrugs off a cut line. */
+/**
+ * The embedded mode's key-value store on a file, beyond the shared contract (key-value-store.test.ts):
+ * expiry to the millisecond across a restart, compaction, a line cut by a crash, the entry cap.
+ */
 import { appendFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -16,18 +19,6 @@ function file(): string {
 }
 
 describe("FileKeyValueStore", () => {
-  it("gives back what was set, also after a restart (a new store on the same file)", async () => {
-    const path = file();
-    const a = new FileKeyValueStore(path);
-    await a.set("sb:telegram:msg:-100:7", "0:5", 60_000);
-    await a.set("sb:telegram:msg:-100:8", "0:5", 60_000);
-    await a.set("sb:telegram:msg:-100:7", "0:6", 60_000);
-    const b = new FileKeyValueStore(path);
-    expect(await b.get("sb:telegram:msg:-100:7")).toBe("0:6");
-    expect(await b.get("sb:telegram:msg:-100:8")).toBe("0:5");
-    expect(await b.get("sb:telegram:msg:-100:9")).toBeUndefined();
-  });
-
   it("forgets entries once their time is up, in memory and across a restart", async () => {
     let now = 1_000_000;
     const path = file();

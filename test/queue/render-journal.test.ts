@@ -1,7 +1,8 @@
 /**
- * The render journal's primitives: fenced by the lease token on Redis (one script per write, in the
- * thread's hash slot) and in the embedded runtime's memory, whose files let a restarted process
- * find what the chat is still owed.
+ * The render journal's primitives: the shared contract (render-journal-contract.ts) on the embedded
+ * runtime's memory journal (with and without its files) and on Redis (one server and the cluster),
+ * then what is particular to each: Redis's single hash per thread and its posted ids written past
+ * auto-pipelining, the memory journal's files that a restarted process loads.
  */
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -11,53 +12,80 @@ import { afterAll, describe, expect, it } from "vitest";
 import { RedisRenderJournal } from "../../src/queue/redis/render-journal.js";
 import { MemoryRenderJournal } from "../../src/queue/state/render-journal.js";
 import { RuntimeKeys } from "../../src/redis-keys.js";
-import { dropPrefix } from "../faults/support.js";
-import { connectBackend, connectRedis, redisBackends, redisUrl, uniquePrefix } from "../support/redis.js";
+import {
+  connectBackend,
+  connectRedis,
+  dropKeys,
+  redisBackends,
+  redisUrl,
+  uniquePrefix,
+} from "../support/redis.js";
+import { renderJournalContract } from "./render-journal-contract.js";
 
 const T = "telegram:42";
 const snapshot = { v: 1, messages: [{ refs: ["7"], text: "Got it." }] };
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "sb-journal-"));
+  dirs.push(dir);
+  return dir;
+}
+
+for (const files of [false, true]) {
+  renderJournalContract(files ? "memory, mirrored to files" : "memory", async () => {
+    const holders = new Map<string, string>();
+    const journal = new MemoryRenderJournal({
+      holds: (t, token) => holders.get(t) === token,
+      ...(files ? { dir: tempDir() } : {}),
+    });
+    return {
+      journal,
+      hold: async (t, token) => {
+        holders.set(t, token);
+      },
+      close: async () => {},
+    };
+  });
+}
+
+for (const backend of redisBackends()) {
+  renderJournalContract(backend, async () => {
+    const client = connectBackend(backend);
+    const prefix = uniquePrefix("sbt-journal");
+    const keys = new RuntimeKeys(prefix);
+    return {
+      journal: new RedisRenderJournal(client, keys),
+      hold: async (t, token) => {
+        await client.set(keys.lease(t), token, "PX", 60_000);
+      },
+      close: async () => {
+        await dropKeys(client, prefix);
+        client.disconnect();
+      },
+    };
+  });
+}
 
 describe("RedisRenderJournal", () => {
   const redis = connectRedis();
   const prefix = uniquePrefix("sbt-journal");
   const keys = new RuntimeKeys(prefix);
   afterAll(async () => {
-    await dropPrefix(redis, prefix);
+    await dropKeys(redis, prefix);
     await redis.quit();
   });
 
-  it("writes and clears only under the lease holder's token", async () => {
+  it("keeps a thread's records in one hash, gone once nothing is owed", async () => {
     const journal = new RedisRenderJournal(redis, keys);
-    expect(await journal.put(T, "tok", "run-1", snapshot)).toBe(false);
     await redis.set(keys.lease(T), "tok", "PX", 10_000);
-    expect(await journal.put(T, "other", "run-1", snapshot)).toBe(false);
     expect(await journal.put(T, "tok", "run-1", snapshot)).toBe(true);
-    expect(await journal.owed(T)).toEqual([{ runId: "run-1", snapshot, posted: new Map() }]);
-    expect(await journal.drop(T, "other", "run-1")).toBe(false);
-    expect(await journal.owed(T)).toHaveLength(1);
+    expect(await journal.posted(T, "tok", "run-1", "k1", "telegram:42:8")).toBe(true);
+    expect(await redis.hlen(keys.renderJournal(T))).toBe(2);
     expect(await journal.drop(T, "tok", "run-1")).toBe(true);
-    expect(await journal.owed(T)).toEqual([]);
-  });
-
-  it("keeps each posted id beside its run's snapshot, fenced, and drops them with the run", async () => {
-    const journal = new RedisRenderJournal(redis, keys);
-    await redis.set(keys.lease(T), "tok", "PX", 10_000);
-    expect(await journal.posted(T, "other", "run-3", "k1", "telegram:42:8")).toBe(false);
-    expect(await journal.put(T, "tok", "run-3", snapshot)).toBe(true);
-    expect(await journal.posted(T, "tok", "run-3", "k1", "telegram:42:8")).toBe(true);
-    expect(await journal.posted(T, "tok", "run-30", "k2", "telegram:42:9")).toBe(true);
-    const owed = await journal.owed(T);
-    expect(owed.find((r) => r.runId === "run-3")).toEqual({
-      runId: "run-3",
-      snapshot,
-      posted: new Map([["k1", "telegram:42:8"]]),
-    });
-    expect(await journal.drop(T, "tok", "run-3")).toBe(true);
-    // Only run-3's: another run whose id starts the same keeps its own.
-    expect(await journal.owed(T)).toEqual([
-      { runId: "run-30", snapshot: undefined, posted: new Map([["k2", "telegram:42:9"]]) },
-    ]);
-    expect(await journal.drop(T, "tok", "run-30")).toBe(true);
     expect(await redis.exists(keys.renderJournal(T))).toBe(0);
   });
 
@@ -97,38 +125,9 @@ describe("RedisRenderJournal", () => {
   });
 });
 
-describe.each(redisBackends())("RedisRenderJournal's posted ids (%s)", (backend) => {
-  it("are fenced, listed with their run and dropped with it, also when written past the pipeline", async () => {
-    const client = connectBackend(backend);
-    const prefix = uniquePrefix("sbt-journal-posted");
-    const k = new RuntimeKeys(prefix);
-    try {
-      const journal = new RedisRenderJournal(client, k);
-      await client.set(k.lease(T), "tok", "PX", 10_000);
-      expect(await journal.posted(T, "other", "run-5", "k5", "telegram:42:5")).toBe(false);
-      expect(await journal.put(T, "tok", "run-5", snapshot)).toBe(true);
-      expect(await journal.posted(T, "tok", "run-5", "k5", "telegram:42:5")).toBe(true);
-      expect(await journal.owed(T)).toEqual([
-        { runId: "run-5", snapshot, posted: new Map([["k5", "telegram:42:5"]]) },
-      ]);
-      expect(await journal.drop(T, "tok", "run-5")).toBe(true);
-      expect(await journal.owed(T)).toEqual([]);
-    } finally {
-      await dropPrefix(client, prefix);
-      client.disconnect();
-    }
-  });
-});
-
 describe("MemoryRenderJournal", () => {
-  const dirs: string[] = [];
-  afterAll(() => {
-    for (const d of dirs) rmSync(d, { recursive: true, force: true });
-  });
-
   it("is fenced by the lease table and mirrored to files a restarted process loads", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "sb-journal-"));
-    dirs.push(dir);
+    const dir = tempDir();
     let holder = "tok";
     const journal = new MemoryRenderJournal({ holds: (_t, token) => token === holder, dir });
     expect(await journal.put(T, "other", "run-1", snapshot)).toBe(false);

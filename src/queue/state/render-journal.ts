@@ -66,6 +66,14 @@ export interface RenderJournal {
   owed(threadKey: string): Promise<OwedRender[]>;
 }
 
+/**
+ * A copy of `value` as JSON keeps it, the form Redis and the files store: a record is what was put,
+ * not a live view of the caller's object (a renderer goes on changing its messages after `owe`).
+ */
+function jsonCopy(value: unknown): unknown {
+  return value === undefined ? undefined : JSON.parse(JSON.stringify(value));
+}
+
 export interface MemoryRenderJournalOptions {
   /** True while `token` holds the thread's lease (the embedded runtime's lease table). */
   holds: (threadKey: string, token: string) => boolean;
@@ -116,7 +124,7 @@ export class MemoryRenderJournal implements RenderJournal {
       runs = new Map();
       this.threads.set(threadKey, runs);
     }
-    runs.set(runId, snapshot);
+    runs.set(runId, jsonCopy(snapshot));
     await this.persist(threadKey);
     return true;
   }
@@ -139,7 +147,7 @@ export class MemoryRenderJournal implements RenderJournal {
   }
 
   async owed(threadKey: string): Promise<OwedRender[]> {
-    return groupRecords((this.threads.get(threadKey) ?? new Map<string, unknown>()).entries(), (v) => v);
+    return groupRecords((this.threads.get(threadKey) ?? new Map<string, unknown>()).entries(), jsonCopy);
   }
 
   /** Writes the thread's records as they are now (after the writes queued before). */
