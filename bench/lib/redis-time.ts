@@ -18,16 +18,16 @@
  * script (from the profiled run). A script's time (`scriptTimes`) is its profiled duration less
  * the slow log's cost of its inner commands, that cost per command being what the profiled run's
  * scripts took over the clean run's, over their inner commands; so the scripts' times add up to
- * the clean run's. Scripts are named by SHA1: BullMQ's by BullMQ's names, the others by the first
- * line of their header comment (learnt from the `EVAL` that loaded them, seen by MONITOR from the
- * pipeline's start), else by SHA1; with their keys (prefix cut, a thread's hash tag as `{t}`).
+ * the clean run's. Scripts are named by SHA1: BullMQ's by BullMQ's names, Switchboard's by their
+ * file in src/queue/lua/ (the loader's text, so the same SHA1 the runtime sends), else by SHA1;
+ * with their keys (prefix cut, a thread's hash tag as `{t}`).
  */
 import { createHash } from "node:crypto";
 import { readdirSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
-import { pathToFileURL } from "node:url";
-import type { Redis } from "ioredis";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { luaScript } from "../../src/queue/lua/load.js";
 import type { RedisClient } from "../../src/queue/redis/client.js";
 
 export type Counts = Map<string, number>;
@@ -61,6 +61,8 @@ export interface ProfiledPhase {
   scripts: Map<string, ScriptTime>;
 }
 
+const LUA_FOLDER = fileURLToPath(new URL("../../src/queue/lua/", import.meta.url));
+
 /** SHA1 → a script's name. */
 export class ScriptNames {
   private readonly names = new Map<string, string>();
@@ -80,28 +82,15 @@ export class ScriptNames {
     }
   }
 
-  /** Learns a script from its text. */
-  learn(lua: string): void {
-    const sha = sha1(lua);
-    if (!this.names.has(sha)) this.names.set(sha, headline(lua));
+  /** Knows Switchboard's scripts by their file names (`take.4.lua`), as the one loader reads them. */
+  loadOwn(): void {
+    for (const file of readdirSync(LUA_FOLDER)) {
+      const name = /^(.+)\.\d+(?:-\d+)?\.lua$/.exec(file)?.[1];
+      if (name) this.names.set(sha1(luaScript(name).lua), file);
+    }
   }
 
-  /**
-   * Watches `redis` with MONITOR until the returned function is called, learning every script
-   * loaded meanwhile (the pipeline's first runs load them, on a fresh server).
-   */
-  async watch(redis: RedisClient): Promise<() => void> {
-    const monitor = await (redis as Redis).monitor();
-    monitor.on("monitor", (_time: string, args: string[]) => {
-      const name = String(args[0] ?? "").toLowerCase();
-      if (name === "eval" && typeof args[1] === "string") this.learn(unescapeMonitor(args[1]));
-      if (name === "script" && String(args[1]).toLowerCase() === "load" && typeof args[2] === "string")
-        this.learn(unescapeMonitor(args[2]));
-    });
-    return () => monitor.disconnect();
-  }
-
-  /** BullMQ's name, or the header's first line and the keys, or the SHA1 and the keys. */
+  /** BullMQ's name, or the script's file and the keys, or the SHA1 and the keys. */
   nameOf(sha: string, keys: readonly string[], prefix: string): string {
     const known = this.names.get(sha);
     if (known?.startsWith("BullMQ ")) return known;
@@ -109,52 +98,8 @@ export class ScriptNames {
   }
 }
 
-/**
- * An argument as MONITOR shows it (Redis escapes it: `\n`, `\\`, `\xHH` for each byte outside
- * printable ASCII; ioredis has undone `\"` only), back to its text.
- */
-function unescapeMonitor(shown: string): string {
-  const bytes: number[] = [];
-  const simple: Record<string, string> = {
-    n: "\n",
-    r: "\r",
-    t: "\t",
-    a: "\x07",
-    b: "\b",
-    "\\": "\\",
-    '"': '"',
-  };
-  for (let i = 0; i < shown.length; i++) {
-    const c = shown[i] as string;
-    if (c !== "\\" || i + 1 >= shown.length) {
-      bytes.push(...Buffer.from(c, "utf8"));
-      continue;
-    }
-    const next = shown[i + 1] as string;
-    if (next === "x" && /^[0-9a-fA-F]{2}$/.test(shown.slice(i + 2, i + 4))) {
-      bytes.push(Number.parseInt(shown.slice(i + 2, i + 4), 16));
-      i += 3;
-    } else {
-      bytes.push(...Buffer.from(simple[next] ?? next, "utf8"));
-      i += 1;
-    }
-  }
-  return Buffer.from(bytes).toString("utf8");
-}
-
 function sha1(text: string): string {
   return createHash("sha1").update(text).digest("hex");
-}
-
-/** The first line of a script's header comment (`--[[ … ]]` or `--`), shortened. */
-function headline(lua: string): string {
-  for (const raw of lua.split("\n")) {
-    const line = raw.replace(/^\s*(--\[\[|--)?\s*/, "").trim();
-    if (!line) continue;
-    const sentence = line.split(/\.\s|\.$/)[0] ?? line;
-    return sentence.length > 56 ? `${sentence.slice(0, 55)}…` : sentence;
-  }
-  return "(no comment)";
 }
 
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
@@ -229,11 +174,11 @@ export async function startProfile(
       if (!SCRIPT_COMMANDS.has(command)) continue;
       const numKeys = Number(args[2] ?? 0);
       const keys = args.slice(3, 3 + numKeys);
-      const id = command.startsWith("evalsha") ? String(args[1]) : `${command} ${headline(String(args[1]))}`;
+      // EVAL carries the text (a server that did not know the SHA1 yet): the same script by its SHA1.
+      const id = command.startsWith("evalsha") ? String(args[1]) : sha1(String(args[1]));
       let s = scripts.get(id);
       if (!s) {
-        const name = command.startsWith("evalsha") ? names.nameOf(id, keys, prefix) : id;
-        s = { name, calls: 0, usec: 0, inner: 0 };
+        s = { name: names.nameOf(id, keys, prefix), calls: 0, usec: 0, inner: 0 };
         scripts.set(id, s);
       }
       s.calls++;

@@ -181,11 +181,10 @@ export async function runCommandCount(
 ): Promise<CommandSample> {
   if (!bullmqNamed) {
     await names.loadBullmq();
+    names.loadOwn();
     bullmqNamed = true;
   }
   const redis = createRedisClient({ url: redisUrl }, { maxRetriesPerRequest: null });
-  // The pipeline's first runs load its scripts: their text names them.
-  const stopLearning = await names.watch(redis);
   // No lost-wake sweep during the section: it runs on its own clock, and its cleanup of the threads
   // a phase touched (PROBE and UNPEND once each has been quiet for 5 s) would land in whichever
   // phase came 5-10 s later. It is a cost per quiet thread, not per message (docs/performance.md).
@@ -196,7 +195,6 @@ export async function runCommandCount(
     const warm = Array.from({ length: 10 }, () => newTag());
     for (const t of warm) p.inject(chat++, `warm [${t}]`);
     await until(() => warm.every((t) => p.model.endedAt.has(t)), 30_000, "warm-up replies");
-    stopLearning();
 
     const replied = (tags: string[]) => () => {
       const texts = new Set(p.outbound().map((c) => c.visibleText ?? ""));
@@ -291,7 +289,6 @@ export async function runCommandCount(
       ),
     };
   } finally {
-    stopLearning();
     await p.close();
     await redis.quit().catch(() => {});
   }
