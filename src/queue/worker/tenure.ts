@@ -208,8 +208,8 @@ export class Tenure {
    * the dead worker) is watched until it expires (then taken) or is renewed or replaced (then its
    * holder is alive). The lease itself expires on the store's clock (Redis's own in Redis mode);
    * the watch only decides how long to keep asking. `wake`: this is a wake job's first step, so the
-   * thread's wake flag is cleared first (in the same atomic step as the first try when the state
-   * has `wakeAcquire`, which also reads the control state: `acquiredControlState()` returns it).
+   * thread's wake flag is cleared in the same atomic step as the first try (`wakeAcquire`), which
+   * also reads the control state: `acquiredControlState()` returns it.
    * `takeAhead` (with `wake`): that step also reads the inflight list (`acquiredLeftovers()`)
    * and, when nothing is left to recover, makes the first `take("next")` as `takeAhead()` would;
    * `journal` says the render journal is in use, so an owed render counts as something to recover.
@@ -225,10 +225,6 @@ export class Tenure {
     const deadline = clock.now() + 2 * ttl + 1000;
     let seen: { holder: string; expiresAt: number } | undefined;
     let clearWake = o.wake === true;
-    if (clearWake && !state.wakeAcquire) {
-      await state.clearWake(this.threadKey);
-      clearWake = false;
-    }
     for (;;) {
       const sentAt = clock.now();
       const r = clearWake
@@ -259,7 +255,6 @@ export class Tenure {
   /** The state's `wakeAcquire`, keeping the control state, the inflight list and the take it made. */
   private async wakeAcquire(takeAhead: { journal: boolean } | undefined): Promise<LeaseAcquire> {
     const { state, leaseTtlMs, collectDebounceMs } = this.env;
-    if (!state.wakeAcquire) return state.acquire(this.threadKey, this.token, leaseTtlMs);
     const ahead = takeAhead && { debounceMs: collectDebounceMs, journal: takeAhead.journal };
     const r = await state.wakeAcquire(this.threadKey, this.token, leaseTtlMs, ahead);
     if (!r.acquired) return r;
@@ -400,9 +395,9 @@ export class Tenure {
     return r;
   }
 
-  /** `finish` may be used now: `settling` (not handing over) and the store has the combined step. */
+  /** `finish` may be used now: `settling` (not handing over). */
   get mayFinish(): boolean {
-    return this.current === "settling" && this.env.state.finish !== undefined;
+    return this.current === "settling";
   }
 
   /**
@@ -414,15 +409,11 @@ export class Tenure {
    * `mayFinish` first, in the same tick.
    */
   async finish(persisted: readonly number[], contextTokens?: number): Promise<FinishOutcome["status"]> {
-    const finish = this.env.state.finish;
-    if (!finish)
-      throw new Error("Tenure.finish() needs a thread state with finish(); check mayFinish first.");
     this.to("releasing");
     this.activeWork = undefined;
     const sentAt = this.env.clock.now();
     this.report({ type: "releasing", at: sentAt });
-    const r = await finish.call(
-      this.env.state,
+    const r = await this.env.state.finish(
       this.threadKey,
       this.token,
       persisted,
