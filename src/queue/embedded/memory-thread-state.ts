@@ -216,7 +216,7 @@ export class MemoryThreadState implements ThreadState {
     const inflight = [...t.inflight];
     // The journal is not this state's to read: with it in use, the caller takes itself.
     if (inflight.length > 0 || ahead.journal) return { acquired: true, control, inflight };
-    const taken = await this.take(threadKey, token, "next", ahead.debounceMs);
+    const taken = this.takeNow(threadKey, token, "next", ahead.debounceMs);
     if (taken.status === "lost")
       throw new Error(`The lease of ${threadKey} was taken within its own acquire.`);
     return { acquired: true, control, inflight, ahead: taken };
@@ -227,6 +227,10 @@ export class MemoryThreadState implements ThreadState {
   }
 
   async release(threadKey: string, token: string): Promise<ReleaseOutcome> {
+    return this.releaseNow(threadKey, token);
+  }
+
+  private releaseNow(threadKey: string, token: string): ReleaseOutcome {
     const t = this.thread(threadKey);
     if (this.holder(t) !== token) return "lost";
     if (t.inbox.length > 0 || t.inflight.length > 0) return "busy";
@@ -239,6 +243,10 @@ export class MemoryThreadState implements ThreadState {
   }
 
   async take(threadKey: string, token: string, rule: TakeRule, debounceMs: number): Promise<TakeOutcome> {
+    return this.takeNow(threadKey, token, rule, debounceMs);
+  }
+
+  private takeNow(threadKey: string, token: string, rule: TakeRule, debounceMs: number): TakeOutcome {
     const t = this.thread(threadKey);
     if (this.holder(t) !== token) return { status: "lost" };
     const head = t.inbox[0];
@@ -264,7 +272,7 @@ export class MemoryThreadState implements ThreadState {
     return { status: "taken", items, control: { ...t.control } };
   }
 
-  /** `settle`, `take("next")` and, when that took nothing, `release`, with nothing between them. */
+  /** `settle`, `take("next")` and, when that took nothing, `release`, with nothing between them (no await). */
   async finish(
     threadKey: string,
     token: string,
@@ -272,12 +280,12 @@ export class MemoryThreadState implements ThreadState {
     debounceMs: number,
     contextTokens?: number,
   ): Promise<FinishOutcome> {
-    if (!(await this.settle(threadKey, token, persisted, true))) return { status: "lost" };
-    if (contextTokens !== undefined) await this.setContextTokens(threadKey, contextTokens);
-    const next = await this.take(threadKey, token, "next", debounceMs);
+    if (!this.settleNow(threadKey, token, persisted, true)) return { status: "lost" };
+    if (contextTokens !== undefined) this.thread(threadKey).contextTokens = Math.round(contextTokens);
+    const next = this.takeNow(threadKey, token, "next", debounceMs);
     if (next.status === "lost") return next;
     if (next.status === "wait" || next.items.length > 0) return { status: "kept", next };
-    const r = await this.release(threadKey, token);
+    const r = this.releaseNow(threadKey, token);
     if (r === "lost") return { status: "lost" };
     return r === "released"
       ? { status: "released" }
@@ -294,6 +302,15 @@ export class MemoryThreadState implements ThreadState {
     persisted: readonly number[],
     dropPersisted: boolean,
   ): Promise<boolean> {
+    return this.settleNow(threadKey, token, persisted, dropPersisted);
+  }
+
+  private settleNow(
+    threadKey: string,
+    token: string,
+    persisted: readonly number[],
+    dropPersisted: boolean,
+  ): boolean {
     const t = this.thread(threadKey);
     if (this.holder(t) !== token) return false;
     const done = new Set(persisted);
