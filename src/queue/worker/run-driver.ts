@@ -23,13 +23,24 @@ import { heldSeqs } from "./item-messages.js";
 import { postNotice } from "./notices.js";
 import { danglingToolResults, needsAnswer } from "./recovery.js";
 import { finishOwedRenders, renderLog } from "./render-log.js";
-import type { Tenure } from "./tenure.js";
+import type { AcquiredLeftovers, Tenure } from "./tenure.js";
 import type { ThreadSession } from "./thread-session.js";
+
+/** What a predecessor may have left, as reads under way (or as the acquire read them). */
+export interface LeftoverReads {
+  inflight: Promise<InboxItem[]>;
+  /** The renders the journal owes; undefined without a journal. */
+  owed: Promise<OwedRender[]> | undefined;
+}
+
+/**
+ * The take that starts the holder's next run when one was made already (by the acquire, sent
+ * early, or by a finished run's `finish`); undefined: the holder takes.
+ */
+export type NextTake = TakeOutcome | undefined;
 
 export class RunDriver implements AgentBinding {
   private run: ActiveRun | undefined;
-  /** What a predecessor may have left, asked for when the tenure began (`readLeftovers`). */
-  private leftovers: { inflight: Promise<InboxItem[]>; owed: Promise<OwedRender[]> | undefined } | undefined;
 
   /** Added in front of the factory's hooks while this tenure drives the agent. */
   readonly hooks: AgentHooks = {
@@ -220,7 +231,7 @@ export class RunDriver implements AgentBinding {
    * Runs the agent for items the holder took ("next" rule), then settles them. `control`: the
    * control state the take read in the same step (else it is read here).
    */
-  async runItems(items: InboxItem[], control?: ControlState): Promise<void> {
+  async runItems(items: InboxItem[], control?: ControlState): Promise<NextTake> {
     const c = control ?? (await this.env.state.readControl(this.threadKey));
     const first = items[0] as InboxItem;
     const stale = items.filter((i) => i.seq <= c.abortAt);
@@ -232,21 +243,21 @@ export class RunDriver implements AgentBinding {
         stale.map((i) => i.seq),
         true,
       );
-      if (!ok) return;
+      if (!ok) return undefined;
       const text = discardedNotice(describeMessages(stale), "Stopped");
       if (text) await postNotice(this.env, this.threadKey, text, (id) => this.logFor(id));
-      return;
+      return undefined;
     }
     const entry = await this.session.ensureAgent();
     const run = this.startRun(entry, first.seq, c.stops);
     if (!run) {
       // Handing over: the items go back to the inbox for the next holder.
       if (!this.tenure.ended) await this.tenure.settle([], false);
-      return;
+      return undefined;
     }
     const messages = await this.accept(run, { status: "taken", items });
     run.justTaken = true;
-    await this.drive(run, async () => {
+    return this.drive(run, async () => {
       if (messages.length > 0) await entry.agent.prompt(await this.prepareRun(entry, messages));
     });
   }
@@ -269,8 +280,9 @@ export class RunDriver implements AgentBinding {
   /**
    * Runs the agent for `run`, then settles it (`running → settling → leased`): its writes are
    * flushed, its sink is closed (awaited), its items are settled, and compaction is checked.
+   * Returns what a `finish` took for the next run.
    */
-  private async drive(run: ActiveRun, start: () => Promise<void>): Promise<void> {
+  private async drive(run: ActiveRun, start: () => Promise<void>): Promise<NextTake> {
     try {
       await start();
       await this.retryAfterOverflow(run);
@@ -281,53 +293,51 @@ export class RunDriver implements AgentBinding {
       this.run = undefined;
       await run.close();
     }
-    if (this.tenure.ended) return;
+    if (this.tenure.ended) return undefined;
     // A handed-over run is unfinished: its delivered items stay inflight for the next holder.
     const finished = !this.tenure.handingOff;
     const compacts =
       finished && this.session.entry !== undefined && !run.aborted && this.compactor.wantsAfterRun();
     if (finished && !compacts && this.tenure.mayFinish) {
-      // Nothing runs between the settle, the next take and the release: one step (the holder's
-      // next take gets what it took; a release it made ends the tenure).
-      await this.tenure.finish([...run.persisted], this.session.contextTokens());
-      return;
+      // Nothing runs between the settle, the next take and the release: one step (what it took
+      // starts the holder's next run; a release it made ends the tenure).
+      const r = await this.tenure.finish([...run.persisted], this.session.contextTokens());
+      return r.status === "kept" ? r.next : undefined;
     }
-    if (!(await this.tenure.settle([...run.persisted], finished))) return;
+    if (!(await this.tenure.settle([...run.persisted], finished))) return undefined;
     this.tenure.settled();
     if (finished && this.session.entry && !run.aborted) await this.compactor.afterRun();
     this.session.recordContextTokens();
+    return undefined;
   }
 
   /**
-   * Asks now for what `recover()` reads first (the inflight list, the renders the journal owes),
-   * so the reads travel with the tenure's first ones, unless the step that took the lease read them
-   * already (`Tenure.acquiredLeftovers`). Once the lease is held only this holder changes either,
-   * so they are as fresh when `recover()` uses them.
+   * What `recover()` reads first (the inflight list, the renders the journal owes): as the step
+   * that took the lease read them (`acquired`), else asked for now, so the reads travel with the
+   * tenure's first ones. Once the lease is held only this holder changes either, so they are as
+   * fresh when `recover()` uses them.
    */
-  readLeftovers(): void {
+  readLeftovers(acquired: AcquiredLeftovers | undefined): LeftoverReads {
     const { state, journal, finishOwed } = this.env;
     const settled = <T>(p: Promise<T>): Promise<T> => {
       // Awaited by recover(); until then a failure must not count as unhandled.
       p.catch(() => {});
       return p;
     };
-    const acquired = this.tenure.acquiredLeftovers();
     let owed: Promise<OwedRender[]> | undefined;
     if (journal && finishOwed)
       owed = acquired?.nothingOwed ? Promise.resolve([]) : settled(journal.owed(this.threadKey));
-    this.leftovers = {
+    return {
       inflight: acquired ? Promise.resolve(acquired.inflight) : settled(state.inflight(this.threadKey)),
       owed,
     };
   }
 
   /**
-   * Whether a predecessor left nothing inflight and no render owed (from the reads `readLeftovers`
-   * started; false when they failed: `recover()` reports that).
+   * Whether a predecessor left nothing inflight and no render owed (from `read`; false when the
+   * reads failed: `recover()` reports that).
    */
-  async nothingInflight(): Promise<boolean> {
-    const read = this.leftovers;
-    if (!read) return false;
+  async nothingInflight(read: LeftoverReads): Promise<boolean> {
     try {
       const [inflight, owed] = await Promise.all([read.inflight, read.owed ?? Promise.resolve([])]);
       return inflight.length === 0 && owed.length === 0;
@@ -339,11 +349,12 @@ export class RunDriver implements AgentBinding {
   /**
    * What a dead (or handed-over) predecessor left: inflight items the session lacks go back to the
    * inbox; tool calls without a result get an error result; an unanswered tail is answered.
+   * `read`: the leftovers as read already (else read here). `ahead`: a take made already (only
+   * while nothing was inflight); it is put back when an unanswered tail comes first. Returns the
+   * take that starts the next run, if one was made.
    */
-  async recover(): Promise<void> {
+  async recover(read?: LeftoverReads, ahead?: Promise<TakeOutcome>): Promise<NextTake> {
     const { state, store } = this.env;
-    const read = this.leftovers;
-    this.leftovers = undefined;
     const entry = await this.session.ensureAgent();
     // What earlier runs showed comes first: a cut-off reply is finished (or a reply that never
     // completed is removed) before anything new is shown.
@@ -358,7 +369,7 @@ export class RunDriver implements AgentBinding {
         const all = await store.readAll(this.threadKey, branch.header.id);
         held = heldSeqs(all.entries, inflight);
       }
-      if (!(await this.tenure.settle(held, false))) return;
+      if (!(await this.tenure.settle(held, false))) return undefined;
     }
     const closing = danglingToolResults(entry.agent.state.messages, this.env.clock.now());
     for (const m of closing) {
@@ -372,23 +383,23 @@ export class RunDriver implements AgentBinding {
       // is awaited: a new session's setting entries (its model) go on beside the next take, and the
       // write chain keeps them before the run's own.
       if (closing.length > 0) await this.session.flush();
-      return;
+      return ahead && (await ahead);
     }
     // Anything taken ahead waits behind the question a predecessor left unanswered.
-    if (!(await this.tenure.returnAhead())) return;
+    if (ahead && !(await this.tenure.putBack(ahead))) return undefined;
     const c = await state.readControl(this.threadKey);
     const maxSeq = heldItems.length > 0 ? Math.max(...heldItems.map((i) => i.seq)) : undefined;
     if (maxSeq !== undefined && c.abortAt >= maxSeq) {
       // A stop came after these messages: leave the question unanswered.
       await this.session.flush();
       await this.tenure.settle(held, true);
-      return;
+      return undefined;
     }
     // Handing over: the held items stay inflight and the next holder recovers them.
     const run = this.startRun(entry, maxSeq, c.stops);
-    if (!run) return;
+    if (!run) return undefined;
     run.adopt(heldItems);
     run.answeringTail = true;
-    await this.drive(run, () => entry.agent.continue());
+    return this.drive(run, () => entry.agent.continue());
   }
 }
