@@ -23,6 +23,7 @@ import { heldSeqs } from "./item-messages.js";
 import { postNotice } from "./notices.js";
 import { danglingToolResults, needsAnswer } from "./recovery.js";
 import { finishOwedRenders, renderLog } from "./render-log.js";
+import type { Checkpoint } from "./run-state.js";
 import type { AcquiredLeftovers, Tenure } from "./tenure.js";
 import type { ThreadSession } from "./thread-session.js";
 
@@ -66,46 +67,31 @@ export class RunDriver implements AgentBinding {
     return [...(this.run?.inbound ?? [])];
   }
 
-  /** The agent's queue source at a checkpoint: control first, then the inbox by rule. */
-  private async fromInbox(which: "steer" | "followUp"): Promise<AgentMessage[]> {
+  /** The agent's queue source at a checkpoint: the read the run's state machine asks for. */
+  private async fromInbox(which: Checkpoint): Promise<AgentMessage[]> {
     if (this.tenure.handingOff) {
       // The checkpoint a hand-over waits for: what ended before it is saved; stop here.
       this.tenure.stop();
       return [];
     }
     const run = this.run;
-    // Newer messages wait until the recovered question has its own answer (they come next).
-    if (which === "steer" && run?.answeringTail) {
+    if (!run) return [];
+    const r = run.state.read(which);
+    if (r.read === "control") {
+      // Newer messages wait until the recovered question has its own answer (they come next).
       await this.control.check();
       return [];
     }
-    if (!this.tenure.active || !run || run.aborted) return [];
-    if (which === "steer" && run.justTaken) {
-      // The read before the run's first model call, a moment after the take that started it.
-      run.justTaken = false;
-      return [];
-    }
-    const ahead = run.followUpAhead;
-    if (ahead) {
-      // Taken at the steering read just before. A steering read while it waits (another steering
-      // source kept the agent going) takes nothing: what it took is at the head of the line.
-      if (which === "steer") return [];
-      run.followUpAhead = undefined;
-      return this.accept(run, ahead);
-    }
-    const rule = which === "steer" && run.wouldStop ? "followUp" : which;
+    if (!this.tenure.active || r.read === "none") return [];
+    if (r.read === "held") return this.accept(run, r.take);
     // The take reads the control state in the same step; it is applied before the items are
     // accepted, so a stop that came first leaves them unsaved (they go back when the run settles).
-    const t = await this.tenure.take(rule);
+    const t = await this.tenure.take(r.rule);
     if (t.status === "lost") return [];
     if (t.control) await this.control.apply(t.control);
     else await this.control.check();
     const first = t.status === "taken" ? t.items[0] : undefined;
-    if (rule !== which && !(first && steersRun(first))) {
-      // Not steering: kept for the follow-up read that comes next.
-      run.followUpAhead = t;
-      return [];
-    }
+    if (run.state.afterTake(t, first !== undefined && steersRun(first)) === "hold") return [];
     return this.accept(run, t);
   }
 
@@ -142,10 +128,8 @@ export class RunDriver implements AgentBinding {
     const run = this.run;
     run?.show(event, event.type === "message_end" && this.mayRetryOverflow(run, event.message));
     if (event.type !== "message_end") return;
-    if (run && event.message.role === "assistant") {
-      run.answeringTail = false;
-      run.wouldStop = !event.message.content.some((c) => c.type === "toolCall");
-    }
+    if (run && event.message.role === "assistant")
+      run.state.replied(event.message.content.some((c) => c.type === "toolCall"));
     const group = run?.groupOf(event.message);
     const input = group
       ? { type: "message" as const, message: event.message, inbox: group.mark }
@@ -157,7 +141,7 @@ export class RunDriver implements AgentBinding {
 
   /** A failed reply that said the context was too long, in a run that may still compact and retry. */
   private mayRetryOverflow(run: ActiveRun, message: AgentMessage): boolean {
-    if (run.retried || !this.env.compaction || message.role !== "assistant") return false;
+    if (!run.state.mayRetryOverflow || !this.env.compaction || message.role !== "assistant") return false;
     if (message.stopReason !== "error") return false;
     return isContextOverflow(message, this.session.entry?.agent.state.model.contextWindow);
   }
@@ -171,7 +155,7 @@ export class RunDriver implements AgentBinding {
     const entry = this.session.entry;
     const held = run.takeHeld();
     if (!held) return;
-    run.retried = true;
+    run.state.retryOverflow();
     if (!entry) return run.releaseHeld(held);
     if (this.tenure.active && !run.aborted) {
       const r = await this.compactor.compact("overflow");
@@ -196,6 +180,7 @@ export class RunDriver implements AgentBinding {
     entry: CachedAgent,
     maxSeq: number | undefined,
     stopsAtStart: number,
+    start: "starting" | "answeringTail",
   ): ActiveRun | undefined {
     if (!this.tenure.mayBegin) return undefined;
     const id = randomUUID();
@@ -203,6 +188,7 @@ export class RunDriver implements AgentBinding {
       id,
       maxSeq,
       stopsAtStart,
+      start,
       sink: this.sinkOf(id),
       agent: entry.agent,
       onError: this.env.onError,
@@ -249,14 +235,13 @@ export class RunDriver implements AgentBinding {
       return undefined;
     }
     const entry = await this.session.ensureAgent();
-    const run = this.startRun(entry, first.seq, c.stops);
+    const run = this.startRun(entry, first.seq, c.stops, "starting");
     if (!run) {
       // Handing over: the items go back to the inbox for the next holder.
       if (!this.tenure.ended) await this.tenure.settle([], false);
       return undefined;
     }
     const messages = await this.accept(run, { status: "taken", items });
-    run.justTaken = true;
     return this.drive(run, async () => {
       if (messages.length > 0) await entry.agent.prompt(await this.prepareRun(entry, messages));
     });
@@ -396,10 +381,9 @@ export class RunDriver implements AgentBinding {
       return undefined;
     }
     // Handing over: the held items stay inflight and the next holder recovers them.
-    const run = this.startRun(entry, maxSeq, c.stops);
+    const run = this.startRun(entry, maxSeq, c.stops, "answeringTail");
     if (!run) return undefined;
     run.adopt(heldItems);
-    run.answeringTail = true;
     return this.drive(run, () => entry.agent.continue());
   }
 }
