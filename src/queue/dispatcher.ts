@@ -200,7 +200,7 @@ export class Dispatcher {
     const [probe, meta, contextTokens] = await Promise.all([
       this.o.state.probe(threadKey),
       this.o.store.getThreadMeta(threadKey),
-      this.o.state.contextTokens?.(threadKey),
+      this.o.state.contextTokens(threadKey),
     ]);
     // Inflight items without a lease are a run whose worker died: it is still in progress.
     const status: ThreadStatus = {

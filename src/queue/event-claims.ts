@@ -18,11 +18,12 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { randomUUID } from "node:crypto";
 import { type Clock, systemClock } from "../agent/clock.js";
 import { holdLease, type LeaseLoss } from "./lease/hold.js";
-import type { ThreadState } from "./state/types.js";
+import type { EventClaimStore } from "./state/types.js";
 import type { EventHandler, EventOutcome } from "./types.js";
 
 export interface EventClaimsOptions {
-  state: ThreadState;
+  /** Where the claims live (one store shared by every gateway process). */
+  store: EventClaimStore;
   /** Default: the system clock. */
   clock?: Clock;
   /** Names this process in claim owners (diagnostics). Default: a random id. */
@@ -72,7 +73,7 @@ export class EventClaims {
 
   /**
    * Runs `handle` unless the event was handled already (`duplicate`). Rejects with what `handle`
-   * threw (the claim is released), with `EventBusyError`, or when the state is unreachable; in
+   * threw (the claim is released), with `EventBusyError`, or when the store is unreachable; in
    * every such case the event must not be acknowledged to the platform. `handle` is told whether
    * the claim waited for another attempt first.
    */
@@ -108,12 +109,12 @@ export class EventClaims {
     waitedLocally: boolean,
   ): Promise<EventOutcome<T>> {
     const owner = `${this.instanceId}#${++this.attempts}`;
-    const { state } = this.o;
+    const { store } = this.o;
     let claimedAt: number;
     let waited = waitedLocally;
     for (; ; waited = true) {
       claimedAt = this.clock.now();
-      const claim = await state.claimEvent(eventId, owner, this.ttlMs);
+      const claim = await store.claimEvent(eventId, owner, this.ttlMs);
       if (claim.status === "done") return { status: "duplicate" };
       if (claim.status === "claimed") break;
       const waited = this.clock.now() - started;
@@ -128,7 +129,7 @@ export class EventClaims {
     } catch (e) {
       renewing.abort();
       await renewer;
-      await state
+      await store
         .releaseEvent(eventId, owner)
         .catch((err: unknown) => this.onError(err, "releasing an event claim"));
       throw e;
@@ -137,7 +138,7 @@ export class EventClaims {
     await renewer;
     // The message is durable now; failing to record that only lets a redelivery append it again,
     // which the inbox's per-event append turns into nothing.
-    await state.confirmEvent(eventId).catch((err: unknown) => this.onError(err, "confirming an event id"));
+    await store.confirmEvent(eventId).catch((err: unknown) => this.onError(err, "confirming an event id"));
     return { status: "handled", value };
   }
 
@@ -165,7 +166,7 @@ export class EventClaims {
       ttlMs: this.ttlMs,
       acquiredAt: claimedAt,
       signal,
-      renew: () => this.o.state.renewEvent(eventId, owner, this.ttlMs),
+      renew: () => this.o.store.renewEvent(eventId, owner, this.ttlMs),
       onError: (err) => this.onError(err, context),
       onLost: (loss: LeaseLoss) =>
         this.onError(

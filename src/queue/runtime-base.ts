@@ -12,7 +12,7 @@ import type { ControlBus } from "./control-bus.js";
 import { Dispatcher, defaultOnError } from "./dispatcher.js";
 import { EventClaims } from "./event-claims.js";
 import type { RenderJournal } from "./state/render-journal.js";
-import type { DropPolicy, ThreadState, Waker } from "./state/types.js";
+import type { DropPolicy, EventClaimStore, ThreadState, Waker } from "./state/types.js";
 import type { SessionStore } from "./store/types.js";
 import type {
   AgentFactory,
@@ -99,9 +99,10 @@ export interface RuntimeOptions {
   eventClaimTtlMs?: number;
 }
 
-/** The parts a runtime's front is wired to: where its thread state lives and how it wakes threads. */
+/** The parts a runtime's front is wired to: where its thread state and event claims live and how it wakes threads. */
 export interface RuntimeParts {
   state: ThreadState;
+  claims: EventClaimStore;
   store: SessionStore;
   bus: ControlBus;
   waker: Waker;
@@ -130,7 +131,7 @@ export abstract class RuntimeBase implements Runtime {
   protected wire(parts: RuntimeParts): void {
     const o = this.o;
     this.claims = new EventClaims({
-      state: parts.state,
+      store: parts.claims,
       clock: this.clock,
       ...(o.instanceId !== undefined ? { instanceId: o.instanceId } : {}),
       ...(o.eventClaimTtlMs !== undefined ? { ttlMs: o.eventClaimTtlMs } : {}),
@@ -180,7 +181,7 @@ export abstract class RuntimeBase implements Runtime {
 
   /** The worker core on the shared options; `agentFactory` is checked by the caller's `start()`. */
   protected createCore(
-    parts: RuntimeParts & {
+    parts: Omit<RuntimeParts, "claims"> & {
       agentFactory: AgentFactory;
       fenceKey: (threadKey: string) => string;
       rewake: Rewake;

@@ -1,15 +1,15 @@
 /**
- * The runtime's one dedupe point (`EventClaims` over `ThreadState`), on both runtimes' states and
+ * The runtime's one dedupe point (`EventClaims` over an `EventClaimStore`), on both runtimes' stores and
  * the Redis Cluster, on a manual clock: a redelivery whose first attempt died is handled, one that
  * meets a live attempt waits for its outcome, and "done" is written only after the handler (the
  * inbox append) resolved.
  */
 import { afterAll, describe, expect, it } from "vitest";
-import { MemoryThreadState } from "../../src/queue/embedded/memory-thread-state.js";
+import { MemoryEventClaimStore } from "../../src/queue/embedded/memory-thread-state.js";
 import { EventBusyError, EventClaims } from "../../src/queue/event-claims.js";
 import type { RedisClient } from "../../src/queue/redis/client.js";
-import { RedisThreadState } from "../../src/queue/redis/redis-thread-state.js";
-import type { ThreadState } from "../../src/queue/state/types.js";
+import { RedisEventClaimStore } from "../../src/queue/redis/redis-thread-state.js";
+import type { EventClaimStore } from "../../src/queue/state/types.js";
 import { RuntimeKeys } from "../../src/redis-keys.js";
 import { until } from "../adapters/support/drive.js";
 import { ManualClock } from "../support/manual-clock.js";
@@ -20,24 +20,24 @@ afterAll(async () => {
   for (const r of redisConnections) await r.quit();
 });
 
-const states: [string, (clock: ManualClock) => ThreadState][] = [
-  ["memory", (clock) => new MemoryThreadState({ clock })],
-  ...redisBackends().map((backend): [string, (clock: ManualClock) => ThreadState] => [
+const states: [string, (clock: ManualClock) => EventClaimStore][] = [
+  ["memory", (clock) => new MemoryEventClaimStore({ clock })],
+  ...redisBackends().map((backend): [string, (clock: ManualClock) => EventClaimStore] => [
     backend,
     (clock) => {
       const redis = connectBackend(backend);
       redisConnections.push(redis);
-      return new RedisThreadState(redis, new RuntimeKeys(uniquePrefix()), { clock });
+      return new RedisEventClaimStore(redis, new RuntimeKeys(uniquePrefix()), { clock });
     },
   ]),
 ];
 
-/** Two gateway processes over one state: each has its own claims (instance) on the same clock. */
-function setup(make: (clock: ManualClock) => ThreadState) {
+/** Two gateway processes over one store: each has its own claims (instance) on the same clock. */
+function setup(make: (clock: ManualClock) => EventClaimStore) {
   const clock = new ManualClock();
   const state = make(clock);
   const claims = (instanceId: string) =>
-    new EventClaims({ state, clock, instanceId, ttlMs: 3000, waitMs: 6000, pollMs: 250 });
+    new EventClaims({ store: state, clock, instanceId, ttlMs: 3000, waitMs: 6000, pollMs: 250 });
   return { clock, state, a: claims("gw-a"), b: claims("gw-b") };
 }
 

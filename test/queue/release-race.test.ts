@@ -42,14 +42,12 @@ class HookedRuntime extends RedisRuntime {
       await HookedRuntime.hook("after");
       return r;
     };
-    const finish = inner.finish;
-    if (finish)
-      wrapped.finish = async (...args) => {
-        await HookedRuntime.hook("before");
-        const r = await finish.apply(inner, args);
-        await HookedRuntime.hook("after");
-        return r;
-      };
+    wrapped.finish = async (...args) => {
+      await HookedRuntime.hook("before");
+      const r = await inner.finish(...args);
+      await HookedRuntime.hook("after");
+      return r;
+    };
     return wrapped;
   }
 }

@@ -182,7 +182,8 @@ describe("takeover between workers (test clock)", () => {
   it("a worker dies with its release on the wire: the next worker takes the thread at once, and that is no overlap", async () => {
     const c = cluster();
     const a = c.worker("A", toolThenAck(), {
-      death: { at: (method) => method === "release", after: true },
+      // `finish` settles, takes and releases in one step: A's release is on the wire with it.
+      death: { at: (method) => method === "release" || method === "finish", after: true },
     });
     const b = c.worker("B", toolThenAck());
     await c.deliver("one");
@@ -223,7 +224,10 @@ describe("takeover between workers (test clock)", () => {
 
   it("a worker dies after saving the answer, before settling: the next worker settles, nothing is answered twice", async () => {
     const c = cluster();
-    const a = c.worker("A", toolThenAck(), { death: { at: (method) => method === "settle", after: false } });
+    // `finish` (settle, take and release in one step) is the run's settle.
+    const a = c.worker("A", toolThenAck(), {
+      death: { at: (method) => method === "settle" || method === "finish", after: false },
+    });
     const streamB = toolThenAck();
     const b = c.worker("B", streamB);
     await c.deliver("hello");

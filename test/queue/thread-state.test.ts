@@ -3,11 +3,11 @@
  * give the same answers, since the runtime's correctness argument is written against them.
  */
 import { afterAll, describe, expect, it } from "vitest";
-import { MemoryThreadState } from "../../src/queue/embedded/memory-thread-state.js";
+import { MemoryEventClaimStore, MemoryThreadState } from "../../src/queue/embedded/memory-thread-state.js";
 import type { RedisClient } from "../../src/queue/redis/client.js";
-import { RedisThreadState } from "../../src/queue/redis/redis-thread-state.js";
+import { RedisEventClaimStore, RedisThreadState } from "../../src/queue/redis/redis-thread-state.js";
 import { RedisRenderJournal } from "../../src/queue/redis/render-journal.js";
-import type { AppendOptions, ThreadState } from "../../src/queue/state/types.js";
+import type { AppendOptions, EventClaimStore, ThreadState } from "../../src/queue/state/types.js";
 import type { DeliveryMode, InboxItem } from "../../src/queue/types.js";
 import { RuntimeKeys } from "../../src/redis-keys.js";
 import { ManualClock } from "../support/manual-clock.js";
@@ -118,19 +118,18 @@ describe.each(implementations)("%s thread state", (_name, make) => {
 
   it("finish settles, takes the next items and releases only when nothing is left, for the holder only", async () => {
     const s = make();
-    if (!s.finish) return; // optional: a state without it gets the three steps from the holder
     for (const t of ["a", "b"]) await put(s, t, "followUp");
     await s.acquire(T, "tok", 5000);
     await s.take(T, "tok", "next", 0);
     await put(s, "c", "steer");
     expect(await s.finish(T, "other", [1], 0, 99)).toEqual({ status: "lost" });
-    if (s.contextTokens) expect(await s.contextTokens(T)).toBeUndefined();
+    expect(await s.contextTokens(T)).toBeUndefined();
     expect(texts(await s.inflight(T))).toEqual(["a"]);
     // "a" is saved and removed; "b" (followUp) is the next item.
     const kept = await s.finish(T, "tok", [1], 0, 4321);
     expect(kept.status === "kept" && kept.next.status === "taken" && texts(kept.next.items)).toEqual(["b"]);
     // The holder's context estimate is recorded in the same step (for `status`).
-    if (s.contextTokens) expect(await s.contextTokens(T)).toBe(4321);
+    expect(await s.contextTokens(T)).toBe(4321);
     // "b" is not saved: it goes back to the head and is taken again, before "c".
     const again = await s.finish(T, "tok", [], 0);
     expect(again.status === "kept" && again.next.status === "taken" && texts(again.next.items)).toEqual([
@@ -167,8 +166,7 @@ describe.each(implementations)("%s thread state", (_name, make) => {
     await s.stop(T);
     await put(s, "b");
     expect((await s.probe(T)).inboxDepth).toBe(1);
-    const acquire = s.wakeAcquire?.bind(s);
-    if (!acquire) throw new Error("both thread states offer wakeAcquire");
+    const acquire = s.wakeAcquire.bind(s);
     expect(await acquire(T, "tok", 5000)).toMatchObject({
       acquired: true,
       control: { abortAt: 1, stops: 1 },
@@ -196,8 +194,7 @@ describe.each(implementations)("%s thread state", (_name, make) => {
 
   it("a wake acquire that takes ahead returns the inflight list and, when it is empty, the first take by the next rule", async () => {
     const s = make();
-    const acquire = s.wakeAcquire?.bind(s);
-    if (!acquire) throw new Error("both thread states offer wakeAcquire");
+    const acquire = s.wakeAcquire.bind(s);
     const ahead = { debounceMs: 0, journal: false };
     await put(s, "a");
     await put(s, "b");
@@ -220,8 +217,7 @@ describe.each(implementations)("%s thread state", (_name, make) => {
 
   it("a wake acquire that takes ahead waits out a collect group like a take, and takes nothing else", async () => {
     const s = make();
-    const acquire = s.wakeAcquire?.bind(s);
-    if (!acquire) throw new Error("both thread states offer wakeAcquire");
+    const acquire = s.wakeAcquire.bind(s);
     await put(s, "c1", "collect");
     const r = await acquire(T, "tok", 5000, { debounceMs: 1000, journal: false });
     expect(r).toMatchObject({ acquired: true, inflight: [], ahead: { status: "wait" } });
@@ -244,29 +240,6 @@ describe.each(implementations)("%s thread state", (_name, make) => {
     expect(r.accepted && texts(r.dropped)).toEqual(["c"]);
     expect(await s.readControl(T)).toMatchObject({ abortAt: 4, stops: 2 });
     expect((await s.probe(T)).inboxDepth).toBe(2);
-  });
-
-  it("event claims: one owner at a time until it expires; done is final; release is the owner's", async () => {
-    const s = make();
-    expect(await s.claimEvent("e1", "a#1", 1000)).toEqual({ status: "claimed" });
-    expect(await s.claimEvent("e1", "b#1", 1000)).toEqual({ status: "held", remainingMs: 1000 });
-    await clock.advance(600);
-    expect(await s.renewEvent("e1", "a#1", 1000)).toBe(true);
-    expect(await s.renewEvent("e1", "b#1", 1000)).toBe(false);
-    await s.releaseEvent("e1", "b#1");
-    expect(await s.claimEvent("e1", "b#1", 1000)).toEqual({ status: "held", remainingMs: 1000 });
-    await s.confirmEvent("e1");
-    expect(await s.claimEvent("e1", "b#2", 1000)).toEqual({ status: "done" });
-    await clock.advance(10_000);
-    expect(await s.claimEvent("e1", "b#3", 1000)).toEqual({ status: "done" });
-
-    // A dead owner stops renewing: its claim expires and the next attempt takes it over.
-    expect(await s.claimEvent("e2", "a#2", 1000)).toEqual({ status: "claimed" });
-    await clock.advance(1000);
-    expect(await s.claimEvent("e2", "b#4", 1000)).toEqual({ status: "claimed" });
-    expect(await s.renewEvent("e2", "a#2", 1000)).toBe(false);
-    await s.releaseEvent("e2", "b#4");
-    expect(await s.claimEvent("e2", "c#1", 1000)).toEqual({ status: "claimed" });
   });
 
   it("an event id is appended to its thread once: a retry gets the stored seq and adds nothing", async () => {
@@ -319,5 +292,42 @@ describe.each(redisBackends())("%s: a wake acquire and the render journal", (bac
     await s.forceRelease(T, "tok2");
     const clear = await s.wakeAcquire(T, "tok3", 5000, { debounceMs: 0, journal: true });
     expect(clear.acquired && clear.ahead?.status === "taken" && texts(clear.ahead.items)).toEqual(["a"]);
+  });
+});
+
+const claimStores: [string, () => EventClaimStore][] = [
+  ["memory", () => new MemoryEventClaimStore({ clock })],
+  ...redisBackends().map((backend): [string, () => EventClaimStore] => [
+    backend,
+    () => {
+      const redis = connectBackend(backend);
+      redisConnections.push(redis);
+      return new RedisEventClaimStore(redis, new RuntimeKeys(uniquePrefix()), { clock });
+    },
+  ]),
+];
+
+describe.each(claimStores)("%s event claim store", (_name, make) => {
+  it("event claims: one owner at a time until it expires; done is final; release is the owner's", async () => {
+    const s = make();
+    expect(await s.claimEvent("e1", "a#1", 1000)).toEqual({ status: "claimed" });
+    expect(await s.claimEvent("e1", "b#1", 1000)).toEqual({ status: "held", remainingMs: 1000 });
+    await clock.advance(600);
+    expect(await s.renewEvent("e1", "a#1", 1000)).toBe(true);
+    expect(await s.renewEvent("e1", "b#1", 1000)).toBe(false);
+    await s.releaseEvent("e1", "b#1");
+    expect(await s.claimEvent("e1", "b#1", 1000)).toEqual({ status: "held", remainingMs: 1000 });
+    await s.confirmEvent("e1");
+    expect(await s.claimEvent("e1", "b#2", 1000)).toEqual({ status: "done" });
+    await clock.advance(10_000);
+    expect(await s.claimEvent("e1", "b#3", 1000)).toEqual({ status: "done" });
+
+    // A dead owner stops renewing: its claim expires and the next attempt takes it over.
+    expect(await s.claimEvent("e2", "a#2", 1000)).toEqual({ status: "claimed" });
+    await clock.advance(1000);
+    expect(await s.claimEvent("e2", "b#4", 1000)).toEqual({ status: "claimed" });
+    expect(await s.renewEvent("e2", "a#2", 1000)).toBe(false);
+    await s.releaseEvent("e2", "b#4");
+    expect(await s.claimEvent("e2", "c#1", 1000)).toEqual({ status: "claimed" });
   });
 });

@@ -17,7 +17,7 @@ import { FileSessionStore } from "../store/file-store.js";
 import type { SessionStore } from "../store/types.js";
 import { DEFAULT_CONCURRENCY, type WorkerCore } from "../worker/worker-core.js";
 import { LocalScheduler } from "./local-scheduler.js";
-import { MemoryThreadState } from "./memory-thread-state.js";
+import { MemoryEventClaimStore, MemoryThreadState } from "./memory-thread-state.js";
 
 export interface EmbeddedRuntimeOptions extends Omit<RuntimeOptions, "store"> {
   /**
@@ -64,7 +64,8 @@ export class EmbeddedRuntime extends RuntimeBase {
         ...(dataDir !== undefined ? { dir: join(dataDir, ".render-journal") } : {}),
       });
     }
-    this.wire({ state: this.state, store: this.store, bus: this.bus, waker: this.waker });
+    const claims = new MemoryEventClaimStore({ clock: this.clock });
+    this.wire({ state: this.state, claims, store: this.store, bus: this.bus, waker: this.waker });
   }
 
   /** The fence check to give a session store passed in `store`. */

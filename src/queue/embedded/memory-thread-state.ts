@@ -1,5 +1,5 @@
 /**
- * `ThreadState` in one process, for the embedded runtime. Each method runs synchronously (no await
+ * `ThreadState` and `EventClaimStore` in one process, for the embedded runtime. Each method runs synchronously (no await
  * between its reads and writes), which makes it as atomic as the Lua step it mirrors; the rules are
  * the same as in redis/scripts.ts. Time (lease expiry, the collect window, dedupe) is the given
  * `Clock`'s, so tests move it by hand.
@@ -12,6 +12,8 @@ import type {
   AppendOutcome,
   ControlState,
   EventClaim,
+  EventClaimStore,
+  FinishOutcome,
   ReleaseOutcome,
   StopOutcome,
   TakeAhead,
@@ -48,7 +50,7 @@ function splitQueued(items: InboxItem[]): { drop: InboxItem[]; keep: InboxItem[]
 }
 
 export interface MemoryThreadStateOptions {
-  /** How long a delivered event id is remembered. Default 24 h. */
+  /** How long a delivered (or appended) event id is remembered. Default 24 h. */
   dedupeTtlMs?: number;
   /** Default: the system clock. */
   clock?: Clock;
@@ -57,7 +59,6 @@ export interface MemoryThreadStateOptions {
 /** The in-process implementation of the coordination primitives. */
 export class MemoryThreadState implements ThreadState {
   private readonly threads = new Map<string, Thread>();
-  private readonly events = new Map<string, EventEntry>();
   /** The threads' leases, by thread key. */
   private readonly leases: MemoryLeaseStore;
   private readonly dedupeTtlMs: number;
@@ -91,40 +92,13 @@ export class MemoryThreadState implements ThreadState {
     return this.leases.holder(t.key);
   }
 
-  private sweepEvents(): void {
+  /** Forgets appended event ids past the dedupe window (at most once a minute). */
+  private sweepAppended(): void {
     const now = this.now();
     if (now - this.lastSweep < 60_000) return;
     this.lastSweep = now;
-    for (const [id, entry] of this.events) if (entry.expiresAt <= now) this.events.delete(id);
     for (const t of this.threads.values())
       for (const [id, a] of t.appended) if (a.until <= now) t.appended.delete(id);
-  }
-
-  async claimEvent(eventId: string, owner: string, ttlMs: number): Promise<EventClaim> {
-    this.sweepEvents();
-    const now = this.now();
-    const entry = this.events.get(eventId);
-    if (entry && "done" in entry && entry.expiresAt > now) return { status: "done" };
-    if (entry && !("done" in entry) && entry.expiresAt > now)
-      return { status: "held", remainingMs: entry.expiresAt - now };
-    this.events.set(eventId, { owner, expiresAt: now + ttlMs });
-    return { status: "claimed" };
-  }
-
-  async renewEvent(eventId: string, owner: string, ttlMs: number): Promise<boolean> {
-    const entry = this.events.get(eventId);
-    if (!entry || "done" in entry || entry.owner !== owner) return false;
-    entry.expiresAt = this.now() + ttlMs;
-    return true;
-  }
-
-  async confirmEvent(eventId: string): Promise<void> {
-    this.events.set(eventId, { done: true, expiresAt: this.now() + this.dedupeTtlMs });
-  }
-
-  async releaseEvent(eventId: string, owner: string): Promise<void> {
-    const entry = this.events.get(eventId);
-    if (entry && !("done" in entry) && entry.owner === owner) this.events.delete(eventId);
   }
 
   async append(
@@ -132,6 +106,7 @@ export class MemoryThreadState implements ThreadState {
     item: Pick<InboxItem, "mode" | "kind" | "message" | "instructions">,
     options: AppendOptions,
   ): Promise<AppendOutcome> {
+    this.sweepAppended();
     const t = this.thread(threadKey);
     const active = this.holder(t) !== undefined;
     const eventId = item.kind === "message" ? item.message?.eventId : undefined;
@@ -241,7 +216,7 @@ export class MemoryThreadState implements ThreadState {
     const inflight = [...t.inflight];
     // The journal is not this state's to read: with it in use, the caller takes itself.
     if (inflight.length > 0 || ahead.journal) return { acquired: true, control, inflight };
-    const taken = await this.take(threadKey, token, "next", ahead.debounceMs);
+    const taken = this.takeNow(threadKey, token, "next", ahead.debounceMs);
     if (taken.status === "lost")
       throw new Error(`The lease of ${threadKey} was taken within its own acquire.`);
     return { acquired: true, control, inflight, ahead: taken };
@@ -252,6 +227,10 @@ export class MemoryThreadState implements ThreadState {
   }
 
   async release(threadKey: string, token: string): Promise<ReleaseOutcome> {
+    return this.releaseNow(threadKey, token);
+  }
+
+  private releaseNow(threadKey: string, token: string): ReleaseOutcome {
     const t = this.thread(threadKey);
     if (this.holder(t) !== token) return "lost";
     if (t.inbox.length > 0 || t.inflight.length > 0) return "busy";
@@ -264,6 +243,10 @@ export class MemoryThreadState implements ThreadState {
   }
 
   async take(threadKey: string, token: string, rule: TakeRule, debounceMs: number): Promise<TakeOutcome> {
+    return this.takeNow(threadKey, token, rule, debounceMs);
+  }
+
+  private takeNow(threadKey: string, token: string, rule: TakeRule, debounceMs: number): TakeOutcome {
     const t = this.thread(threadKey);
     if (this.holder(t) !== token) return { status: "lost" };
     const head = t.inbox[0];
@@ -289,6 +272,26 @@ export class MemoryThreadState implements ThreadState {
     return { status: "taken", items, control: { ...t.control } };
   }
 
+  /** `settle`, `take("next")` and, when that took nothing, `release`, with nothing between them (no await). */
+  async finish(
+    threadKey: string,
+    token: string,
+    persisted: readonly number[],
+    debounceMs: number,
+    contextTokens?: number,
+  ): Promise<FinishOutcome> {
+    if (!this.settleNow(threadKey, token, persisted, true)) return { status: "lost" };
+    if (contextTokens !== undefined) this.thread(threadKey).contextTokens = Math.round(contextTokens);
+    const next = this.takeNow(threadKey, token, "next", debounceMs);
+    if (next.status === "lost") return next;
+    if (next.status === "wait" || next.items.length > 0) return { status: "kept", next };
+    const r = this.releaseNow(threadKey, token);
+    if (r === "lost") return { status: "lost" };
+    return r === "released"
+      ? { status: "released" }
+      : { status: "kept", next: { status: "taken", items: [] } };
+  }
+
   async inflight(threadKey: string): Promise<InboxItem[]> {
     return [...this.thread(threadKey).inflight];
   }
@@ -299,6 +302,15 @@ export class MemoryThreadState implements ThreadState {
     persisted: readonly number[],
     dropPersisted: boolean,
   ): Promise<boolean> {
+    return this.settleNow(threadKey, token, persisted, dropPersisted);
+  }
+
+  private settleNow(
+    threadKey: string,
+    token: string,
+    persisted: readonly number[],
+    dropPersisted: boolean,
+  ): boolean {
     const t = this.thread(threadKey);
     if (this.holder(t) !== token) return false;
     const done = new Set(persisted);
@@ -330,6 +342,54 @@ export class MemoryThreadState implements ThreadState {
 
   async close(): Promise<void> {
     this.threads.clear();
-    this.events.clear();
+  }
+}
+
+/** The in-process event claim store (one process, so one gateway: the embedded runtime's). */
+export class MemoryEventClaimStore implements EventClaimStore {
+  private readonly events = new Map<string, EventEntry>();
+  private readonly dedupeTtlMs: number;
+  private readonly now: () => number;
+  private lastSweep = 0;
+
+  constructor(options: MemoryThreadStateOptions = {}) {
+    this.dedupeTtlMs = options.dedupeTtlMs ?? 24 * 3600_000;
+    const clock = options.clock ?? systemClock;
+    this.now = () => clock.now();
+  }
+
+  /** Forgets claims past their expiry (at most once a minute). */
+  private sweep(): void {
+    const now = this.now();
+    if (now - this.lastSweep < 60_000) return;
+    this.lastSweep = now;
+    for (const [id, entry] of this.events) if (entry.expiresAt <= now) this.events.delete(id);
+  }
+
+  async claimEvent(eventId: string, owner: string, ttlMs: number): Promise<EventClaim> {
+    this.sweep();
+    const now = this.now();
+    const entry = this.events.get(eventId);
+    if (entry && "done" in entry && entry.expiresAt > now) return { status: "done" };
+    if (entry && !("done" in entry) && entry.expiresAt > now)
+      return { status: "held", remainingMs: entry.expiresAt - now };
+    this.events.set(eventId, { owner, expiresAt: now + ttlMs });
+    return { status: "claimed" };
+  }
+
+  async renewEvent(eventId: string, owner: string, ttlMs: number): Promise<boolean> {
+    const entry = this.events.get(eventId);
+    if (!entry || "done" in entry || entry.owner !== owner) return false;
+    entry.expiresAt = this.now() + ttlMs;
+    return true;
+  }
+
+  async confirmEvent(eventId: string): Promise<void> {
+    this.events.set(eventId, { done: true, expiresAt: this.now() + this.dedupeTtlMs });
+  }
+
+  async releaseEvent(eventId: string, owner: string): Promise<void> {
+    const entry = this.events.get(eventId);
+    if (entry && !("done" in entry) && entry.owner === owner) this.events.delete(eventId);
   }
 }

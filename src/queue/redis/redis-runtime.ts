@@ -10,7 +10,7 @@ import type { ThreadState } from "../state/types.js";
 import { DEFAULT_CONCURRENCY, type WorkerCore } from "../worker/worker-core.js";
 import { createRedisClient, duplicateClient, isCluster, type RedisClient } from "./client.js";
 import { RedisControlBus } from "./redis-control-bus.js";
-import { RedisThreadState } from "./redis-thread-state.js";
+import { RedisEventClaimStore, RedisThreadState } from "./redis-thread-state.js";
 import { RedisWaker, type WakeJobData } from "./redis-waker.js";
 import { RedisRenderJournal } from "./render-journal.js";
 
@@ -89,7 +89,11 @@ export class RedisRuntime extends RuntimeBase {
     this.bus = new RedisControlBus(this.redis, this.keys.controlChannel);
     this.state = this.createState(this.redis, this.keys);
     this.waker = new RedisWaker(this.redis, this.queue, this.keys, this.clock);
-    this.wire({ state: this.state, store: o.store, bus: this.bus, waker: this.waker });
+    const claims = new RedisEventClaimStore(this.redis, this.keys, {
+      dedupeTtlMs: o.dedupeTtlMs,
+      clock: this.clock,
+    });
+    this.wire({ state: this.state, claims, store: o.store, bus: this.bus, waker: this.waker });
   }
 
   /** The coordination primitives; a subclass may wrap them (tests drive race windows this way). */

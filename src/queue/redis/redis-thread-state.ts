@@ -1,5 +1,5 @@
 /**
- * `ThreadState` on Redis: every step is one Lua script on the keys of one thread (see scripts.ts),
+ * `ThreadState` and `EventClaimStore` on Redis: every step is one Lua script on the keys of one thread (see scripts.ts),
  * plus the `pending` sorted set that the sweeper uses as a safety net. Item times and the collect
  * window come from the given `Clock`; a lease expires on Redis's own clock (`PX`), one time source
  * for every process whatever their clocks say.
@@ -16,6 +16,7 @@ import type {
   AppendOutcome,
   ControlState,
   EventClaim,
+  EventClaimStore,
   FinishOutcome,
   ReleaseOutcome,
   StopOutcome,
@@ -106,36 +107,6 @@ export class RedisThreadState implements ThreadState {
     this.waitReplicas = options.waitReplicas ?? 0;
     this.waitTimeoutMs = options.waitTimeoutMs ?? 500;
     this.leases = new RedisLeaseStore(redis);
-  }
-
-  async claimEvent(eventId: string, owner: string, ttlMs: number): Promise<EventClaim> {
-    const r = (await runScript(
-      this.redis,
-      CLAIM_EVENT,
-      [this.keys.dedupe(eventId)],
-      [owner, this.clock.now(), ttlMs, this.dedupeTtlMs],
-    )) as ScriptReply[];
-    if (r[0] === "claimed") return { status: "claimed" };
-    if (r[0] === "done") return { status: "done" };
-    return { status: "held", remainingMs: Math.max(0, num(r[1])) };
-  }
-
-  async renewEvent(eventId: string, owner: string, ttlMs: number): Promise<boolean> {
-    const r = await runScript(
-      this.redis,
-      RENEW_EVENT,
-      [this.keys.dedupe(eventId)],
-      [owner, this.clock.now(), ttlMs, this.dedupeTtlMs],
-    );
-    return num(r) === 1;
-  }
-
-  async confirmEvent(eventId: string): Promise<void> {
-    await this.redis.set(this.keys.dedupe(eventId), "done", "PX", this.dedupeTtlMs);
-  }
-
-  async releaseEvent(eventId: string, owner: string): Promise<void> {
-    await runScript(this.redis, RELEASE_EVENT, [this.keys.dedupe(eventId)], [owner]);
   }
 
   async append(
@@ -351,5 +322,53 @@ export class RedisThreadState implements ThreadState {
 
   async close(): Promise<void> {
     // The connection belongs to the caller.
+  }
+}
+
+/**
+ * The event claim store on Redis: one key per event id (`keys.dedupe`), a claim's owner and expiry
+ * on the given clock, or `done` for the dedupe window. Uses (does not own) `redis`.
+ */
+export class RedisEventClaimStore implements EventClaimStore {
+  private readonly dedupeTtlMs: number;
+  private readonly clock: Clock;
+
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly keys: RuntimeKeys,
+    options: Pick<RedisThreadStateOptions, "dedupeTtlMs" | "clock"> = {},
+  ) {
+    this.dedupeTtlMs = options.dedupeTtlMs ?? 24 * 3600_000;
+    this.clock = options.clock ?? systemClock;
+  }
+
+  async claimEvent(eventId: string, owner: string, ttlMs: number): Promise<EventClaim> {
+    const r = (await runScript(
+      this.redis,
+      CLAIM_EVENT,
+      [this.keys.dedupe(eventId)],
+      [owner, this.clock.now(), ttlMs, this.dedupeTtlMs],
+    )) as ScriptReply[];
+    if (r[0] === "claimed") return { status: "claimed" };
+    if (r[0] === "done") return { status: "done" };
+    return { status: "held", remainingMs: Math.max(0, num(r[1])) };
+  }
+
+  async renewEvent(eventId: string, owner: string, ttlMs: number): Promise<boolean> {
+    const r = await runScript(
+      this.redis,
+      RENEW_EVENT,
+      [this.keys.dedupe(eventId)],
+      [owner, this.clock.now(), ttlMs, this.dedupeTtlMs],
+    );
+    return num(r) === 1;
+  }
+
+  async confirmEvent(eventId: string): Promise<void> {
+    await this.redis.set(this.keys.dedupe(eventId), "done", "PX", this.dedupeTtlMs);
+  }
+
+  async releaseEvent(eventId: string, owner: string): Promise<void> {
+    await runScript(this.redis, RELEASE_EVENT, [this.keys.dedupe(eventId)], [owner]);
   }
 }

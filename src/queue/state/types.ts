@@ -1,9 +1,10 @@
 /**
- * The coordination primitives of the runtime: dedupe, the inbox, the lease, the wake flag and the
- * durable control state of each thread. `RedisThreadState` implements them with one Lua script
- * per step; `MemoryThreadState` implements the same semantics in one process. The dispatcher, the
- * job processor and the thread holder are written against this interface only, so both runtimes
- * share every rule about ordering and delivery.
+ * The coordination primitives of the runtime, one interface per concern: the event claims
+ * (`EventClaimStore`, the dedupe point's), and each thread's inbox, control state, lease and run
+ * steps (together `ThreadState`). `RedisThreadState` implements the thread's with one Lua script per
+ * step; `MemoryThreadState` implements the same semantics in one process (composing its combined
+ * steps from its single ones). The dispatcher, the job processor and the thread holder are written
+ * against these interfaces only, so both runtimes share every rule about ordering and delivery.
  */
 import type { LeaseAcquire } from "../lease/store.js";
 import type { InboxItem } from "../types.js";
@@ -82,7 +83,8 @@ export type TakeOutcome =
  * What `wakeAcquire` did: the lease was taken (with the control state read in the same step), or a
  * live holder has it (as `LeaseAcquire` reports it). Asked to take ahead, a state also returns the
  * inflight list as it was when the lease was taken, and `ahead`: what `take("next")` would have
- * returned right after (never `lost`). Either may be left out; the caller then reads or takes itself.
+ * returned right after (never `lost`), left out when something may be left to recover first (a
+ * state that does not read the render journal leaves it out whenever the journal is in use).
  */
 export type WakeAcquire =
   | {
@@ -126,11 +128,16 @@ export interface ThreadProbe {
   active: boolean;
 }
 
-/** The per-thread coordination state. Every method is atomic on its own. */
-export interface ThreadState {
+/**
+ * The dedupe point's store of platform event claims: each claim is a short lease of one handling
+ * attempt, held on the same rule as a thread's lease (`holdLease`: renewed every fifth of its TTL,
+ * lost when refused or unconfirmed for ⅔ of it). Not a thread's state: an event is claimed before
+ * it is known which thread (if any) it reaches.
+ */
+export interface EventClaimStore {
   /**
    * Claims a platform event id for `owner` (unique per handling attempt) until `ttlMs` from now on
-   * the state's clock. A claim whose owner stopped renewing it (a dead process) has expired and is
+   * the store's clock. A claim whose owner stopped renewing it (a dead process) has expired and is
    * taken over; one marked done is never claimed again within the dedupe window.
    */
   claimEvent(eventId: string, owner: string, ttlMs: number): Promise<EventClaim>;
@@ -140,7 +147,10 @@ export interface ThreadState {
   confirmEvent(eventId: string): Promise<void>;
   /** Forgets `owner`'s claim after a failed handling, so a platform retry gets through. */
   releaseEvent(eventId: string, owner: string): Promise<void>;
+}
 
+/** A thread's inbox as the gateway writes it: appends, stops, and the `status` probe. */
+export interface ThreadInbox {
   /**
    * Appends one item (a message or `newSession`) and sets the wake flag if it was not set. A message
    * whose `eventId` this thread stored within the dedupe window is not stored again (`repeated`).
@@ -152,33 +162,45 @@ export interface ThreadState {
   ): Promise<AppendOutcome>;
   /** Aborts everything delivered so far: sets `abortAt` to the last seq and empties the inbox (except `newSession` items). */
   stop(threadKey: string): Promise<StopOutcome>;
+  probe(threadKey: string): Promise<ThreadProbe>;
+}
+
+/** A thread's durable control state, and the context size its holder last recorded (`status`). */
+export interface ThreadControl {
   /** Bumps the control version (a setting changed). */
   touchControl(threadKey: string): Promise<void>;
   readControl(threadKey: string): Promise<ControlState>;
-  probe(threadKey: string): Promise<ThreadProbe>;
+  /** Records the holder's latest estimate of the thread's context size (tokens), for `status`. */
+  setContextTokens(threadKey: string, tokens: number): Promise<void>;
+  /** The latest recorded estimate, or undefined. */
+  contextTokens(threadKey: string): Promise<number | undefined>;
+}
 
-  /** Clears the wake flag; a job calls it first, before it tries the lease. */
+/** A thread's lease and wake flag: who holds the thread, and whether a wake job is owed. */
+export interface ThreadLease {
+  /** Clears the wake flag (a wake job's first step, before it tries the lease). */
   clearWake(threadKey: string): Promise<void>;
-
   /**
    * Takes the thread's lease for `token` (a `LeaseStore` acquire on the thread's lease key); the
-   * steps below that also read the inbox check the same key.
+   * steps that also read the inbox check the same key.
    */
   acquire(threadKey: string, token: string, ttlMs: number): Promise<LeaseAcquire>;
   /**
-   * Optional (a store with round trips to save): a wake job's first step as one atomic call, with
-   * the effect of `clearWake` then `acquire`; when the lease is taken it also returns the control
-   * state read in that step, and with `ahead` the inflight list and the first take (`TakeAhead`).
-   * Without it the worker makes the calls one by one.
+   * A wake job's first step as one atomic call, with the effect of `clearWake` then `acquire`; when
+   * the lease is taken it also returns the control state read in that step, and with `ahead` the
+   * inflight list and the first take (`TakeAhead`).
    */
-  wakeAcquire?(threadKey: string, token: string, ttlMs: number, ahead?: TakeAhead): Promise<WakeAcquire>;
+  wakeAcquire(threadKey: string, token: string, ttlMs: number, ahead?: TakeAhead): Promise<WakeAcquire>;
   /** Extends the lease; false when `token` no longer holds it. */
   renew(threadKey: string, token: string, ttlMs: number): Promise<boolean>;
   /** Releases the lease only if the inbox and the inflight list are empty (one atomic step). */
   release(threadKey: string, token: string): Promise<ReleaseOutcome>;
   /** Releases the lease whatever is queued (a worker handing a thread over); the caller wakes the thread. */
   forceRelease(threadKey: string, token: string): Promise<void>;
+}
 
+/** A holder's steps on the inbox and the inflight list, each fenced by the lease. */
+export interface RunSteps {
   /** Moves items from the inbox head to the inflight list, fenced by the lease. */
   take(threadKey: string, token: string, rule: TakeRule, debounceMs: number): Promise<TakeOutcome>;
   /** The inflight list (items taken and not yet settled). */
@@ -194,26 +216,26 @@ export interface ThreadState {
     persisted: readonly number[],
     dropPersisted: boolean,
   ): Promise<boolean>;
-
   /**
-   * Optional (a store with round trips to save): the end of a finished run as one fenced, atomic
-   * step, with the effect of `settle(persisted, true)`, `take("next")` and, when that took
-   * nothing, `release` back to back. Without it the holder makes the three calls. `contextTokens`
-   * (the holder's context estimate) is recorded in the same step, as `setContextTokens` would.
+   * The end of a finished run as one fenced, atomic step, with the effect of
+   * `settle(persisted, true)`, `take("next")` and, when that took nothing, `release` back to back.
+   * `contextTokens` (the holder's context estimate) is recorded in the same step, as
+   * `setContextTokens` would.
    */
-  finish?(
+  finish(
     threadKey: string,
     token: string,
     persisted: readonly number[],
     debounceMs: number,
     contextTokens?: number,
   ): Promise<FinishOutcome>;
+}
 
-  /** Records the holder's latest estimate of the thread's context size (tokens), for `status`. */
-  setContextTokens?(threadKey: string, tokens: number): Promise<void>;
-  /** The latest recorded estimate, or undefined. */
-  contextTokens?(threadKey: string): Promise<number | undefined>;
-
+/**
+ * The per-thread coordination state, by concern. Every method is atomic on its own, and required
+ * of both backends: the worker and the dispatcher have one code path whichever runs them.
+ */
+export interface ThreadState extends ThreadInbox, ThreadControl, ThreadLease, RunSteps {
   /** Releases resources (connections). */
   close(): Promise<void>;
 }

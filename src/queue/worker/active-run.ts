@@ -1,16 +1,17 @@
 /**
  * What one run of a thread's agent knows: the inbox items it took (as the user messages it
  * delivered), which of them the session holds, who it answers, whether a stop targets it, and
- * where its events go. Events of a reply that overflowed the context window can be held back from
+ * where its events go; its own state machine (run-state.ts) says what its checkpoints read. Events of a reply that overflowed the context window can be held back from
  * the sink while the holder compacts and retries, so the user never sees the failed attempt. It is
  * the tenure's work while it runs: a stop that targets it aborts its agent.
  */
 import type { InboundMessage } from "../../adapters/types.js";
 import type { Agent } from "../../agent/agent.js";
 import type { AgentEvent, AgentMessage } from "../../agent/types.js";
-import type { ControlState, TakeOutcome } from "../state/types.js";
+import type { ControlState } from "../state/types.js";
 import type { InboundFormatter, InboxItem, RunSink } from "../types.js";
 import { groupItems, type ItemGroup } from "./item-messages.js";
+import { RunState } from "./run-state.js";
 import type { TenureWork } from "./tenure.js";
 
 export interface ActiveRunOptions {
@@ -19,6 +20,8 @@ export interface ActiveRunOptions {
   maxSeq: number | undefined;
   /** The control state's stop count when the run started. */
   stopsAtStart: number;
+  /** `starting` for a run of items just taken, `answeringTail` for a recovery run (run-state.ts). */
+  start: "starting" | "answeringTail";
   sink: RunSink;
   /** The agent the run drives (aborted when a stop targets the run). */
   agent: Agent;
@@ -34,31 +37,10 @@ export class ActiveRun implements TenureWork {
    */
   maxSeq: number | undefined;
   readonly stopsAtStart: number;
-  aborted = false;
+  /** Which read each checkpoint makes, and whether a stop aborted the run (run-state.ts). */
+  readonly state: RunState;
   /** Aborts with the run (a stop or an interrupt), for work the run does besides its agent. */
   private readonly stopped = new AbortController();
-  /** The run already compacted and retried once after an overflow (never again). */
-  retried = false;
-  /**
-   * A recovery run answering what a dead predecessor left unanswered: until its first reply ends it
-   * takes nothing new from the inbox, so that reply answers the question as it stood (the user may
-   * have seen an answer streaming before the predecessor died, and asked the next question since).
-   */
-  answeringTail = false;
-  /**
-   * The run starts with items the holder took a moment ago (with the control state): the agent's
-   * steering read before its first model call would find what arrived in that moment only, and the
-   * read after the call finds it as well. Cleared by that first read, which is skipped.
-   */
-  justTaken = false;
-  /**
-   * The agent's latest reply asked for no tool, so the steering read after its turn is followed by
-   * the follow-up read with nothing between them (the agent loop's order): both are answered by one
-   * `TAKE followUp`, whose rule takes the same steer/interrupt messages the steer rule would.
-   */
-  wouldStop = false;
-  /** What that take found for the follow-up read: a follow-up message, a collect group, or nothing. */
-  followUpAhead: TakeOutcome | undefined;
   /** Seqs of the run's items whose message the session holds. */
   readonly persisted = new Set<number>();
   /** The chat messages the run answers, in the order it took them (`ctx.currentInbound()`). */
@@ -72,6 +54,12 @@ export class ActiveRun implements TenureWork {
     this.maxSeq = o.maxSeq;
     this.stopsAtStart = o.stopsAtStart;
     this.sink = o.sink;
+    this.state = new RunState(o.start);
+  }
+
+  /** `TenureWork`: a stop or an interrupt aborted the run. */
+  get aborted(): boolean {
+    return this.state.aborted;
   }
 
   /** Aborts when a stop or an interrupt aborts the run. */
@@ -87,7 +75,7 @@ export class ActiveRun implements TenureWork {
   /** `TenureWork`: aborts the run's agent when `c` targets the run (a stop or an interrupt). */
   onControl(c: ControlState): void {
     if (this.aborted || !this.abortedBy(c)) return;
-    this.aborted = true;
+    this.state.abort();
     this.stopped.abort();
     this.o.agent.abort();
   }

@@ -32,10 +32,7 @@ export class ControlWatch {
       try {
         do {
           this.recheck = false;
-          // The tenure's first check uses what the lease's own step read, when it read it.
-          const c =
-            this.tenure.acquiredControlState() ?? (await this.env.state.readControl(this.tenure.threadKey));
-          await this.applyRead(c);
+          await this.applyRead(await this.env.state.readControl(this.tenure.threadKey));
         } while (this.recheck);
       } finally {
         this.checking = undefined;

@@ -23,13 +23,25 @@ import { heldSeqs } from "./item-messages.js";
 import { postNotice } from "./notices.js";
 import { danglingToolResults, needsAnswer } from "./recovery.js";
 import { finishOwedRenders, renderLog } from "./render-log.js";
-import type { Tenure } from "./tenure.js";
+import type { Checkpoint } from "./run-state.js";
+import type { AcquiredLeftovers, Tenure } from "./tenure.js";
 import type { ThreadSession } from "./thread-session.js";
+
+/** What a predecessor may have left, as reads under way (or as the acquire read them). */
+export interface LeftoverReads {
+  inflight: Promise<InboxItem[]>;
+  /** The renders the journal owes; undefined without a journal. */
+  owed: Promise<OwedRender[]> | undefined;
+}
+
+/**
+ * The take that starts the holder's next run when one was made already (by the acquire, sent
+ * early, or by a finished run's `finish`); undefined: the holder takes.
+ */
+export type NextTake = TakeOutcome | undefined;
 
 export class RunDriver implements AgentBinding {
   private run: ActiveRun | undefined;
-  /** What a predecessor may have left, asked for when the tenure began (`readLeftovers`). */
-  private leftovers: { inflight: Promise<InboxItem[]>; owed: Promise<OwedRender[]> | undefined } | undefined;
 
   /** Added in front of the factory's hooks while this tenure drives the agent. */
   readonly hooks: AgentHooks = {
@@ -55,46 +67,31 @@ export class RunDriver implements AgentBinding {
     return [...(this.run?.inbound ?? [])];
   }
 
-  /** The agent's queue source at a checkpoint: control first, then the inbox by rule. */
-  private async fromInbox(which: "steer" | "followUp"): Promise<AgentMessage[]> {
+  /** The agent's queue source at a checkpoint: the read the run's state machine asks for. */
+  private async fromInbox(which: Checkpoint): Promise<AgentMessage[]> {
     if (this.tenure.handingOff) {
       // The checkpoint a hand-over waits for: what ended before it is saved; stop here.
       this.tenure.stop();
       return [];
     }
     const run = this.run;
-    // Newer messages wait until the recovered question has its own answer (they come next).
-    if (which === "steer" && run?.answeringTail) {
+    if (!run) return [];
+    const r = run.state.read(which);
+    if (r.read === "control") {
+      // Newer messages wait until the recovered question has its own answer (they come next).
       await this.control.check();
       return [];
     }
-    if (!this.tenure.active || !run || run.aborted) return [];
-    if (which === "steer" && run.justTaken) {
-      // The read before the run's first model call, a moment after the take that started it.
-      run.justTaken = false;
-      return [];
-    }
-    const ahead = run.followUpAhead;
-    if (ahead) {
-      // Taken at the steering read just before. A steering read while it waits (another steering
-      // source kept the agent going) takes nothing: what it took is at the head of the line.
-      if (which === "steer") return [];
-      run.followUpAhead = undefined;
-      return this.accept(run, ahead);
-    }
-    const rule = which === "steer" && run.wouldStop ? "followUp" : which;
+    if (!this.tenure.active || r.read === "none") return [];
+    if (r.read === "held") return this.accept(run, r.take);
     // The take reads the control state in the same step; it is applied before the items are
     // accepted, so a stop that came first leaves them unsaved (they go back when the run settles).
-    const t = await this.tenure.take(rule);
+    const t = await this.tenure.take(r.rule);
     if (t.status === "lost") return [];
     if (t.control) await this.control.apply(t.control);
     else await this.control.check();
     const first = t.status === "taken" ? t.items[0] : undefined;
-    if (rule !== which && !(first && steersRun(first))) {
-      // Not steering: kept for the follow-up read that comes next.
-      run.followUpAhead = t;
-      return [];
-    }
+    if (run.state.afterTake(t, first !== undefined && steersRun(first)) === "hold") return [];
     return this.accept(run, t);
   }
 
@@ -131,10 +128,8 @@ export class RunDriver implements AgentBinding {
     const run = this.run;
     run?.show(event, event.type === "message_end" && this.mayRetryOverflow(run, event.message));
     if (event.type !== "message_end") return;
-    if (run && event.message.role === "assistant") {
-      run.answeringTail = false;
-      run.wouldStop = !event.message.content.some((c) => c.type === "toolCall");
-    }
+    if (run && event.message.role === "assistant")
+      run.state.replied(event.message.content.some((c) => c.type === "toolCall"));
     const group = run?.groupOf(event.message);
     const input = group
       ? { type: "message" as const, message: event.message, inbox: group.mark }
@@ -146,7 +141,7 @@ export class RunDriver implements AgentBinding {
 
   /** A failed reply that said the context was too long, in a run that may still compact and retry. */
   private mayRetryOverflow(run: ActiveRun, message: AgentMessage): boolean {
-    if (run.retried || !this.env.compaction || message.role !== "assistant") return false;
+    if (!run.state.mayRetryOverflow || !this.env.compaction || message.role !== "assistant") return false;
     if (message.stopReason !== "error") return false;
     return isContextOverflow(message, this.session.entry?.agent.state.model.contextWindow);
   }
@@ -160,7 +155,7 @@ export class RunDriver implements AgentBinding {
     const entry = this.session.entry;
     const held = run.takeHeld();
     if (!held) return;
-    run.retried = true;
+    run.state.retryOverflow();
     if (!entry) return run.releaseHeld(held);
     if (this.tenure.active && !run.aborted) {
       const r = await this.compactor.compact("overflow");
@@ -185,6 +180,7 @@ export class RunDriver implements AgentBinding {
     entry: CachedAgent,
     maxSeq: number | undefined,
     stopsAtStart: number,
+    start: "starting" | "answeringTail",
   ): ActiveRun | undefined {
     if (!this.tenure.mayBegin) return undefined;
     const id = randomUUID();
@@ -192,6 +188,7 @@ export class RunDriver implements AgentBinding {
       id,
       maxSeq,
       stopsAtStart,
+      start,
       sink: this.sinkOf(id),
       agent: entry.agent,
       onError: this.env.onError,
@@ -220,7 +217,7 @@ export class RunDriver implements AgentBinding {
    * Runs the agent for items the holder took ("next" rule), then settles them. `control`: the
    * control state the take read in the same step (else it is read here).
    */
-  async runItems(items: InboxItem[], control?: ControlState): Promise<void> {
+  async runItems(items: InboxItem[], control?: ControlState): Promise<NextTake> {
     const c = control ?? (await this.env.state.readControl(this.threadKey));
     const first = items[0] as InboxItem;
     const stale = items.filter((i) => i.seq <= c.abortAt);
@@ -232,21 +229,20 @@ export class RunDriver implements AgentBinding {
         stale.map((i) => i.seq),
         true,
       );
-      if (!ok) return;
+      if (!ok) return undefined;
       const text = discardedNotice(describeMessages(stale), "Stopped");
       if (text) await postNotice(this.env, this.threadKey, text, (id) => this.logFor(id));
-      return;
+      return undefined;
     }
     const entry = await this.session.ensureAgent();
-    const run = this.startRun(entry, first.seq, c.stops);
+    const run = this.startRun(entry, first.seq, c.stops, "starting");
     if (!run) {
       // Handing over: the items go back to the inbox for the next holder.
       if (!this.tenure.ended) await this.tenure.settle([], false);
-      return;
+      return undefined;
     }
     const messages = await this.accept(run, { status: "taken", items });
-    run.justTaken = true;
-    await this.drive(run, async () => {
+    return this.drive(run, async () => {
       if (messages.length > 0) await entry.agent.prompt(await this.prepareRun(entry, messages));
     });
   }
@@ -269,8 +265,9 @@ export class RunDriver implements AgentBinding {
   /**
    * Runs the agent for `run`, then settles it (`running → settling → leased`): its writes are
    * flushed, its sink is closed (awaited), its items are settled, and compaction is checked.
+   * Returns what a `finish` took for the next run.
    */
-  private async drive(run: ActiveRun, start: () => Promise<void>): Promise<void> {
+  private async drive(run: ActiveRun, start: () => Promise<void>): Promise<NextTake> {
     try {
       await start();
       await this.retryAfterOverflow(run);
@@ -281,53 +278,51 @@ export class RunDriver implements AgentBinding {
       this.run = undefined;
       await run.close();
     }
-    if (this.tenure.ended) return;
+    if (this.tenure.ended) return undefined;
     // A handed-over run is unfinished: its delivered items stay inflight for the next holder.
     const finished = !this.tenure.handingOff;
     const compacts =
       finished && this.session.entry !== undefined && !run.aborted && this.compactor.wantsAfterRun();
     if (finished && !compacts && this.tenure.mayFinish) {
-      // Nothing runs between the settle, the next take and the release: one step (the holder's
-      // next take gets what it took; a release it made ends the tenure).
-      await this.tenure.finish([...run.persisted], this.session.contextTokens());
-      return;
+      // Nothing runs between the settle, the next take and the release: one step (what it took
+      // starts the holder's next run; a release it made ends the tenure).
+      const r = await this.tenure.finish([...run.persisted], this.session.contextTokens());
+      return r.status === "kept" ? r.next : undefined;
     }
-    if (!(await this.tenure.settle([...run.persisted], finished))) return;
+    if (!(await this.tenure.settle([...run.persisted], finished))) return undefined;
     this.tenure.settled();
     if (finished && this.session.entry && !run.aborted) await this.compactor.afterRun();
     this.session.recordContextTokens();
+    return undefined;
   }
 
   /**
-   * Asks now for what `recover()` reads first (the inflight list, the renders the journal owes),
-   * so the reads travel with the tenure's first ones, unless the step that took the lease read them
-   * already (`Tenure.acquiredLeftovers`). Once the lease is held only this holder changes either,
-   * so they are as fresh when `recover()` uses them.
+   * What `recover()` reads first (the inflight list, the renders the journal owes): as the step
+   * that took the lease read them (`acquired`), else asked for now, so the reads travel with the
+   * tenure's first ones. Once the lease is held only this holder changes either, so they are as
+   * fresh when `recover()` uses them.
    */
-  readLeftovers(): void {
+  readLeftovers(acquired: AcquiredLeftovers | undefined): LeftoverReads {
     const { state, journal, finishOwed } = this.env;
     const settled = <T>(p: Promise<T>): Promise<T> => {
       // Awaited by recover(); until then a failure must not count as unhandled.
       p.catch(() => {});
       return p;
     };
-    const acquired = this.tenure.acquiredLeftovers();
     let owed: Promise<OwedRender[]> | undefined;
     if (journal && finishOwed)
       owed = acquired?.nothingOwed ? Promise.resolve([]) : settled(journal.owed(this.threadKey));
-    this.leftovers = {
+    return {
       inflight: acquired ? Promise.resolve(acquired.inflight) : settled(state.inflight(this.threadKey)),
       owed,
     };
   }
 
   /**
-   * Whether a predecessor left nothing inflight and no render owed (from the reads `readLeftovers`
-   * started; false when they failed: `recover()` reports that).
+   * Whether a predecessor left nothing inflight and no render owed (from `read`; false when the
+   * reads failed: `recover()` reports that).
    */
-  async nothingInflight(): Promise<boolean> {
-    const read = this.leftovers;
-    if (!read) return false;
+  async nothingInflight(read: LeftoverReads): Promise<boolean> {
     try {
       const [inflight, owed] = await Promise.all([read.inflight, read.owed ?? Promise.resolve([])]);
       return inflight.length === 0 && owed.length === 0;
@@ -339,11 +334,12 @@ export class RunDriver implements AgentBinding {
   /**
    * What a dead (or handed-over) predecessor left: inflight items the session lacks go back to the
    * inbox; tool calls without a result get an error result; an unanswered tail is answered.
+   * `read`: the leftovers as read already (else read here). `ahead`: a take made already (only
+   * while nothing was inflight); it is put back when an unanswered tail comes first. Returns the
+   * take that starts the next run, if one was made.
    */
-  async recover(): Promise<void> {
+  async recover(read?: LeftoverReads, ahead?: Promise<TakeOutcome>): Promise<NextTake> {
     const { state, store } = this.env;
-    const read = this.leftovers;
-    this.leftovers = undefined;
     const entry = await this.session.ensureAgent();
     // What earlier runs showed comes first: a cut-off reply is finished (or a reply that never
     // completed is removed) before anything new is shown.
@@ -358,7 +354,7 @@ export class RunDriver implements AgentBinding {
         const all = await store.readAll(this.threadKey, branch.header.id);
         held = heldSeqs(all.entries, inflight);
       }
-      if (!(await this.tenure.settle(held, false))) return;
+      if (!(await this.tenure.settle(held, false))) return undefined;
     }
     const closing = danglingToolResults(entry.agent.state.messages, this.env.clock.now());
     for (const m of closing) {
@@ -372,23 +368,22 @@ export class RunDriver implements AgentBinding {
       // is awaited: a new session's setting entries (its model) go on beside the next take, and the
       // write chain keeps them before the run's own.
       if (closing.length > 0) await this.session.flush();
-      return;
+      return ahead && (await ahead);
     }
     // Anything taken ahead waits behind the question a predecessor left unanswered.
-    if (!(await this.tenure.returnAhead())) return;
+    if (ahead && !(await this.tenure.putBack(ahead))) return undefined;
     const c = await state.readControl(this.threadKey);
     const maxSeq = heldItems.length > 0 ? Math.max(...heldItems.map((i) => i.seq)) : undefined;
     if (maxSeq !== undefined && c.abortAt >= maxSeq) {
       // A stop came after these messages: leave the question unanswered.
       await this.session.flush();
       await this.tenure.settle(held, true);
-      return;
+      return undefined;
     }
     // Handing over: the held items stay inflight and the next holder recovers them.
-    const run = this.startRun(entry, maxSeq, c.stops);
-    if (!run) return;
+    const run = this.startRun(entry, maxSeq, c.stops, "answeringTail");
+    if (!run) return undefined;
     run.adopt(heldItems);
-    run.answeringTail = true;
-    await this.drive(run, () => entry.agent.continue());
+    return this.drive(run, () => entry.agent.continue());
   }
 }

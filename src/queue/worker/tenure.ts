@@ -128,6 +128,22 @@ export interface AcquiredLeftovers {
   nothingOwed: boolean;
 }
 
+/**
+ * What the step that took the lease read, as one value: the holder's first round uses it instead
+ * of asking again. A wake acquire reads the control state, and asked to take ahead, a
+ * predecessor's leftovers and (when nothing is left to recover) the first `take("next")`; a plain
+ * acquire (a retry after meeting a live lease) reads none of them. Each part left undefined is read
+ * by the holder itself.
+ */
+export interface FirstRound {
+  control: ControlState | undefined;
+  leftovers: AcquiredLeftovers | undefined;
+  firstTake: Exclude<TakeOutcome, { status: "lost" }> | undefined;
+}
+
+/** A lease try: taken (with what its step read), or a live holder's, as `LeaseAcquire` reports it. */
+type Acquired = { acquired: true; first: FirstRound } | Extract<LeaseAcquire, { acquired: false }>;
+
 /** The work a tenure does while `running`: an agent run or a session command. */
 export interface TenureWork {
   /** A stop aborted it: nothing more is taken for it and no automatic compaction starts. */
@@ -141,16 +157,8 @@ export class Tenure {
   private activeWork: TenureWork | undefined;
   private readonly stopping = new AbortController();
   private readonly ending = new AbortController();
-  /** What `finish` took by the "next" rule: the next `take("next")` returns it without asking. */
-  private taken: Exclude<TakeOutcome, { status: "lost" }> | undefined;
-  /** A `take("next")` started ahead (`takeAhead`): the next `take("next")` returns its outcome. */
-  private ahead: Promise<TakeOutcome> | undefined;
   /** The lease's renewals: settles once they stopped (the tenure ended, or the lease was lost). */
   private holding: Promise<unknown> = Promise.resolve();
-  /** The control state read in the step that took the lease (a wake acquire), until first asked for. */
-  private acquiredControl: ControlState | undefined;
-  /** What that step read of a predecessor's leftovers (a wake acquire asked to take ahead), until first asked for. */
-  private acquiredLeftover: AcquiredLeftovers | undefined;
 
   constructor(
     readonly threadKey: string,
@@ -208,38 +216,32 @@ export class Tenure {
    * the dead worker) is watched until it expires (then taken) or is renewed or replaced (then its
    * holder is alive). The lease itself expires on the store's clock (Redis's own in Redis mode);
    * the watch only decides how long to keep asking. `wake`: this is a wake job's first step, so the
-   * thread's wake flag is cleared first (in the same atomic step as the first try when the state
-   * has `wakeAcquire`, which also reads the control state: `acquiredControlState()` returns it).
-   * `takeAhead` (with `wake`): that step also reads the inflight list (`acquiredLeftovers()`)
-   * and, when nothing is left to recover, makes the first `take("next")` as `takeAhead()` would;
-   * `journal` says the render journal is in use, so an owed render counts as something to recover.
+   * thread's wake flag is cleared in the same atomic step as the first try (`wakeAcquire`), which
+   * also reads the control state. `takeAhead` (with `wake`): that step also reads the inflight list
+   * and, when nothing is left to recover, makes the first `take("next")`; `journal` says the render
+   * journal is in use, so an owed render counts as something to recover. Returns what the step that
+   * took the lease read (`FirstRound`), or undefined when declined.
    */
   async acquire(o: {
     rerun: boolean;
     wake?: boolean;
     takeAhead?: { journal: boolean };
     signal?: AbortSignal;
-  }): Promise<boolean> {
-    const { state, clock, leaseTtlMs: ttl } = this.env;
+  }): Promise<FirstRound | undefined> {
+    const { clock, leaseTtlMs: ttl } = this.env;
     const tolerance = Math.max(25, ttl / 20);
     const deadline = clock.now() + 2 * ttl + 1000;
     let seen: { holder: string; expiresAt: number } | undefined;
     let clearWake = o.wake === true;
-    if (clearWake && !state.wakeAcquire) {
-      await state.clearWake(this.threadKey);
-      clearWake = false;
-    }
     for (;;) {
       const sentAt = clock.now();
-      const r = clearWake
-        ? await this.wakeAcquire(o.takeAhead)
-        : await state.acquire(this.threadKey, this.token, ttl);
+      const r = clearWake ? await this.wakeAcquire(o.takeAhead) : await this.plainAcquire();
       clearWake = false;
       if (r.acquired) {
         this.to("leased");
         this.report({ type: "acquired", at: clock.now(), sentAt });
         this.hold(sentAt);
-        return true;
+        return r.first;
       }
       const now = clock.now();
       const expiresAt = now + Math.max(0, r.pttl);
@@ -256,45 +258,28 @@ export class Tenure {
     }
   }
 
-  /** The state's `wakeAcquire`, keeping the control state, the inflight list and the take it made. */
-  private async wakeAcquire(takeAhead: { journal: boolean } | undefined): Promise<LeaseAcquire> {
+  /** The state's `acquire`: it reads nothing for the first round. */
+  private async plainAcquire(): Promise<Acquired> {
+    const r = await this.env.state.acquire(this.threadKey, this.token, this.env.leaseTtlMs);
+    if (!r.acquired) return r;
+    return { acquired: true, first: { control: undefined, leftovers: undefined, firstTake: undefined } };
+  }
+
+  /** The state's `wakeAcquire`, with what it read as the first round's value. */
+  private async wakeAcquire(takeAhead: { journal: boolean } | undefined): Promise<Acquired> {
     const { state, leaseTtlMs, collectDebounceMs } = this.env;
-    if (!state.wakeAcquire) return state.acquire(this.threadKey, this.token, leaseTtlMs);
     const ahead = takeAhead && { debounceMs: collectDebounceMs, journal: takeAhead.journal };
     const r = await state.wakeAcquire(this.threadKey, this.token, leaseTtlMs, ahead);
     if (!r.acquired) return r;
-    this.acquiredControl = r.control;
     // A state takes ahead only when the journal (if in use) owes the thread nothing.
-    if (r.inflight) this.acquiredLeftover = { inflight: r.inflight, nothingOwed: r.ahead !== undefined };
-    if (r.ahead) this.ahead = Promise.resolve(r.ahead);
-    return { acquired: true };
+    const leftovers = r.inflight && { inflight: r.inflight, nothingOwed: r.ahead !== undefined };
+    return { acquired: true, first: { control: r.control, leftovers, firstTake: r.ahead } };
   }
 
-  /**
-   * The control state read in the same step as the lease was taken, once: the first call after a
-   * wake acquire returns it, every other call undefined (then the caller reads it).
-   */
-  acquiredControlState(): ControlState | undefined {
-    const c = this.acquiredControl;
-    this.acquiredControl = undefined;
-    return c;
-  }
-
-  /**
-   * What the step that took the lease read of a predecessor's leftovers, once: the first call after
-   * a wake acquire asked to take ahead returns it, every other call undefined (then the caller reads
-   * them itself).
-   */
-  acquiredLeftovers(): AcquiredLeftovers | undefined {
-    const read = this.acquiredLeftover;
-    this.acquiredLeftover = undefined;
-    return read;
-  }
-
-  private decline(): false {
+  private decline(): undefined {
     this.to("declined");
     this.report({ type: "declined", at: this.env.clock.now() });
-    return false;
+    return undefined;
   }
 
   // ---- leased → running → settling → leased ----
@@ -325,42 +310,17 @@ export class Tenure {
 
   /** Moves items from the inbox head to the inflight list by `rule` (fenced); `lost` ends the tenure. */
   async take(rule: TakeRule): Promise<TakeOutcome> {
-    const ahead = this.ahead;
-    if (ahead && rule === "next") {
-      this.ahead = undefined;
-      return ahead;
-    }
-    const prefetched = this.taken;
-    if (prefetched && rule === "next") {
-      this.taken = undefined;
-      return prefetched;
-    }
     const t = await this.env.state.take(this.threadKey, this.token, rule, this.env.collectDebounceMs);
     if (t.status === "lost") this.lose();
     return t;
   }
 
   /**
-   * Starts the next `take("next")` now, so it travels beside other first steps (building the
-   * agent); the next `take("next")` returns its outcome. Only for a tenure that found nothing
-   * inflight: then `returnAhead` can put back exactly what it took.
+   * Puts what a take made ahead of time (the first round's) back at the inbox head: older work
+   * comes first (a predecessor's unanswered question). Only for a take made while nothing was
+   * inflight, so the settle puts back exactly what it took. False (and `lost`) when the lease is gone.
    */
-  takeAhead(): void {
-    if (this.ahead || this.taken) return;
-    const p = this.take("next");
-    // Awaited by the next take or returnAhead; until then a failure must not count as unhandled.
-    p.catch(() => {});
-    this.ahead = p;
-  }
-
-  /**
-   * Puts what `takeAhead` took back at the inbox head (older work comes first: a predecessor's
-   * unanswered question). False (and `lost`) when the lease is gone.
-   */
-  async returnAhead(): Promise<boolean> {
-    const ahead = this.ahead;
-    this.ahead = undefined;
-    if (!ahead) return true;
+  async putBack(ahead: TakeOutcome | Promise<TakeOutcome>): Promise<boolean> {
     const t = await ahead;
     if (t.status === "lost") return false;
     if (t.status !== "taken" || t.items.length === 0) return true;
@@ -400,29 +360,25 @@ export class Tenure {
     return r;
   }
 
-  /** `finish` may be used now: `settling` (not handing over) and the store has the combined step. */
+  /** `finish` may be used now: `settling` (not handing over). */
   get mayFinish(): boolean {
-    return this.current === "settling" && this.env.state.finish !== undefined;
+    return this.current === "settling";
   }
 
   /**
    * `settling → releasing`: the end of a finished run as one fenced step with the effect of
    * `settle(persisted, true)`, `take("next")` and, when that took nothing, `release()` back to back
-   * (the state's `finish`). `released`: the tenure is over; `kept`: back to `leased`, and the next
-   * `take("next")` returns what was taken (or the wait) without asking again; `lost`: the lease was
-   * gone. Reported like a release (write-ahead `releasing`, then `released` or `kept`). Check
-   * `mayFinish` first, in the same tick.
+   * (the state's `finish`). `released`: the tenure is over; `kept`: back to `leased`, with what the
+   * "next" rule took (or its wait): the holder's next take; `lost`: the lease was gone. Reported like
+   * a release (write-ahead `releasing`, then `released` or `kept`). Check `mayFinish` first, in the
+   * same tick.
    */
-  async finish(persisted: readonly number[], contextTokens?: number): Promise<FinishOutcome["status"]> {
-    const finish = this.env.state.finish;
-    if (!finish)
-      throw new Error("Tenure.finish() needs a thread state with finish(); check mayFinish first.");
+  async finish(persisted: readonly number[], contextTokens?: number): Promise<FinishOutcome> {
     this.to("releasing");
     this.activeWork = undefined;
     const sentAt = this.env.clock.now();
     this.report({ type: "releasing", at: sentAt });
-    const r = await finish.call(
-      this.env.state,
+    const r = await this.env.state.finish(
       this.threadKey,
       this.token,
       persisted,
@@ -436,10 +392,9 @@ export class Tenure {
       this.lose();
     } else {
       this.report({ type: "kept", at: this.env.clock.now() });
-      this.taken = r.next;
       if (this.current === "releasing") this.to("leased");
     }
-    return r.status;
+    return r;
   }
 
   /**

@@ -6,13 +6,14 @@
  * Every part receives the tenure and asks it what it may do; none calls back into the holder.
  */
 
+import type { TakeOutcome } from "../state/types.js";
 import { LeaseLostError } from "../store/errors.js";
 import { ThreadCompactor } from "./compaction-step.js";
 import { ControlWatch } from "./control-watch.js";
 import type { HolderEnv } from "./holder-env.js";
-import { RunDriver } from "./run-driver.js";
+import { type NextTake, RunDriver } from "./run-driver.js";
 import { SessionCommands } from "./session-commands.js";
-import type { Tenure, TenureState } from "./tenure.js";
+import type { FirstRound, Tenure, TenureState } from "./tenure.js";
 import { ThreadSession } from "./thread-session.js";
 
 export class ThreadHolder {
@@ -34,12 +35,15 @@ export class ThreadHolder {
     this.session.bind(this.runs);
   }
 
-  /** Runs the tenure (acquired) to its end and returns its terminal state. Never throws. */
-  async hold(): Promise<TenureState> {
+  /**
+   * Runs the tenure (acquired, with what its acquire read: `first`) to its end and returns its
+   * terminal state. Never throws.
+   */
+  async hold(first: FirstRound): Promise<TenureState> {
     const { tenure } = this;
     const background = [tenure.renewals, this.control.poll()];
     try {
-      await this.loop();
+      await this.loop(first);
     } catch (e) {
       if (e instanceof LeaseLostError) tenure.lose();
       else tenure.fail(e, `working on thread ${tenure.threadKey}`);
@@ -66,22 +70,25 @@ export class ThreadHolder {
     this.tenure.handOff(mode);
   }
 
-  private async loop(): Promise<void> {
+  private async loop(first: FirstRound): Promise<void> {
     const { tenure } = this;
     // What a predecessor may have left is asked for now, beside the meta read the control check
     // makes (one round trip for both), unless the wake acquire read it with the lease.
-    this.runs.readLeftovers();
+    const leftovers = this.runs.readLeftovers(first.leftovers);
     // Control first: the meta read it makes (after the lease was taken) is fresh for the control
     // version it saw, and the agent is built or reused from that one read.
-    await this.control.check();
-    // With nothing left inflight, the first take goes beside the agent's build (a new session's
-    // create, or the branch read): one round trip less before the first model call. A wake
-    // acquire usually made it with the lease already; then this does nothing.
-    if (await this.runs.nothingInflight()) tenure.takeAhead();
+    if (first.control) await this.control.apply(first.control);
+    else await this.control.check();
+    // The take that starts the next run: the one the acquire made, else (with nothing left
+    // inflight) one sent now beside the agent's build (a new session's create, or the branch read):
+    // one round trip less before the first model call.
+    let ahead: Promise<TakeOutcome> | undefined = first.firstTake && Promise.resolve(first.firstTake);
+    if (!ahead && (await this.runs.nothingInflight(leftovers))) ahead = this.takeNow();
     await this.session.ensureAgent();
-    await this.runs.recover();
+    let next: NextTake = await this.runs.recover(leftovers, ahead);
     while (tenure.active) {
-      const t = await tenure.take("next");
+      const t = next ?? (await tenure.take("next"));
+      next = undefined;
       if (t.status === "lost") return;
       if (t.status === "wait") {
         // A collect group inside its window; a hand-over or a loss wakes the sleep early.
@@ -90,11 +97,18 @@ export class ThreadHolder {
       }
       if (t.items.length === 0) {
         // Released or lost: the loop ends. Busy: something arrived (or a predecessor's items).
-        if ((await tenure.release()) === "busy" && tenure.mayBegin) await this.runs.recover();
+        if ((await tenure.release()) === "busy" && tenure.mayBegin) next = await this.runs.recover();
         continue;
       }
-      if (t.items[0]?.kind === "message") await this.runs.runItems(t.items, t.control);
+      if (t.items[0]?.kind === "message") next = await this.runs.runItems(t.items, t.control);
       else await this.commands.run(t.items);
     }
+  }
+
+  /** A `take("next")` sent now and awaited later; until then a failure must not count as unhandled. */
+  private takeNow(): Promise<TakeOutcome> {
+    const p = this.tenure.take("next");
+    p.catch(() => {});
+    return p;
   }
 }

@@ -399,11 +399,10 @@ export class ThreadSession implements AgentDriver {
 
   /** Records the agent's context estimate for `status` (best effort). */
   recordContextTokens(): void {
-    const set = this.env.state.setContextTokens;
     const tokens = this.contextTokens();
-    if (tokens === undefined || !set) return;
-    set
-      .call(this.env.state, this.threadKey, tokens)
+    if (tokens === undefined) return;
+    this.env.state
+      .setContextTokens(this.threadKey, tokens)
       .catch((e: unknown) => this.env.onError(e, "recording the context size"));
   }
 }

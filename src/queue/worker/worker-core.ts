@@ -71,17 +71,20 @@ export class WorkerCore {
     const tenure = new Tenure(threadKey, randomUUID(), this.env);
     // The first take goes with the lease when nothing is left to recover (`Tenure.acquire`).
     const takeAhead = { journal: this.env.journal !== undefined && this.env.finishOwed !== undefined };
-    const acquired = await tenure.acquire({
+    const first = await tenure.acquire({
       rerun: job.rerun,
       wake: true,
       takeAhead,
       signal: this.stopping.signal,
     });
-    if (!acquired) return;
+    if (!first) return;
     if (this.stopping.signal.aborted) {
       // What the acquire took ahead goes back to the inbox head, so the next holder finds the
       // thread as it was rather than an item to recover.
-      await tenure.returnAhead().catch((e: unknown) => this.o.onError(e, "returning a first take"));
+      if (first.firstTake)
+        await tenure
+          .putBack(first.firstTake)
+          .catch((e: unknown) => this.o.onError(e, "returning a first take"));
       tenure.handOff("now");
       await tenure.end();
       await this.o.rewake(threadKey);
@@ -89,7 +92,7 @@ export class WorkerCore {
     }
     const holder = new ThreadHolder(tenure, this.env);
     this.holders.set(threadKey, holder);
-    const held = holder.hold();
+    const held = holder.hold(first);
     this.tenures.add(held);
     let outcome: string;
     try {

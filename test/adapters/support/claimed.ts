@@ -4,16 +4,18 @@
  * through the one dedupe point, over the processes' shared Redis.
  */
 import type { InboundHandlers } from "../../../src/adapters/types.js";
-import { MemoryThreadState } from "../../../src/queue/embedded/memory-thread-state.js";
+import { MemoryEventClaimStore } from "../../../src/queue/embedded/memory-thread-state.js";
 import { EventClaims } from "../../../src/queue/event-claims.js";
 import type { RedisClient } from "../../../src/queue/redis/client.js";
-import { RedisThreadState } from "../../../src/queue/redis/redis-thread-state.js";
+import { RedisEventClaimStore } from "../../../src/queue/redis/redis-thread-state.js";
 import { RuntimeKeys } from "../../../src/redis-keys.js";
 
 /** `handlers` behind an event claim over `redis` (shared by processes), or in memory (one process). */
 export function claimed(handlers: InboundHandlers, redis?: RedisClient, prefix?: string): InboundHandlers {
-  const state = redis ? new RedisThreadState(redis, new RuntimeKeys(prefix)) : new MemoryThreadState();
-  const claims = new EventClaims({ state });
+  const store = redis
+    ? new RedisEventClaimStore(redis, new RuntimeKeys(prefix))
+    : new MemoryEventClaimStore();
+  const claims = new EventClaims({ store });
   return {
     onMessage: async (m) => void (await claims.once(m.eventId, async () => handlers.onMessage(m))),
     onCommand: async (c) => void (await claims.once(c.eventId, async () => handlers.onCommand(c))),
