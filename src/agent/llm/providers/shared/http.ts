@@ -14,6 +14,7 @@
  *
  * Tests make backoff instant by passing `retry: { sleep }` (record the delay, resolve at once).
  */
+import { systemClock } from "../../../clock.js";
 import { SwitchboardError } from "../../../errors.js";
 import { redactSecrets } from "../../redact.js";
 import { abortError } from "./sse.js";
@@ -91,22 +92,10 @@ const DEFAULT_MAX_RETRIES = 3;
 const DEFAULT_MAX_RETRY_DELAY_MS = 60_000;
 const DEFAULT_BASE_DELAY_MS = 1000;
 
-/** Waits `ms`, rejecting early with an abort error when `signal` aborts. */
+/** Waits `ms` on the real clock, rejecting early with an abort error when `signal` aborts. */
 function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) {
-      reject(abortError(signal));
-      return;
-    }
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(abortError(signal));
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener("abort", onAbort, { once: true });
+  return systemClock.sleep(ms, signal).catch(() => {
+    throw abortError(signal);
   });
 }
 
