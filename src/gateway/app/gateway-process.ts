@@ -39,17 +39,10 @@ export interface Gateway {
   stop(): Promise<void>;
 }
 
-/** The parts a `GatewayProcess` starts and stops. */
-export interface GatewayParts {
+/** The parts a process starts and stops: what a `Gateway` exposes of them, and the rest. */
+export interface GatewayParts
+  extends Pick<Gateway, "role" | "runtime" | "store" | "runner" | "adapters" | "web" | "http" | "metrics"> {
   config: SwitchboardConfig;
-  role: Role;
-  runtime: Runtime;
-  store: SessionStore;
-  runner: ExtensionRunner;
-  adapters: ReadonlyMap<Platform, ChannelAdapter>;
-  web: WebChatAdapter | undefined;
-  http: GatewayHttpServer;
-  metrics: SwitchboardMetrics;
   pipeline: InboundPipeline;
   sandbox: SandboxStatus | undefined;
   shared: SharedRedis | undefined;
@@ -61,15 +54,24 @@ export interface GatewayParts {
   announce: ((line: string) => void) | undefined;
 }
 
-export class GatewayProcess implements Gateway {
-  readonly role: Role;
-  readonly runtime: Runtime;
-  readonly store: SessionStore;
-  readonly runner: ExtensionRunner;
-  readonly adapters: ReadonlyMap<Platform, ChannelAdapter>;
-  readonly web: WebChatAdapter | undefined;
-  readonly http: GatewayHttpServer;
-  readonly metrics: SwitchboardMetrics;
+/** The `Gateway` of built `parts`. */
+export function gatewayOf(parts: GatewayParts): Gateway {
+  const lifecycle = new GatewayLifecycle(parts);
+  return {
+    ...parts,
+    get url() {
+      return lifecycle.url;
+    },
+    get webUrl() {
+      return lifecycle.webUrl;
+    },
+    start: () => lifecycle.start(),
+    stop: () => lifecycle.stop(),
+  };
+}
+
+/** Starting and stopping a process's parts, and the addresses it learns on the way. */
+class GatewayLifecycle {
   private address: string | undefined;
   private webAddress: string | undefined;
   private stopping: Promise<void> | undefined;
@@ -77,14 +79,6 @@ export class GatewayProcess implements Gateway {
   private readonly inbound: ChannelAdapter[];
 
   constructor(private readonly parts: GatewayParts) {
-    this.role = parts.role;
-    this.runtime = parts.runtime;
-    this.store = parts.store;
-    this.runner = parts.runner;
-    this.adapters = parts.adapters;
-    this.web = parts.web;
-    this.http = parts.http;
-    this.metrics = parts.metrics;
     this.inbound = parts.role !== "worker" ? [...parts.adapters.values()] : [];
   }
 
@@ -98,12 +92,12 @@ export class GatewayProcess implements Gateway {
 
   async start(): Promise<void> {
     const { role, http, logger } = this.parts;
-    if (role !== "gateway") await this.runtime.start();
+    if (role !== "gateway") await this.parts.runtime.start();
     const address = await http.listen();
     const url = address.url;
     this.address = url;
     await this.startInbound();
-    logger.info({ role, url, channels: [...this.adapters.keys()] }, "switchboard started");
+    logger.info({ role, url, channels: [...this.parts.adapters.keys()] }, "switchboard started");
     const announce = this.parts.announce;
     // The address for people (with --port 0 it is only known now); /healthz answers there.
     announce?.(`Listening on ${url} (role ${role})`);
@@ -122,7 +116,7 @@ export class GatewayProcess implements Gateway {
   private async startInbound(): Promise<void> {
     const { http, logger, pipeline } = this.parts;
     for (const adapter of this.inbound) http.addProbe(adapterProbe(adapter));
-    const specs = this.runner.commandSpecs();
+    const specs = this.parts.runner.commandSpecs();
     for (const adapter of this.inbound) {
       try {
         await adapter.start(pipeline.handlersFor(adapter));
@@ -142,8 +136,8 @@ export class GatewayProcess implements Gateway {
 
   /** The web chat's address, and its one-time sign-in link for the person who started the process. */
   private async announceWebChat(address: ListeningAddress): Promise<void> {
-    const { config, announce } = this.parts;
-    if (!this.web) {
+    const { config, announce, web } = this.parts;
+    if (!web) {
       if (config.channels.web.enabled) announce?.("The web chat is not available in this build.");
       return;
     }
@@ -152,7 +146,7 @@ export class GatewayProcess implements Gateway {
     this.webAddress = webUrl;
     // The one-time link goes to the person who started the process, never into the log.
     if (announce) {
-      const link = await this.web.signInLink(webUrl, START_LINK_TTL_MS);
+      const link = await web.signInLink(webUrl, START_LINK_TTL_MS);
       announce(`Web chat: ${link}`);
       announce(
         "  (the link signs one browser in, once; a signed-in page makes more under “Sign in elsewhere”)",
@@ -167,7 +161,7 @@ export class GatewayProcess implements Gateway {
     // Without Redis nothing can be handed over, and commands would wait for it forever.
     if (redis && redis.status !== "ready") redis.disconnect();
     await Promise.allSettled(this.inbound.map((a) => a.stop()));
-    await this.runtime
+    await this.parts.runtime
       .stop({ graceMs: config.runtime.shutdownGraceMs })
       .catch((err: unknown) => logger.error({ err }, "runtime did not stop cleanly"));
     await http.close().catch(() => {});

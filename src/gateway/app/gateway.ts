@@ -27,7 +27,7 @@ import { createHttpServer, type GatewayEnv, type GatewayHttpServer } from "../ht
 import type { Logger } from "../log.js";
 import { accessConfig } from "./access.js";
 import { attachmentIngester, buildChannels } from "./channels.js";
-import { type Gateway, GatewayProcess } from "./gateway-process.js";
+import { type Gateway, gatewayOf } from "./gateway-process.js";
 import { InboundPipeline } from "./inbound.js";
 import { registerConfiguredModels } from "./models.js";
 import { preflightIssues } from "./preflight.js";
@@ -99,7 +99,7 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
     metrics.sampleActiveThreads(() => liveAgents.count);
     if (shared) observeRedis(shared, http, metrics, closers);
     if (role !== "worker") mountChannels(http, channels.raw);
-    return new GatewayProcess({
+    return gatewayOf({
       config,
       role,
       runtime,
