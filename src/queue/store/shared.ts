@@ -176,7 +176,7 @@ export function carriedOverSettings(
 }
 
 /** The first entries of a new session: its model and thinking level, when given. */
-export function initialEntries(options: { model?: string; thinkingLevel?: string }): SessionEntry[] {
+function initialEntries(options: { model?: string; thinkingLevel?: string }): SessionEntry[] {
   const chain = new EntryChain(null);
   if (options.model) chain.add({ type: "model_change", ...parseModelRef(options.model) });
   if (options.thinkingLevel)

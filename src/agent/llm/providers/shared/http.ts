@@ -14,8 +14,8 @@
  *
  * Tests make backoff instant by passing `retry: { sleep }` (record the delay, resolve at once).
  */
-import { systemClock } from "../../../clock.js";
 import { SwitchboardError } from "../../../errors.js";
+import { abortableSleep } from "../../abortable-sleep.js";
 import { redactSecrets } from "../../redact.js";
 import { abortError } from "./sse.js";
 
@@ -92,9 +92,9 @@ const DEFAULT_MAX_RETRIES = 3;
 const DEFAULT_MAX_RETRY_DELAY_MS = 60_000;
 const DEFAULT_BASE_DELAY_MS = 1000;
 
-/** Waits `ms` on the real clock, rejecting early with an abort error when `signal` aborts. */
-function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return systemClock.sleep(ms, signal).catch(() => {
+/** Waits `ms`, rejecting early with an abort error when `signal` aborts. */
+function backoffSleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return abortableSleep(ms, signal).catch(() => {
     throw abortError(signal);
   });
 }
@@ -109,7 +109,7 @@ export async function fetchWithRetry(request: ProviderHttpRequest): Promise<Resp
   const maxRetries = request.maxRetries ?? DEFAULT_MAX_RETRIES;
   const maxDelay = request.maxRetryDelayMs ?? DEFAULT_MAX_RETRY_DELAY_MS;
   const baseDelay = request.retry?.baseDelayMs ?? DEFAULT_BASE_DELAY_MS;
-  const sleep = request.retry?.sleep ?? abortableSleep;
+  const sleep = request.retry?.sleep ?? backoffSleep;
   const secrets = [request.apiKey];
   const body = JSON.stringify(request.body);
   const idleMs = request.idleTimeoutMs ?? request.retry?.idleTimeoutMs ?? DEFAULT_STREAM_IDLE_TIMEOUT_MS;
