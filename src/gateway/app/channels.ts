@@ -42,7 +42,7 @@ export interface Channels {
   /** Enabled adapters (instrumented, outbound scrubbed) by platform. */
   adapters: Map<Platform, ChannelAdapter>;
   /** The adapters as built, before instrumenting: their routes and mounts go on the HTTP server. */
-  raw: Iterable<ChannelAdapter>;
+  raw: readonly ChannelAdapter[];
   /** The web chat, when enabled. */
   web: WebChatAdapter | undefined;
   adapterOf(platform: Platform): ChannelAdapter | undefined;
@@ -85,7 +85,7 @@ export async function buildChannels(o: ChannelsOptions): Promise<Channels> {
   };
   return {
     adapters,
-    raw: built.byPlatform.values(),
+    raw: [...built.byPlatform.values()],
     web: built.web,
     adapterOf,
     settingsOf,
