@@ -14,7 +14,7 @@ import { TelegramAdapter } from "../../src/adapters/telegram/adapter.js";
 import { Agent } from "../../src/agent/agent.js";
 import { convertToLlm } from "../../src/agent/session/index.js";
 import { acknowledgeDelivery } from "../../src/gateway/app/acknowledge.js";
-import { silentLogger } from "../../src/gateway/log.js";
+import { silentProcessLogger } from "../../src/gateway/log.js";
 import { EmbeddedRuntime } from "../../src/queue/embedded/embedded-runtime.js";
 import { createRedisClient, type RedisClient } from "../../src/queue/redis/client.js";
 import { RedisRuntime } from "../../src/queue/redis/redis-runtime.js";
@@ -141,7 +141,8 @@ export async function startPipeline(o: PipelineOptions): Promise<Pipeline> {
       if (tag) queuedAt.set(tag, nowMs());
       if (tag && r.status === "queued") idleAt.set(tag, r.idle);
       // The gateway's acknowledgement once the delivery is durable (a private chat: the typing action).
-      if (r.status === "queued") await acknowledgeDelivery(adapter, m, { idle: r.idle, log: silentLogger() });
+      if (r.status === "queued")
+        await acknowledgeDelivery(adapter, m, { idle: r.idle, log: silentProcessLogger() });
       if (r.status !== "queued") errors.push(`deliver ${m.eventId}: ${r.status}`);
     },
     onReaction: () => {},

@@ -260,13 +260,22 @@ export async function runAgentLoop(
   signal?: AbortSignal,
   streamFn: StreamFn = streamSimple,
 ): Promise<AgentMessage[]> {
-  const current: AgentContext = { ...context, messages: [...context.messages] };
-  const events = new RunEvents(sink);
+  const { current, events } = await beginRun(context, sink);
   const newMessages: AgentMessage[] = [];
-  await events.emit({ type: "agent_start" });
-  await events.emit({ type: "turn_start" });
   await injectMessages(prompts, current, newMessages, events.emit);
   return runLoop(current, newMessages, config, signal, events, streamFn);
+}
+
+/** A run's own copy of `context` and its event channel, once `agent_start` and `turn_start` are delivered. */
+async function beginRun(
+  context: AgentContext,
+  sink: AgentEventSink,
+): Promise<{ current: AgentContext; events: RunEvents }> {
+  const current: AgentContext = { ...context, messages: [...context.messages] };
+  const events = new RunEvents(sink);
+  await events.emit({ type: "agent_start" });
+  await events.emit({ type: "turn_start" });
+  return { current, events };
 }
 
 /**
@@ -295,10 +304,7 @@ export async function runAgentLoopContinue(
   streamFn: StreamFn = streamSimple,
 ): Promise<AgentMessage[]> {
   assertContinuable(context);
-  const current: AgentContext = { ...context, messages: [...context.messages] };
-  const events = new RunEvents(sink);
-  await events.emit({ type: "agent_start" });
-  await events.emit({ type: "turn_start" });
+  const { current, events } = await beginRun(context, sink);
   return runLoop(current, [], config, signal, events, streamFn);
 }
 

@@ -5,6 +5,10 @@
  * of sleeping. It lives in the engine layer because the adapters, the extensions, the queue and the
  * gateway may all import it.
  */
+import { abortableSleep } from "./llm/abortable-sleep.js";
+
+/** What a wait rejects with when its signal aborts (the manual clock of the tests rejects alike). */
+export { abortReason } from "./llm/abortable-sleep.js";
 
 /** Reads the time and waits. `sleep` rejects with the signal's reason when `signal` aborts. */
 export interface Clock {
@@ -12,31 +16,8 @@ export interface Clock {
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
 }
 
-export function abortReason(signal: AbortSignal): unknown {
-  return signal.reason ?? new Error("aborted");
-}
-
 /** The real clock: `Date.now()` and `setTimeout`. */
 export const systemClock: Clock = {
   now: () => Date.now(),
-  sleep(ms, signal) {
-    return new Promise((resolve, reject) => {
-      if (signal?.aborted) {
-        reject(abortReason(signal));
-        return;
-      }
-      const onAbort = () => {
-        clearTimeout(timer);
-        reject(signal ? abortReason(signal) : new Error("aborted"));
-      };
-      const timer = setTimeout(
-        () => {
-          signal?.removeEventListener("abort", onAbort);
-          resolve();
-        },
-        Math.max(0, ms),
-      );
-      signal?.addEventListener("abort", onAbort, { once: true });
-    });
-  },
+  sleep: abortableSleep,
 };

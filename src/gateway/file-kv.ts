@@ -14,6 +14,7 @@
 import { appendFileSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { appendFile, rename, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
+import { BoundedMap } from "../adapters/bounded-map.js";
 import type { KeyValueStore } from "../adapters/types.js";
 
 export interface FileKeyValueStoreOptions {
@@ -22,19 +23,13 @@ export interface FileKeyValueStoreOptions {
   now?: () => number;
 }
 
-interface Entry {
-  value: string;
-  expiresAt: number;
-}
-
 /** Stale lines tolerated before a rewrite, beyond one per live key. */
 const SLACK_LINES = 1000;
 
 export class FileKeyValueStore implements KeyValueStore {
-  private readonly entries = new Map<string, Entry>();
+  private readonly entries: BoundedMap<string, string>;
   private lines = 0;
   private writes: Promise<void> = Promise.resolve();
-  private readonly maxEntries: number;
   private readonly now: () => number;
 
   /** Loads `path` (created with its directory when missing). Throws when it cannot be read or created. */
@@ -42,8 +37,8 @@ export class FileKeyValueStore implements KeyValueStore {
     readonly path: string,
     o: FileKeyValueStoreOptions = {},
   ) {
-    this.maxEntries = o.maxEntries ?? 200_000;
     this.now = o.now ?? Date.now;
+    this.entries = new BoundedMap(o.maxEntries ?? 200_000, Number.POSITIVE_INFINITY, this.now);
     mkdirSync(dirname(path), { recursive: true });
     let text = "";
     try {
@@ -53,37 +48,31 @@ export class FileKeyValueStore implements KeyValueStore {
       appendFileSync(path, "");
     }
     const now = this.now();
+    // The last line of each key wins, in the order those last lines were written.
+    const loaded = new Map<string, [value: string, expiresAt: number]>();
     for (const line of text.split("\n")) {
       if (!line) continue;
       this.lines++;
       const parsed = parseLine(line);
       if (!parsed) continue;
       const [key, value, expiresAt] = parsed;
-      this.entries.delete(key);
-      if (expiresAt > now) this.entries.set(key, { value, expiresAt });
+      loaded.delete(key);
+      if (expiresAt > now) loaded.set(key, [value, expiresAt]);
     }
-    this.evict();
+    for (const [key, [value, expiresAt]] of loaded) this.entries.setUntil(key, value, expiresAt);
     if (this.stale()) this.rewriteSync();
     // A line cut short by a crash must not swallow the next append.
     else if (text !== "" && !text.endsWith("\n")) appendFileSync(path, "\n");
   }
 
   async get(key: string): Promise<string | undefined> {
-    const e = this.entries.get(key);
-    if (!e) return undefined;
-    if (e.expiresAt <= this.now()) {
-      this.entries.delete(key);
-      return undefined;
-    }
-    return e.value;
+    return this.entries.get(key);
   }
 
   /** Resolves once the entry is written to the file (rejects when the write fails; memory keeps it). */
   set(key: string, value: string, ttlMs: number): Promise<void> {
     const expiresAt = this.now() + Math.max(1, Math.ceil(ttlMs));
-    this.entries.delete(key);
-    this.entries.set(key, { value, expiresAt });
-    this.evict();
+    this.entries.setUntil(key, value, expiresAt);
     const line = `${JSON.stringify([key, value, expiresAt])}\n`;
     const write = this.writes.then(async () => {
       if (this.stale()) await this.rewrite();
@@ -106,21 +95,11 @@ export class FileKeyValueStore implements KeyValueStore {
     return this.lines > 2 * this.entries.size + SLACK_LINES;
   }
 
-  private evict(): void {
-    while (this.entries.size > this.maxEntries) {
-      const oldest = this.entries.keys().next().value;
-      if (oldest === undefined) return;
-      this.entries.delete(oldest);
-    }
-  }
-
   private snapshot(): string {
-    const now = this.now();
     let text = "";
     let lines = 0;
-    for (const [key, e] of this.entries) {
-      if (e.expiresAt <= now) continue;
-      text += `${JSON.stringify([key, e.value, e.expiresAt])}\n`;
+    for (const [key, value, expiresAt] of this.entries.live()) {
+      text += `${JSON.stringify([key, value, expiresAt])}\n`;
       lines++;
     }
     this.lines = lines;

@@ -106,7 +106,10 @@ export function runLogger(logger: Logger, runId: string): Logger {
   return logger.child({ runId });
 }
 
-/** A logger that writes nothing (tests, tools that run without a process logger). */
-export function silentLogger(): Logger {
+/**
+ * A process logger that writes nothing (tests, commands that run without one). It is the engine's
+ * `silentLogger` where a pino `Logger` (with `child`) is asked for rather than a `StructuredLogger`.
+ */
+export function silentProcessLogger(): Logger {
   return pino({ level: "silent" });
 }

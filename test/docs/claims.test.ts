@@ -21,7 +21,7 @@ import {
 } from "../../src/gateway/app/models.js";
 import { runCli } from "../../src/gateway/cli/index.js";
 import { ConfigSchema, parseConfigText } from "../../src/gateway/config/index.js";
-import { silentLogger } from "../../src/gateway/log.js";
+import { silentProcessLogger } from "../../src/gateway/log.js";
 import { holdLease } from "../../src/queue/lease/hold.js";
 import { RecordingAdapter } from "../adapters/support/recording-adapter.js";
 import { WebClient } from "../adapters/web/client.js";
@@ -52,7 +52,7 @@ async function cli(args: string[], env: Record<string, string> = {}) {
     io,
     handleSignals: false,
     shutdown: AbortSignal.abort(),
-    createLogger: () => silentLogger(),
+    createLogger: () => silentProcessLogger(),
   });
   return { code, problems: out.split("\n").filter((l) => l.startsWith("  ✗ ")) };
 }
@@ -184,7 +184,7 @@ describe("docs/web-chat.md", () => {
         isDirect: false,
         messageId: "web:cgroup1:m1",
       },
-      { idle: true, ackReaction: "👀", log: silentLogger() },
+      { idle: true, ackReaction: "👀", log: silentProcessLogger() },
     );
     await acknowledgeDelivery(
       adapter,
@@ -195,7 +195,7 @@ describe("docs/web-chat.md", () => {
         isDirect: true,
         messageId: "web:cdirect1:m1",
       },
-      { idle: true, ackReaction: "👀", log: silentLogger() },
+      { idle: true, ackReaction: "👀", log: silentProcessLogger() },
     );
     const reactions = adapter.calls.filter((c) => c.op === "react");
     expect(reactions.map((c) => c.ref)).toEqual(["web:cgroup1:m1"]);

@@ -12,7 +12,7 @@ import { parse as parseYaml } from "yaml";
 import { createCliHandlers } from "../../src/gateway/app/index.js";
 import { runCli } from "../../src/gateway/cli/index.js";
 import { ConfigSchema } from "../../src/gateway/config/index.js";
-import { silentLogger } from "../../src/gateway/log.js";
+import { silentProcessLogger } from "../../src/gateway/log.js";
 
 const repo = join(import.meta.dirname, "..", "..");
 const file = join(repo, "config", "switchboard.example.yaml");
@@ -119,7 +119,7 @@ describe("config/switchboard.example.yaml", () => {
       env: {},
       cwd: repo,
       handleSignals: false,
-      createLogger: () => silentLogger(),
+      createLogger: () => silentProcessLogger(),
       io: {
         stdout: (t) => {
           out += t;

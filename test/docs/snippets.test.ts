@@ -34,7 +34,7 @@ import { resetRegisteredModels } from "../../src/agent/llm/models.js";
 import { createCliHandlers } from "../../src/gateway/app/index.js";
 import { COMMANDS, type CommandName, parseCommandLine, runCli } from "../../src/gateway/cli/index.js";
 import { ConfigSchema, parseConfigText } from "../../src/gateway/config/index.js";
-import { silentLogger } from "../../src/gateway/log.js";
+import { silentProcessLogger } from "../../src/gateway/log.js";
 
 const repo = join(import.meta.dirname, "..", "..");
 const docs = [
@@ -262,7 +262,7 @@ async function check(file: string, env: Record<string, string>, cwd: string) {
     env,
     cwd,
     handleSignals: false,
-    createLogger: () => silentLogger(),
+    createLogger: () => silentProcessLogger(),
     io: {
       stdout: (t) => {
         out += t;

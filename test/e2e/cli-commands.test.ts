@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createCliHandlers } from "../../src/gateway/app/index.js";
 import { runCli } from "../../src/gateway/cli/index.js";
-import { silentLogger } from "../../src/gateway/log.js";
+import { silentProcessLogger } from "../../src/gateway/log.js";
 import { World } from "./support/world.js";
 
 /** A loopback port nothing listens on. */
@@ -50,7 +50,7 @@ async function cli(args: string[], env: Record<string, string> = world.env(), cw
     env,
     cwd,
     handleSignals: false,
-    createLogger: () => silentLogger(),
+    createLogger: () => silentProcessLogger(),
   });
   return { code, stdout, stderr };
 }

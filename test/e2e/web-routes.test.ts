@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Gateway } from "../../src/gateway/app/index.js";
 import { createGateway } from "../../src/gateway/app/index.js";
 import { parseConfigText } from "../../src/gateway/config/index.js";
-import { silentLogger } from "../../src/gateway/log.js";
+import { silentProcessLogger } from "../../src/gateway/log.js";
 import { WebClient } from "../adapters/web/client.js";
 import { SLACK_ADMIN, TG_USERS, until, World } from "./support/world.js";
 
@@ -33,7 +33,7 @@ beforeAll(async () => {
   });
   if (!parsed.ok) throw new Error(`config invalid: ${JSON.stringify(parsed.issues)}`);
   expect(parsed.config.channels.web.path).toBe("/");
-  app = await createGateway({ config: parsed.config, role: "all", logger: silentLogger() });
+  app = await createGateway({ config: parsed.config, role: "all", logger: silentProcessLogger() });
   world.gateways.push(app);
   await app.start();
   world.slack.eventsUrl = `${app.url}/slack/events`;

@@ -10,7 +10,7 @@ import type { MessageRef } from "../../src/adapters/types.js";
 import { Agent } from "../../src/agent/agent.js";
 import { convertToLlm } from "../../src/agent/session/messages.js";
 import { ThreadHost } from "../../src/gateway/app/thread-host.js";
-import { silentLogger } from "../../src/gateway/log.js";
+import { silentProcessLogger } from "../../src/gateway/log.js";
 import { EmbeddedRuntime } from "../../src/queue/embedded/embedded-runtime.js";
 import { RecordingSinks } from "../../src/queue/recording-sink.js";
 import { RecordingAdapter } from "../adapters/support/recording-adapter.js";
@@ -54,7 +54,7 @@ extensionHostContract("ThreadHost over the embedded runtime", async () => {
       store: runtime.store,
       adapterOf: (p) => (p === "web" ? adapter : undefined),
       defaultModel: () => "alpha/one",
-      logger: silentLogger(),
+      logger: silentProcessLogger(),
     },
     {
       threadKey,

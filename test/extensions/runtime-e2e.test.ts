@@ -23,7 +23,7 @@ import { ExtensionRunner } from "../../src/extensions/runner.js";
 import { createToolsExtension, ensureWorkspace } from "../../src/extensions/tools/index.js";
 import type { ThreadView } from "../../src/extensions/types.js";
 import { ThreadHost, type ThreadHostDeps } from "../../src/gateway/app/thread-host.js";
-import { silentLogger as silentProcessLogger } from "../../src/gateway/log.js";
+import { silentProcessLogger } from "../../src/gateway/log.js";
 import { EmbeddedRuntime } from "../../src/queue/embedded/embedded-runtime.js";
 import { RecordingSinks } from "../../src/queue/recording-sink.js";
 import type { AgentFactory } from "../../src/queue/types.js";

@@ -15,7 +15,7 @@ import {
   UsageError,
 } from "../../src/gateway/cli/index.js";
 import { ConfigError } from "../../src/gateway/config/index.js";
-import { silentLogger } from "../../src/gateway/log.js";
+import { silentProcessLogger } from "../../src/gateway/log.js";
 
 const dir = mkdtempSync(join(tmpdir(), "sb-cli-inproc-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -37,7 +37,7 @@ function harness(handlers: CliHandlers = {}, env: Record<string, string> = {}, e
         out.stderr += t;
       },
     },
-    createLogger: () => silentLogger(),
+    createLogger: () => silentProcessLogger(),
   };
   return { out, run: (...argv: string[]) => runCli(argv, deps) };
 }

@@ -9,7 +9,7 @@ import { toolIssues } from "../../src/gateway/app/config-check.js";
 import { loadExtensions } from "../../src/gateway/app/extensions.js";
 import { closestModelRefs, modelIssues, registerConfiguredModels } from "../../src/gateway/app/models.js";
 import { formatIssue, parseConfigText } from "../../src/gateway/config/index.js";
-import { silentLogger } from "../../src/gateway/log.js";
+import { silentProcessLogger } from "../../src/gateway/log.js";
 import { MemoryApprovalStore } from "../../src/queue/approvals/index.js";
 
 afterEach(() => resetRegisteredModels());
@@ -74,7 +74,7 @@ describe("tool names", () => {
       isAdmin: () => false,
       workspaceRoot: "/tmp/sb-config-check",
       baseDir: "/srv/sb",
-      logger: silentLogger(),
+      logger: silentProcessLogger(),
     });
     expect(toolIssues(config, runner).map(formatIssue)).toEqual([
       'channels.web.tools[1]: "grep" is not a tool. The tools are bash, read, write, edit, ls, send_file, spawn_sub_agent (docs/tools.md)',

@@ -8,7 +8,7 @@ import {
   type GatewayHttpServer,
   type ReadinessProbe,
 } from "../../src/gateway/http/index.js";
-import { silentLogger } from "../../src/gateway/log.js";
+import { silentProcessLogger } from "../../src/gateway/log.js";
 
 const open: GatewayHttpServer[] = [];
 afterEach(async () => {
@@ -18,7 +18,7 @@ afterEach(async () => {
 function serve(http: Partial<HttpConfig> = {}, probes: ReadinessProbe[] = [], metrics = createMetrics()) {
   const server = createHttpServer({
     config: { host: "127.0.0.1", port: 0, ...http },
-    logger: silentLogger(),
+    logger: silentProcessLogger(),
     metrics,
     probes,
     probeTimeoutMs: 200,

@@ -9,6 +9,7 @@ import { BoltLogger } from "../../src/adapters/slack/bolt-logger.js";
 import { toChannelError as slackError } from "../../src/adapters/slack/errors.js";
 import { toChannelError as telegramError } from "../../src/adapters/telegram/errors.js";
 import { errorMessage, errorText } from "../../src/agent/errors.js";
+import { parseSessionJsonl } from "../../src/agent/session/jsonl.js";
 import { ExtensionRunner } from "../../src/extensions/runner.js";
 import { createLogger } from "../../src/gateway/log.js";
 
@@ -75,5 +76,19 @@ describe("warn and error lines carry the error object", () => {
     });
     expect(records()[1]).toMatchObject({ level: "warn", msg: 'odd payload {"type":"x"}' });
     expect(records()[1]?.err).toBeUndefined();
+  });
+
+  it("a session line that is not JSON is skipped with the parse error under err", () => {
+    const { logger, records } = capture();
+    const header = JSON.stringify({
+      type: "session",
+      version: 3,
+      id: "s1",
+      timestamp: new Date(0).toISOString(),
+      cwd: "/",
+    });
+    parseSessionJsonl(`${header}\n{"type":"mess\n`, { logger, source: "s1.jsonl" });
+    const line = records().find((r) => r.msg === "Skipping a truncated last line of a session");
+    expect(line).toMatchObject({ level: "warn", source: "s1.jsonl", err: { type: "SyntaxError" } });
   });
 });

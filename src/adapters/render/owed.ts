@@ -210,7 +210,7 @@ export async function finishOwedRender(
     return true;
   } catch (e) {
     o.logger.warn(
-      { threadKey: o.threadKey, err: e instanceof Error ? e.message : String(e) },
+      { threadKey: o.threadKey, err: e },
       "could not finish what an earlier run owed the chat; trying again with the next run",
     );
     return false;

@@ -56,20 +56,9 @@ export async function findPostedByKey(
     const r = await web.call("conversations.history", { channel, limit: 200, include_all_metadata: true });
     return found(r.messages);
   }
-  let cursor: string | undefined;
-  for (let page = 0; page < 5; page++) {
-    const r = await web.call("conversations.replies", {
-      channel,
-      ts: threadTs,
-      limit: 200,
-      include_all_metadata: true,
-      ...(cursor ? { cursor } : {}),
-    });
-    const ref = found(r.messages);
+  for await (const page of web.replyPages(channel, threadTs, { include_all_metadata: true }, 5)) {
+    const ref = found(page);
     if (ref) return ref;
-    const next = (r.response_metadata as Json | undefined)?.next_cursor;
-    cursor = typeof next === "string" && next ? next : undefined;
-    if (!cursor) return undefined;
   }
   return undefined;
 }

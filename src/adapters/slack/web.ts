@@ -138,6 +138,27 @@ export class SlackWeb {
   }
 
   /**
+   * The replies of thread `threadTs` in `channel` page by page (200 messages each, oldest first),
+   * at most `maxPages` pages; `args` adds to `conversations.replies`'s arguments. Rejects when
+   * Slack cannot be asked.
+   */
+  async *replyPages(channel: string, threadTs: string, args: Json, maxPages: number): AsyncGenerator<Json[]> {
+    let cursor: string | undefined;
+    for (let page = 0; page < maxPages; page++) {
+      const r = await this.call("conversations.replies", {
+        channel,
+        ts: threadTs,
+        limit: 200,
+        ...args,
+        ...(cursor ? { cursor } : {}),
+      });
+      yield (Array.isArray(r.messages) ? r.messages : []) as Json[];
+      cursor = str((r.response_metadata as Json | undefined)?.next_cursor);
+      if (!cursor) return;
+    }
+  }
+
+  /**
    * Messages of a thread (or a DM's top level), oldest first, at most `limit`, older than `beforeTs`.
    */
   async history(
@@ -157,19 +178,8 @@ export class SlackWeb {
       });
       collected.push(...((Array.isArray(r.messages) ? r.messages : []) as Json[]).reverse());
     } else {
-      let cursor: string | undefined;
-      for (let page = 0; page < 50; page++) {
-        const r = await this.call("conversations.replies", {
-          channel,
-          ts: threadTs,
-          limit: 200,
-          ...(beforeTs ? { latest: beforeTs, inclusive: false } : {}),
-          ...(cursor ? { cursor } : {}),
-        });
-        collected.push(...((Array.isArray(r.messages) ? r.messages : []) as Json[]));
-        cursor = str((r.response_metadata as Json | undefined)?.next_cursor);
-        if (!cursor) break;
-      }
+      const older = beforeTs ? { latest: beforeTs, inclusive: false } : {};
+      for await (const page of this.replyPages(channel, threadTs, older, 50)) collected.push(...page);
     }
     const out: HistoryMessage[] = [];
     for (const m of collected) {

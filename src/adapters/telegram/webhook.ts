@@ -61,8 +61,8 @@ export function createWebhookHandler(o: WebhookHandlerOptions): NodeRequestHandl
       let update: unknown;
       try {
         update = JSON.parse(Buffer.concat(chunks).toString("utf8"));
-      } catch {
-        o.log.warn({}, "Telegram webhook body is not JSON; ignored");
+      } catch (err) {
+        o.log.warn({ err }, "Telegram webhook body is not JSON; ignored");
         answer(400, "bad json");
         return;
       }

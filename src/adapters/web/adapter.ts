@@ -52,6 +52,7 @@ import type {
 import { createWebChatApp } from "./routes.js";
 import type { WebChatService } from "./service.js";
 import {
+  type NewWebMessage,
   type WebChatStore,
   WebConversationMissingError,
   type WebStoreEvent,
@@ -271,14 +272,7 @@ export class WebChatAdapter implements ChannelAdapter, WebChatService {
       format: opts.format ?? "markdown",
       ...(replyTo ? { replyTo } : {}),
     } as const;
-    try {
-      return (await this.store.add(conversationId, message)).ref;
-    } catch (err) {
-      if (!(err instanceof WebConversationMissingError)) throw err;
-      // A conversation removed as the oldest, or made by a process that lost it: start it again.
-      await this.store.create({ id: conversationId, title: "Conversation" });
-      return (await this.store.add(conversationId, message)).ref;
-    }
+    return this.addBotMessage(conversationId, message);
   }
 
   /** A file the page uploaded with a message (`ref.id` is `<conversation>/<file id>`). */
@@ -306,10 +300,16 @@ export class WebChatAdapter implements ChannelAdapter, WebChatService {
       files: [staged],
       ...(replyTo ? { replyTo } : {}),
     };
+    return this.addBotMessage(conversationId, message);
+  }
+
+  /** Adds the bot's `message` to `conversationId`, starting the conversation again when it is gone. */
+  private async addBotMessage(conversationId: string, message: NewWebMessage): Promise<MessageRef> {
     try {
       return (await this.store.add(conversationId, message)).ref;
     } catch (err) {
       if (!(err instanceof WebConversationMissingError)) throw err;
+      // A conversation removed as the oldest, or made by a process that lost it: start it again.
       await this.store.create({ id: conversationId, title: "Conversation" });
       return (await this.store.add(conversationId, message)).ref;
     }

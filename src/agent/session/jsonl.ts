@@ -93,10 +93,11 @@ export function parseSessionJsonl(text: string, options: ParseOptions = {}): Par
     const line = lines[i] ?? "";
     if (line.trim() === "") continue;
     let value: unknown;
+    let parseError: unknown;
     try {
       value = JSON.parse(line);
-    } catch {
-      value = undefined;
+    } catch (err) {
+      parseError = err;
     }
     if (!header && isSessionHeader(value)) {
       header = value;
@@ -109,7 +110,7 @@ export function parseSessionJsonl(text: string, options: ParseOptions = {}): Par
     skippedLines.push(i + 1);
     const last = i === lines.length - 1 || (i === lines.length - 2 && lines[lines.length - 1] === "");
     logger.warn(
-      { source, line: i + 1, preview: line.slice(0, 80) },
+      { source, line: i + 1, preview: line.slice(0, 80), ...(parseError ? { err: parseError } : {}) },
       last ? "Skipping a truncated last line of a session" : "Skipping an unreadable line of a session",
     );
   }

@@ -42,6 +42,22 @@ export interface FileToolOptions {
 
 type Workspace = () => Promise<string>;
 
+/**
+ * Where a file tool's `relative` path leads in the workspace: the workspace root, the resolved path
+ * (refused when it leads out) and the path as shown to the model. Throws when the call is stopped.
+ */
+async function locate(
+  workspace: Workspace,
+  relative: string,
+  options: FileToolOptions,
+  signal: AbortSignal | undefined,
+): Promise<{ root: string; path: string; shown: string }> {
+  throwIfStopped(signal);
+  const root = await workspace();
+  const path = await resolveInWorkspace(root, relative, options.workspaceAlias);
+  return { root, path, shown: displayPath(root, path) };
+}
+
 function text(t: string) {
   return [{ type: "text" as const, text: t }];
 }
@@ -79,10 +95,7 @@ export function createReadTool(
     description: `Read a text file in the workspace. Returns up to ${defaultLines} lines or ${maxRead} bytes; use offset and limit for more.`,
     parameters: readParameters,
     async execute(_id, params: Static<typeof readParameters>, signal) {
-      throwIfStopped(signal);
-      const root = await workspace();
-      const path = await resolveInWorkspace(root, params.path, options.workspaceAlias);
-      const shown = displayPath(root, path);
+      const { path, shown } = await locate(workspace, params.path, options, signal);
       const data = await readRegularFile(path, shown, maxFile, signal);
       if (looksBinary(data)) throw new Error(`File "${shown}" looks binary; read only opens text files.`);
       const lines = data.toString("utf8").split("\n");
@@ -129,10 +142,7 @@ export function createWriteTool(
     description: "Create or overwrite a file in the workspace (parent directories are created).",
     parameters: writeParameters,
     async execute(_id, params: Static<typeof writeParameters>, signal) {
-      throwIfStopped(signal);
-      const root = await workspace();
-      const path = await resolveInWorkspace(root, params.path, options.workspaceAlias);
-      const shown = displayPath(root, path);
+      const { root, path, shown } = await locate(workspace, params.path, options, signal);
       const data = Buffer.from(params.content, "utf8");
       if (data.length > maxWrite)
         throw new Error(`Content is ${data.length} bytes, more than the ${maxWrite} bytes write accepts.`);
@@ -177,10 +187,7 @@ export function createEditTool(
     description: "Replace one exact occurrence of oldText with newText in a workspace file.",
     parameters: editParameters,
     async execute(_id, params: Static<typeof editParameters>, signal) {
-      throwIfStopped(signal);
-      const root = await workspace();
-      const path = await resolveInWorkspace(root, params.path, options.workspaceAlias);
-      const shown = displayPath(root, path);
+      const { root, path, shown } = await locate(workspace, params.path, options, signal);
       const content = (await readRegularFile(path, shown, maxFile, signal)).toString("utf8");
       const count = countOccurrences(content, params.oldText);
       if (count === 0) {
@@ -226,10 +233,7 @@ export function createLsTool(
       "List a directory of the workspace (directories end with /, symlinks with @, other special files with |).",
     parameters: lsParameters,
     async execute(_id, params: Static<typeof lsParameters>, signal) {
-      throwIfStopped(signal);
-      const root = await workspace();
-      const path = await resolveInWorkspace(root, params.path ?? ".", options.workspaceAlias);
-      const shown = displayPath(root, path);
+      const { path, shown } = await locate(workspace, params.path ?? ".", options, signal);
       const st = await lstatOrMissing(path);
       if (!st) throw new Error(`Directory "${shown}" does not exist.`);
       if (st.isFile()) throw new Error(`"${shown}" is a file, not a directory; use read.`);

@@ -29,7 +29,7 @@ import type { SessionStore } from "../../queue/store/types.js";
 import { type CheckProbe, CliError, type CliHandlers, type CommandContext, EXIT } from "../cli/types.js";
 import { redisTargetOf } from "../config/redis-target.js";
 import type { SwitchboardConfig } from "../config/types.js";
-import { type Logger, silentLogger } from "../log.js";
+import { type Logger, silentProcessLogger } from "../log.js";
 import { buildAdapters } from "./adapters.js";
 import { toolIssues } from "./config-check.js";
 import { loadExtensions } from "./extensions.js";
@@ -253,7 +253,7 @@ function extensionsOf(ctx: CommandContext, quiet = true): Promise<ExtensionRunne
     isAdmin: () => false,
     workspaceRoot: ctx.config.agent.workspaceDir,
     baseDir: ctx.configFile ? dirname(ctx.configFile) : process.cwd(),
-    logger: quiet ? silentLogger() : ctx.logger,
+    logger: quiet ? silentProcessLogger() : ctx.logger,
   });
 }
 

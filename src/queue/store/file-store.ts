@@ -23,9 +23,10 @@ import { emptyMetaFile, type MetaFile, parseMetaFile, writeMetaFile } from "./me
 import { appendDurably, createDurably, loadSessionFile, SessionIndex, syncDir } from "./session-file.js";
 import {
   assertEntries,
-  initialEntries,
+  carriedOverSettings,
   isSafeSessionId,
   leafSettingsOf,
+  newSessionStart,
   prepareImport,
   renameTakenIds,
   settingsOf,
@@ -158,6 +159,17 @@ export class FileSessionStore implements SessionStore {
   }
 
   /** The session's index, from memory or loaded from its file. Call inside the thread's queue. */
+  /** Inside the thread's queue: the thread's metadata and the index of its session `sessionId`, or `SessionNotFoundError`. */
+  private async loadSession(
+    threadKey: string,
+    sessionId: string,
+  ): Promise<{ meta: MetaFile; index: SessionIndex }> {
+    const meta = await this.loadMeta(threadKey);
+    const index = meta?.sessions.includes(sessionId) ? await this.loadIndex(threadKey, sessionId) : undefined;
+    if (!meta || !index) throw new SessionNotFoundError(threadKey, sessionId);
+    return { meta, index };
+  }
+
   private async loadIndex(threadKey: string, sessionId: string): Promise<SessionIndex | undefined> {
     const key = this.cacheKey(threadKey, sessionId);
     const cached = this.indexes.get(key);
@@ -205,9 +217,7 @@ export class FileSessionStore implements SessionStore {
   }
 
   async startSession(threadKey: string, options: CreateSessionOptions = {}): Promise<BranchRead> {
-    const headerOptions = options.parentSession === undefined ? {} : { parentSession: options.parentSession };
-    const header = createSessionHeader(threadKey, headerOptions);
-    const entries = initialEntries(options);
+    const { header, entries } = newSessionStart(threadKey, options);
     await this.queue.run(threadKey, () => {
       this.checkFence(threadKey, options.fence);
       return this.writeNewSession(threadKey, header, entries);
@@ -217,11 +227,7 @@ export class FileSessionStore implements SessionStore {
 
   async newSession(threadKey: string, options: NewSessionOptions = {}): Promise<SessionHeader> {
     const meta = await this.queue.run(threadKey, () => this.loadMeta(threadKey));
-    const create: CreateSessionOptions = {};
-    if (meta?.model) create.model = meta.model;
-    if (meta?.thinkingLevel) create.thinkingLevel = meta.thinkingLevel;
-    if (options.fence) create.fence = options.fence;
-    return this.createSession(threadKey, create);
+    return this.createSession(threadKey, carriedOverSettings(meta, options));
   }
 
   /** Inside the thread's queue: writes a new session file and makes it current. */
@@ -263,11 +269,7 @@ export class FileSessionStore implements SessionStore {
     if (entries.length === 0) throw new InvalidEntryError("append() needs at least one entry.");
     return this.queue.run(threadKey, async () => {
       this.checkFence(threadKey, options.fence);
-      const meta = await this.loadMeta(threadKey);
-      const index = meta?.sessions.includes(sessionId)
-        ? await this.loadIndex(threadKey, sessionId)
-        : undefined;
-      if (!meta || !index) throw new SessionNotFoundError(threadKey, sessionId);
+      const { meta, index } = await this.loadSession(threadKey, sessionId);
       const batch = renameTakenIds(entries, (id) => index.byId.has(id));
       const inBatch = new Set<string>();
       for (const e of batch) {
@@ -343,11 +345,7 @@ export class FileSessionStore implements SessionStore {
   ): Promise<void> {
     await this.queue.run(threadKey, async () => {
       this.checkFence(threadKey, options.fence);
-      const meta = await this.loadMeta(threadKey);
-      const index = meta?.sessions.includes(sessionId)
-        ? await this.loadIndex(threadKey, sessionId)
-        : undefined;
-      if (!meta || !index) throw new SessionNotFoundError(threadKey, sessionId);
+      const { meta, index } = await this.loadSession(threadKey, sessionId);
       if (entryId !== null && !index.byId.has(entryId))
         throw new EntryNotFoundError(threadKey, sessionId, entryId);
       await this.writeMeta({

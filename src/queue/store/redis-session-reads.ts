@@ -143,13 +143,17 @@ function parseHeader(
   threadKey: string,
   sessionId: string,
 ): SessionHeader {
+  let parseError: unknown;
   try {
     const v: unknown = JSON.parse(line);
     if (isSessionHeader(v)) return v;
-  } catch {
-    // fall through to the substitute header
+  } catch (err) {
+    parseError = err;
   }
-  ctx.logger.warn({ threadKey, sessionId }, "Session header is unreadable; using a substitute");
+  ctx.logger.warn(
+    { threadKey, sessionId, ...(parseError ? { err: parseError } : {}) },
+    "Session header is unreadable; using a substitute",
+  );
   return { ...createSessionHeader(threadKey, { id: sessionId }), timestamp: new Date(0).toISOString() };
 }
 
@@ -162,15 +166,16 @@ function parseEntries(
   const out: SessionEntry[] = [];
   for (const line of lines) {
     let v: unknown;
+    let parseError: unknown;
     try {
       v = JSON.parse(line);
-    } catch {
-      v = undefined;
+    } catch (err) {
+      parseError = err;
     }
     if (isSessionEntry(v)) out.push(v);
     else
       ctx.logger.warn(
-        { threadKey, sessionId, preview: line.slice(0, 80) },
+        { threadKey, sessionId, preview: line.slice(0, 80), ...(parseError ? { err: parseError } : {}) },
         "Skipping an unreadable session entry in Redis",
       );
   }

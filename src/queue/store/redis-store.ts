@@ -38,8 +38,9 @@ import {
 import { addThreadUsage, patchThreadMeta, readThreadMeta } from "./redis-thread-meta.js";
 import {
   assertEntries,
-  initialEntries,
+  carriedOverSettings,
   leafSettingsOf,
+  newSessionStart,
   prepareImport,
   renameTakenIds,
   settingsOf,
@@ -138,14 +139,25 @@ export class RedisSessionStore implements SessionStore {
     this.appendScoredAt.set(threadKey, now);
   }
 
+  /** The keys the append and set-leaf scripts touch: the thread's, the session's, the fence's. */
+  private sessionScriptKeys(threadKey: string, sessionId: string, options: AppendOptions): string[] {
+    const k = this.keys;
+    const keys = [
+      k.meta(threadKey),
+      k.session(threadKey, sessionId),
+      k.index(threadKey, sessionId),
+      k.leaves(threadKey),
+    ];
+    if (options.fence) keys.push(options.fence.key);
+    return keys;
+  }
+
   async createSession(threadKey: string, options: CreateSessionOptions = {}): Promise<SessionHeader> {
     return (await this.startSession(threadKey, options)).header;
   }
 
   async startSession(threadKey: string, options: CreateSessionOptions = {}): Promise<BranchRead> {
-    const headerOptions = options.parentSession === undefined ? {} : { parentSession: options.parentSession };
-    const header = createSessionHeader(threadKey, headerOptions);
-    const entries = initialEntries(options);
+    const { header, entries } = newSessionStart(threadKey, options);
     const k = this.keys;
     const keys = [
       k.meta(threadKey),
@@ -193,11 +205,7 @@ export class RedisSessionStore implements SessionStore {
       "model",
       "thinkingLevel",
     );
-    const create: CreateSessionOptions = {};
-    if (model) create.model = model;
-    if (thinkingLevel) create.thinkingLevel = thinkingLevel;
-    if (options.fence) create.fence = options.fence;
-    return this.createSession(threadKey, create);
+    return this.createSession(threadKey, carriedOverSettings({ model, thinkingLevel }, options));
   }
 
   /** Writes a session that does not exist yet, with its entries, and makes it current: one MULTI. */
@@ -250,14 +258,7 @@ export class RedisSessionStore implements SessionStore {
   ): Promise<AppendResult> {
     assertEntries(entries);
     if (entries.length === 0) throw new InvalidEntryError("append() needs at least one entry.");
-    const k = this.keys;
-    const keys = [
-      k.meta(threadKey),
-      k.session(threadKey, sessionId),
-      k.index(threadKey, sessionId),
-      k.leaves(threadKey),
-    ];
-    if (options.fence) keys.push(options.fence.key);
+    const keys = this.sessionScriptKeys(threadKey, sessionId, options);
     const usage = usageOf(entries);
     const settings = settingsOf(entries);
     let batch = renameTakenIds(entries, () => false);
@@ -295,7 +296,7 @@ export class RedisSessionStore implements SessionStore {
       if (code === -4) throw new EntryNotFoundError(threadKey, sessionId, replyStr(reply[2]));
       if (code === -3 && attempt < 5) {
         const ids = batch.map((e) => e.id);
-        const found = await this.redis.hmget(k.index(threadKey, sessionId), ...ids);
+        const found = await this.redis.hmget(this.keys.index(threadKey, sessionId), ...ids);
         // The script is atomic, so a batch is stored whole or not at all. When Redis dies after
         // running it but before replying, ioredis resends the command on reconnect: every id is
         // then taken by the very same line, and the append already happened.
@@ -343,14 +344,7 @@ export class RedisSessionStore implements SessionStore {
     entryId: string | null,
     options: AppendOptions = {},
   ): Promise<void> {
-    const k = this.keys;
-    const keys = [
-      k.meta(threadKey),
-      k.session(threadKey, sessionId),
-      k.index(threadKey, sessionId),
-      k.leaves(threadKey),
-    ];
-    if (options.fence) keys.push(options.fence.key);
+    const keys = this.sessionScriptKeys(threadKey, sessionId, options);
     const reply = await runList(this.redis, scripts.setLeaf, keys, [
       sessionId,
       entryId ?? "",

@@ -3,7 +3,13 @@
  * the first entries of a new session.
  */
 import { pathToLeaf, resolveSettings } from "../../agent/session/context.js";
-import { EntryChain, headerThreadKey, newEntryId, newSessionId } from "../../agent/session/entries.js";
+import {
+  createSessionHeader,
+  EntryChain,
+  headerThreadKey,
+  newEntryId,
+  newSessionId,
+} from "../../agent/session/entries.js";
 import { isSessionEntry, parseSessionJsonl, type WarnLogger } from "../../agent/session/jsonl.js";
 import {
   CURRENT_SESSION_VERSION,
@@ -12,7 +18,7 @@ import {
   type SessionHeader,
 } from "../../agent/session/types.js";
 import { InvalidEntryError, InvalidImportError } from "./errors.js";
-import type { UsageTotals } from "./types.js";
+import type { CreateSessionOptions, NewSessionOptions, UsageTotals } from "./types.js";
 
 /** Throws `InvalidEntryError` unless every element is a well-formed entry. */
 export function assertEntries(entries: readonly unknown[]): asserts entries is SessionEntry[] {
@@ -142,8 +148,35 @@ export function totalsFrom(record: Record<string, unknown>): UsageTotals {
   };
 }
 
+/**
+ * A new session of `threadKey` as both stores begin it: its header (continuing `parentSession` when
+ * given) and its first entries, the model and thinking level when given.
+ */
+export function newSessionStart(
+  threadKey: string,
+  options: CreateSessionOptions,
+): { header: SessionHeader; entries: SessionEntry[] } {
+  const headerOptions = options.parentSession === undefined ? {} : { parentSession: options.parentSession };
+  return { header: createSessionHeader(threadKey, headerOptions), entries: initialEntries(options) };
+}
+
+/**
+ * What `newSession` creates a session with: the thread's current model and thinking level (from
+ * its metadata; empty or absent: none), under the caller's fence.
+ */
+export function carriedOverSettings(
+  current: { model?: string | null | undefined; thinkingLevel?: string | null | undefined } | undefined,
+  options: NewSessionOptions,
+): CreateSessionOptions {
+  const create: CreateSessionOptions = {};
+  if (current?.model) create.model = current.model;
+  if (current?.thinkingLevel) create.thinkingLevel = current.thinkingLevel;
+  if (options.fence) create.fence = options.fence;
+  return create;
+}
+
 /** The first entries of a new session: its model and thinking level, when given. */
-export function initialEntries(options: { model?: string; thinkingLevel?: string }): SessionEntry[] {
+function initialEntries(options: { model?: string; thinkingLevel?: string }): SessionEntry[] {
   const chain = new EntryChain(null);
   if (options.model) chain.add({ type: "model_change", ...parseModelRef(options.model) });
   if (options.thinkingLevel)

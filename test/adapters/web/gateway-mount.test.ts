@@ -12,7 +12,7 @@ import {
   type GatewayHttpServer,
   hostRule,
 } from "../../../src/gateway/http/index.js";
-import { silentLogger } from "../../../src/gateway/log.js";
+import { silentProcessLogger } from "../../../src/gateway/log.js";
 import { Received } from "../contract.js";
 import { signIn } from "./harness.js";
 import { openEventStream } from "./sse-client.js";
@@ -35,7 +35,7 @@ afterEach(async () => {
 async function start(path: string, o: { token?: string; publicUrl?: string } = {}) {
   const server = createHttpServer({
     config: { host: "127.0.0.1", port: 0, ...o },
-    logger: silentLogger(),
+    logger: silentProcessLogger(),
   });
   server.route(
     "POST",

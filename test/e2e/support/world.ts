@@ -15,7 +15,7 @@ import { join } from "node:path";
 import { createGateway, type Gateway } from "../../../src/gateway/app/index.js";
 import type { Role } from "../../../src/gateway/cli/types.js";
 import { parseConfigText } from "../../../src/gateway/config/index.js";
-import { createLogger, type Logger, silentLogger } from "../../../src/gateway/log.js";
+import { createLogger, type Logger, silentProcessLogger } from "../../../src/gateway/log.js";
 import { FakeDiscord, GENERAL_ID } from "../../fakes/discord/server.js";
 import {
   type FakeApi,
@@ -275,7 +275,7 @@ export class World {
     if (!parsed.ok) throw new Error(`e2e config invalid: ${JSON.stringify(parsed.issues)}`);
     const logger: Logger = process.env.SB_E2E_LOG
       ? createLogger({ level: "debug", destination: 2, base: { role } })
-      : silentLogger();
+      : silentProcessLogger();
     const gateway = await createGateway({ config: parsed.config, role, logger });
     this.gateways.push(gateway);
     await gateway.start();

@@ -15,7 +15,7 @@ import { createCliHandlers } from "../../../src/gateway/app/cli-handlers.js";
 import { createGateway, type Gateway } from "../../../src/gateway/app/index.js";
 import { runCheck } from "../../../src/gateway/cli/check.js";
 import { parseConfigText } from "../../../src/gateway/config/index.js";
-import { silentLogger } from "../../../src/gateway/log.js";
+import { silentProcessLogger } from "../../../src/gateway/log.js";
 import { type FakeLlmServer, startFakeLlmServer } from "../../fakes/llm-server.js";
 import { builtFakes, fakeChannel } from "./fake-platform/channel.js";
 
@@ -88,7 +88,12 @@ describe("a platform registered with one line", () => {
   it("takes a message through the gateway: webhook route mounted, answer posted through the adapter", async () => {
     const loaded = load({ FAKE_TOKEN: "fake-good-token" });
     if (!loaded.ok) throw new Error(JSON.stringify(loaded.issues));
-    gateway = await createGateway({ config: loaded.config, role: "all", logger: silentLogger(), channels });
+    gateway = await createGateway({
+      config: loaded.config,
+      role: "all",
+      logger: silentProcessLogger(),
+      channels,
+    });
     await gateway.start();
     const adapter = builtFakes.at(-1);
     if (!adapter) throw new Error("the gateway built no fake adapter");
@@ -121,7 +126,7 @@ describe("a platform registered with one line", () => {
         handlers: createCliHandlers({ channels }),
         io: { stdout: (t) => out.push(t), stderr: (t) => out.push(t) },
         env: {},
-        createLogger: () => silentLogger(),
+        createLogger: () => silentProcessLogger(),
       });
       return { code, out: out.join(""), adapter: builtFakes.at(-1) };
     };

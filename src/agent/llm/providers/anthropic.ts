@@ -26,7 +26,7 @@ import type {
 } from "../types.js";
 import { ProviderError, type RetryTuning } from "./shared/http.js";
 import { type AssistantMessageBuilder, runProviderStream } from "./shared/message-builder.js";
-import { endpointUrl, mergeHeaders, postForStream, resolveApiKey } from "./shared/request.js";
+import { endpointUrl, postForStream, resolveApiKey, streamHeaders } from "./shared/request.js";
 import { parseSSE } from "./shared/sse.js";
 
 const PROVIDER_NAME = "Anthropic";
@@ -245,15 +245,13 @@ export const streamAnthropic: StreamFunction<"anthropic-messages", AnthropicOpti
       const apiKey = resolveApiKey(model, options?.apiKey, PROVIDER_NAME);
       builder.scrub(apiKey);
       const betas = options?.thinking?.type === "enabled" ? ["interleaved-thinking-2025-05-14"] : [];
-      const headers = mergeHeaders(
+      const headers = streamHeaders(
         {
-          "content-type": "application/json",
-          accept: "text/event-stream",
           "anthropic-version": API_VERSION,
           ...(apiKey !== undefined && { "x-api-key": apiKey }),
           ...(betas.length > 0 && { "anthropic-beta": betas.join(",") }),
         },
-        model.headers,
+        model,
         options?.headers,
       );
       const base = model.baseUrl ?? DEFAULT_BASE_URL;

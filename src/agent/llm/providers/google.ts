@@ -32,7 +32,7 @@ import type {
 } from "../types.js";
 import { ProviderError, type RetryTuning } from "./shared/http.js";
 import { type AssistantMessageBuilder, runProviderStream } from "./shared/message-builder.js";
-import { endpointUrl, mergeHeaders, postForStream, resolveApiKey } from "./shared/request.js";
+import { endpointUrl, postForStream, resolveApiKey, streamHeaders } from "./shared/request.js";
 import { parseSSE } from "./shared/sse.js";
 
 const PROVIDER_NAME = "Google";
@@ -281,10 +281,9 @@ export const streamGoogle: StreamFunction<"google-generative-ai", GoogleOptions>
     async (b) => {
       const apiKey = resolveApiKey(model, options.apiKey, PROVIDER_NAME);
       b.scrub(apiKey);
-      const headers = mergeHeaders(
-        { "content-type": "application/json", accept: "text/event-stream" },
-        apiKey !== undefined ? { "x-goog-api-key": apiKey } : undefined,
-        model.headers,
+      const headers = streamHeaders(
+        apiKey !== undefined ? { "x-goog-api-key": apiKey } : {},
+        model,
         options.headers,
       );
       const stream = await postForStream(

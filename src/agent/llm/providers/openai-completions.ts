@@ -34,7 +34,7 @@ import type {
 } from "../types.js";
 import { ProviderError, type RetryTuning } from "./shared/http.js";
 import { type AssistantMessageBuilder, runProviderStream } from "./shared/message-builder.js";
-import { endpointUrl, mergeHeaders, postForStream, resolveApiKey } from "./shared/request.js";
+import { endpointUrl, postForStream, resolveApiKey, streamHeaders } from "./shared/request.js";
 import { parseSSE } from "./shared/sse.js";
 
 /** The name errors use: "OpenAI" for OpenAI itself, else the custom provider, e.g. "ollama (OpenAI-compatible)". */
@@ -300,13 +300,9 @@ export const streamOpenAICompletions: StreamFunction<"openai-completions", OpenA
       const provider = providerName(model);
       const apiKey = resolveApiKey(model, options?.apiKey, provider);
       builder.scrub(apiKey);
-      const headers = mergeHeaders(
-        {
-          "content-type": "application/json",
-          accept: "text/event-stream",
-          ...(apiKey !== undefined && { authorization: `Bearer ${apiKey}` }),
-        },
-        model.headers,
+      const headers = streamHeaders(
+        apiKey !== undefined ? { authorization: `Bearer ${apiKey}` } : {},
+        model,
         options?.headers,
       );
       const stream = await postForStream(

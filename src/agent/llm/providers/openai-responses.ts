@@ -25,7 +25,7 @@ import type {
 } from "../types.js";
 import { ProviderError, type RetryTuning } from "./shared/http.js";
 import { type AssistantMessageBuilder, runProviderStream } from "./shared/message-builder.js";
-import { endpointUrl, mergeHeaders, postForStream, resolveApiKey } from "./shared/request.js";
+import { endpointUrl, postForStream, resolveApiKey, streamHeaders } from "./shared/request.js";
 import { parseSSE } from "./shared/sse.js";
 
 const PROVIDER_NAME = "OpenAI";
@@ -345,10 +345,9 @@ const streamOpenAIResponses: StreamFunction<"openai-responses", OpenAIResponsesO
     async (b) => {
       const apiKey = resolveApiKey(model, options.apiKey, PROVIDER_NAME);
       b.scrub(apiKey);
-      const headers = mergeHeaders(
-        { "content-type": "application/json", accept: "text/event-stream" },
-        apiKey !== undefined ? { authorization: `Bearer ${apiKey}` } : undefined,
-        model.headers,
+      const headers = streamHeaders(
+        apiKey !== undefined ? { authorization: `Bearer ${apiKey}` } : {},
+        model,
         options.headers,
       );
       const stream = await postForStream(

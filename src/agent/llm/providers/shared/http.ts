@@ -15,6 +15,7 @@
  * Tests make backoff instant by passing `retry: { sleep }` (record the delay, resolve at once).
  */
 import { SwitchboardError } from "../../../errors.js";
+import { abortableSleep } from "../../abortable-sleep.js";
 import { redactSecrets } from "../../redact.js";
 import { abortError } from "./sse.js";
 
@@ -92,21 +93,9 @@ const DEFAULT_MAX_RETRY_DELAY_MS = 60_000;
 const DEFAULT_BASE_DELAY_MS = 1000;
 
 /** Waits `ms`, rejecting early with an abort error when `signal` aborts. */
-function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) {
-      reject(abortError(signal));
-      return;
-    }
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(abortError(signal));
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener("abort", onAbort, { once: true });
+function backoffSleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return abortableSleep(ms, signal).catch(() => {
+    throw abortError(signal);
   });
 }
 
@@ -120,7 +109,7 @@ export async function fetchWithRetry(request: ProviderHttpRequest): Promise<Resp
   const maxRetries = request.maxRetries ?? DEFAULT_MAX_RETRIES;
   const maxDelay = request.maxRetryDelayMs ?? DEFAULT_MAX_RETRY_DELAY_MS;
   const baseDelay = request.retry?.baseDelayMs ?? DEFAULT_BASE_DELAY_MS;
-  const sleep = request.retry?.sleep ?? abortableSleep;
+  const sleep = request.retry?.sleep ?? backoffSleep;
   const secrets = [request.apiKey];
   const body = JSON.stringify(request.body);
   const idleMs = request.idleTimeoutMs ?? request.retry?.idleTimeoutMs ?? DEFAULT_STREAM_IDLE_TIMEOUT_MS;

@@ -154,8 +154,26 @@ export function endpointUrl(base: string, path: string): string {
   return `${base.replace(/\/+$/, "")}${path}`;
 }
 
+/**
+ * The headers of a streaming request: JSON in and server-sent events out, then `own` (the
+ * provider's: its key header, API version, betas), the model's configured headers and the call's,
+ * each later set overriding the earlier (see `mergeHeaders`).
+ */
+export function streamHeaders(
+  own: Record<string, string>,
+  model: Model,
+  callHeaders: Record<string, string> | undefined,
+): Record<string, string> {
+  return mergeHeaders(
+    { "content-type": "application/json", accept: "text/event-stream" },
+    own,
+    model.headers,
+    callHeaders,
+  );
+}
+
 /** Later header sets override earlier ones, case-insensitively; names come out lower-cased. */
-export function mergeHeaders(...sets: (Record<string, string> | undefined)[]): Record<string, string> {
+function mergeHeaders(...sets: (Record<string, string> | undefined)[]): Record<string, string> {
   const out: Record<string, string> = {};
   for (const set of sets) {
     if (!set) continue;
