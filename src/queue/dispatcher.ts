@@ -6,7 +6,6 @@
 
 import { randomUUID } from "node:crypto";
 import type { InboundMessage } from "../adapters/types.js";
-import { errorMessage } from "../agent/errors.js";
 // The one command parser (lane/contracts: the dispatcher's own copies of these two were removed).
 import { isStopCommand, parseModeOverride } from "../extensions/commands/parser.js";
 import type { ControlBus } from "./control-bus.js";
@@ -50,9 +49,9 @@ export interface DispatcherOptions {
   onError?: (error: unknown, context: string) => void;
 }
 
-/** Where runtime errors go when no `onError` is given: one line on stderr. */
+/** Where runtime errors go when no `onError` is given: stderr, with the error (its stack included). */
 export function defaultOnError(error: unknown, context: string): void {
-  console.error(`runtime: ${context}: ${errorMessage(error)}`);
+  console.error(`runtime: ${context}:`, error);
 }
 
 /** Delivers messages and control commands to threads. */

@@ -197,14 +197,8 @@ export class RedisThreadState implements ThreadState {
   }
 
   async probe(threadKey: string): Promise<ThreadProbe> {
-    const k = this.keys.thread(threadKey);
-    const r = (await runScript(
-      this.redis,
-      PROBE,
-      [k.inbox, k.inflight, k.lease, k.wake],
-      [],
-    )) as ScriptReply[];
-    return { inboxDepth: num(r[0]), inflightDepth: num(r[1]), active: num(r[2]) === 1 };
+    const { inboxDepth, inflightDepth, active } = await probeThread(this.redis, this.keys, threadKey);
+    return { inboxDepth, inflightDepth, active };
   }
 
   async clearWake(threadKey: string): Promise<void> {
@@ -371,4 +365,23 @@ export class RedisEventClaimStore implements EventClaimStore {
   async releaseEvent(eventId: string, owner: string): Promise<void> {
     await runScript(this.redis, RELEASE_EVENT, [this.keys.dedupe(eventId)], [owner]);
   }
+}
+
+/**
+ * One thread's queue depths, whether a lease is held and its wake flag ("" when unset), in one
+ * atomic read (the `PROBE` script): `probe` and the waker's lost-wake sweep both read it.
+ */
+export async function probeThread(
+  redis: RedisClient,
+  keys: RuntimeKeys,
+  threadKey: string,
+): Promise<ThreadProbe & { wakeFlag: string }> {
+  const k = keys.thread(threadKey);
+  const r = (await runScript(redis, PROBE, [k.inbox, k.inflight, k.lease, k.wake], [])) as ScriptReply[];
+  return {
+    inboxDepth: num(r[0]),
+    inflightDepth: num(r[1]),
+    active: num(r[2]) === 1,
+    wakeFlag: String(r[3] ?? ""),
+  };
 }

@@ -8,8 +8,9 @@ import type { Clock } from "../../agent/clock.js";
 import type { RuntimeKeys } from "../../redis-keys.js";
 import type { Waker } from "../state/types.js";
 import type { RedisClient } from "./client.js";
-import { runScript, type ScriptReply } from "./run-script.js";
-import { PROBE, UNPEND } from "./scripts.js";
+import { probeThread } from "./redis-thread-state.js";
+import { runScript } from "./run-script.js";
+import { UNPEND } from "./scripts.js";
 
 /** Data of a wake job. */
 export interface WakeJobData {
@@ -78,20 +79,13 @@ export class RedisWaker implements Waker {
     for (let i = 0; i + 1 < rows.length; i += 2) {
       const threadKey = rows[i] as string;
       const score = rows[i + 1] as string;
-      const k = this.keys.thread(threadKey);
-      const r = (await runScript(
-        this.redis,
-        PROBE,
-        [k.inbox, k.inflight, k.lease, k.wake],
-        [],
-      )) as ScriptReply[];
-      const queued = Number(r[0]) + Number(r[1]);
-      if (queued === 0) {
+      const probe = await probeThread(this.redis, this.keys, threadKey);
+      if (probe.inboxDepth + probe.inflightDepth === 0) {
         await runScript(this.redis, UNPEND, [this.keys.pending], [threadKey, score]);
         continue;
       }
-      if (Number(r[2]) === 1) continue;
-      const flag = String(r[3] ?? "");
+      if (probe.active) continue;
+      const flag = probe.wakeFlag;
       if (flag) {
         // "job:<id>": a flag an earlier version recorded its job's id in.
         const id = flag.startsWith("job:") ? flag.slice(4) : wakeJobId(threadKey, flag);
