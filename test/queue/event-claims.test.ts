@@ -5,10 +5,10 @@
  * inbox append) resolved.
  */
 import { afterAll, describe, expect, it } from "vitest";
-import { MemoryEventClaimStore } from "../../src/queue/embedded/memory-thread-state.js";
+import { MemoryEventClaimStore } from "../../src/queue/embedded/memory-event-claims.js";
 import { EventBusyError, EventClaims } from "../../src/queue/event-claims.js";
 import type { RedisClient } from "../../src/queue/redis/client.js";
-import { RedisEventClaimStore } from "../../src/queue/redis/redis-thread-state.js";
+import { RedisEventClaimStore } from "../../src/queue/redis/redis-event-claims.js";
 import type { EventClaimStore } from "../../src/queue/state/types.js";
 import { RuntimeKeys } from "../../src/redis-keys.js";
 import { until } from "../adapters/support/drive.js";

@@ -3,9 +3,11 @@
  * give the same answers, since the runtime's correctness argument is written against them.
  */
 import { afterAll, describe, expect, it } from "vitest";
-import { MemoryEventClaimStore, MemoryThreadState } from "../../src/queue/embedded/memory-thread-state.js";
+import { MemoryEventClaimStore } from "../../src/queue/embedded/memory-event-claims.js";
+import { MemoryThreadState } from "../../src/queue/embedded/memory-thread-state.js";
 import type { RedisClient } from "../../src/queue/redis/client.js";
-import { RedisEventClaimStore, RedisThreadState } from "../../src/queue/redis/redis-thread-state.js";
+import { RedisEventClaimStore } from "../../src/queue/redis/redis-event-claims.js";
+import { RedisThreadState } from "../../src/queue/redis/redis-thread-state.js";
 import { RedisRenderJournal } from "../../src/queue/redis/render-journal.js";
 import type { AppendOptions, EventClaimStore, ThreadState } from "../../src/queue/state/types.js";
 import type { DeliveryMode, InboxItem } from "../../src/queue/types.js";

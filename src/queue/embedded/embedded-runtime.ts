@@ -17,7 +17,8 @@ import { FileSessionStore } from "../store/file-store.js";
 import type { SessionStore } from "../store/types.js";
 import { DEFAULT_CONCURRENCY, type WorkerCore } from "../worker/worker-core.js";
 import { LocalScheduler } from "./local-scheduler.js";
-import { MemoryEventClaimStore, MemoryThreadState } from "./memory-thread-state.js";
+import { MemoryEventClaimStore } from "./memory-event-claims.js";
+import { MemoryThreadState } from "./memory-thread-state.js";
 
 export interface EmbeddedRuntimeOptions extends Omit<RuntimeOptions, "store"> {
   /**

@@ -1,5 +1,5 @@
 /**
- * `ThreadState` and `EventClaimStore` in one process, for the embedded runtime. Each method runs synchronously (no await
+ * `ThreadState` in one process, for the embedded runtime. Each method runs synchronously (no await
  * between its reads and writes), which makes it as atomic as the Lua step it mirrors; the rules are
  * the same as in redis/scripts.ts. Time (lease expiry, the collect window, dedupe) is the given
  * `Clock`'s, so tests move it by hand.
@@ -11,8 +11,6 @@ import type {
   AppendOptions,
   AppendOutcome,
   ControlState,
-  EventClaim,
-  EventClaimStore,
   FinishOutcome,
   ReleaseOutcome,
   StopOutcome,
@@ -38,9 +36,6 @@ interface Thread {
   /** Event ids appended to this thread: their seq and when the memory of them ends. */
   appended: Map<string, { seq: number; until: number }>;
 }
-
-/** One event id's claim: an owner until `expiresAt`, or done (kept until `expiresAt`). */
-type EventEntry = { owner: string; expiresAt: number } | { done: true; expiresAt: number };
 
 function splitQueued(items: InboxItem[]): { drop: InboxItem[]; keep: InboxItem[] } {
   return {
@@ -342,54 +337,5 @@ export class MemoryThreadState implements ThreadState {
 
   async close(): Promise<void> {
     this.threads.clear();
-  }
-}
-
-/** The in-process event claim store (one process, so one gateway: the embedded runtime's). */
-export class MemoryEventClaimStore implements EventClaimStore {
-  private readonly events = new Map<string, EventEntry>();
-  private readonly dedupeTtlMs: number;
-  private readonly now: () => number;
-  private lastSweep = 0;
-
-  constructor(options: MemoryThreadStateOptions = {}) {
-    this.dedupeTtlMs = options.dedupeTtlMs ?? 24 * 3600_000;
-    const clock = options.clock ?? systemClock;
-    this.now = () => clock.now();
-  }
-
-  /** Forgets claims past their expiry (at most once a minute). */
-  private sweep(): void {
-    const now = this.now();
-    if (now - this.lastSweep < 60_000) return;
-    this.lastSweep = now;
-    for (const [id, entry] of this.events) if (entry.expiresAt <= now) this.events.delete(id);
-  }
-
-  async claimEvent(eventId: string, owner: string, ttlMs: number): Promise<EventClaim> {
-    this.sweep();
-    const now = this.now();
-    const entry = this.events.get(eventId);
-    if (entry && "done" in entry && entry.expiresAt > now) return { status: "done" };
-    if (entry && !("done" in entry) && entry.expiresAt > now)
-      return { status: "held", remainingMs: entry.expiresAt - now };
-    this.events.set(eventId, { owner, expiresAt: now + ttlMs });
-    return { status: "claimed" };
-  }
-
-  async renewEvent(eventId: string, owner: string, ttlMs: number): Promise<boolean> {
-    const entry = this.events.get(eventId);
-    if (!entry || "done" in entry || entry.owner !== owner) return false;
-    entry.expiresAt = this.now() + ttlMs;
-    return true;
-  }
-
-  async confirmEvent(eventId: string): Promise<void> {
-    this.events.set(eventId, { done: true, expiresAt: this.now() + this.dedupeTtlMs });
-  }
-
-  async releaseEvent(eventId: string, owner: string): Promise<void> {
-    const entry = this.events.get(eventId);
-    if (entry && !("done" in entry) && entry.owner === owner) this.events.delete(eventId);
   }
 }

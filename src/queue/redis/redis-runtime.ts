@@ -10,7 +10,8 @@ import type { ThreadState } from "../state/types.js";
 import { DEFAULT_CONCURRENCY, type WorkerCore } from "../worker/worker-core.js";
 import { createRedisClient, duplicateClient, isCluster, type RedisClient } from "./client.js";
 import { RedisControlBus } from "./redis-control-bus.js";
-import { RedisEventClaimStore, RedisThreadState } from "./redis-thread-state.js";
+import { RedisEventClaimStore } from "./redis-event-claims.js";
+import { RedisThreadState } from "./redis-thread-state.js";
 import { RedisWaker, type WakeJobData } from "./redis-waker.js";
 import { RedisRenderJournal } from "./render-journal.js";
 

@@ -4,10 +4,10 @@
  * through the one dedupe point, over the processes' shared Redis.
  */
 import type { InboundHandlers } from "../../../src/adapters/types.js";
-import { MemoryEventClaimStore } from "../../../src/queue/embedded/memory-thread-state.js";
+import { MemoryEventClaimStore } from "../../../src/queue/embedded/memory-event-claims.js";
 import { EventClaims } from "../../../src/queue/event-claims.js";
 import type { RedisClient } from "../../../src/queue/redis/client.js";
-import { RedisEventClaimStore } from "../../../src/queue/redis/redis-thread-state.js";
+import { RedisEventClaimStore } from "../../../src/queue/redis/redis-event-claims.js";
 import { RuntimeKeys } from "../../../src/redis-keys.js";
 
 /** `handlers` behind an event claim over `redis` (shared by processes), or in memory (one process). */
