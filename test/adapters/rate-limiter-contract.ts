@@ -5,8 +5,9 @@
  * the limiter. `make()` returns a limiter, `other` (a second process's limiter: for the memory one the
  * same object) and the `ManualClock` both read.
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { RateLimiter } from "../../src/adapters/types.js";
+import { subjectPerTest } from "../support/contract-subject.js";
 import type { ManualClock } from "../support/manual-clock.js";
 
 export interface Limiters {
@@ -22,15 +23,7 @@ const channel = () => `telegram:-100${++seq}`;
 
 export function rateLimiterContract(name: string, make: () => Promise<Limiters>): void {
   describe(`RateLimiter contract: ${name}`, () => {
-    let opened: Limiters | undefined;
-    const open = async () => {
-      opened = await make();
-      return opened;
-    };
-    afterEach(async () => {
-      await opened?.close();
-      opened = undefined;
-    });
+    const open = subjectPerTest(make);
 
     it("lets a burst of `limit` go at once, then spaces requests one interval apart, across processes", async () => {
       const { limiter, other } = await open();

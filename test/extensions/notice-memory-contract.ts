@@ -5,8 +5,9 @@
  * the same object) and `lapse(key)`, which lets the TTL of `key` pass (the memory one moves its
  * clock; Redis keeps time itself, so its lapse deletes the key as the expiry would).
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { NoticeMemory } from "../../src/extensions/access/notices.js";
+import { subjectPerTest } from "../support/contract-subject.js";
 
 export interface NoticeMemories {
   memory: NoticeMemory;
@@ -20,15 +21,7 @@ const thread = () => `slack:T1:C${++seq}:1712.${seq}`;
 
 export function noticeMemoryContract(name: string, make: () => Promise<NoticeMemories>): void {
   describe(`NoticeMemory contract: ${name}`, () => {
-    let opened: NoticeMemories | undefined;
-    const open = async () => {
-      opened = await make();
-      return opened;
-    };
-    afterEach(async () => {
-      await opened?.close();
-      opened = undefined;
-    });
+    const open = subjectPerTest(make);
 
     it("claims a thread once within the TTL, also from another process", async () => {
       const { memory, other } = await open();

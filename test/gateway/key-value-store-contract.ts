@@ -7,8 +7,9 @@
  * (the file store's clock moves; Redis keeps time itself, so its lapse checks the key's expiry and
  * deletes it, as the expiry would).
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { KeyValueStore } from "../../src/adapters/types.js";
+import { subjectPerTest } from "../support/contract-subject.js";
 
 export interface KeyValueSubject {
   store: KeyValueStore;
@@ -22,15 +23,7 @@ const HOUR = 3_600_000;
 
 export function keyValueStoreContract(name: string, make: () => Promise<KeyValueSubject>): void {
   describe(`KeyValueStore contract: ${name}`, () => {
-    let opened: KeyValueSubject | undefined;
-    const open = async () => {
-      opened = await make();
-      return opened;
-    };
-    afterEach(async () => {
-      await opened?.close();
-      opened = undefined;
-    });
+    const open = subjectPerTest(make);
 
     it("has nothing under a key never set", async () => {
       const { store, prefix } = await open();

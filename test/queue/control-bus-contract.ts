@@ -8,8 +8,9 @@
  * No order between notices is promised (on a cluster two publishes may go through two nodes), and
  * none is needed: a notice only says "re-read the thread's control state".
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { ControlBus } from "../../src/queue/control-bus.js";
+import { subjectPerTest } from "../support/contract-subject.js";
 
 export interface BusSubject {
   bus: ControlBus;
@@ -47,15 +48,7 @@ const thread = () => `slack:T1:C${++seq}:1712.${seq}`;
 
 export function controlBusContract(name: string, make: () => Promise<BusSubject>): void {
   describe(`ControlBus contract: ${name}`, () => {
-    let opened: BusSubject | undefined;
-    const open = async () => {
-      opened = await make();
-      return opened;
-    };
-    afterEach(async () => {
-      await opened?.close();
-      opened = undefined;
-    });
+    const open = subjectPerTest(make);
 
     it("delivers a notice with its thread key to every subscriber, in the publishing process and in another", async () => {
       const { bus, other, ready } = await open();

@@ -6,8 +6,9 @@
  * key on Redis), replacing the previous one.
  */
 import { randomUUID } from "node:crypto";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { RenderJournal } from "../../src/queue/state/render-journal.js";
+import { subjectPerTest } from "../support/contract-subject.js";
 
 export interface JournalSubject {
   journal: RenderJournal;
@@ -20,15 +21,7 @@ const snapshot = { v: 1, messages: [{ refs: ["7"], text: "Got it.\nLine two — 
 
 export function renderJournalContract(name: string, make: () => Promise<JournalSubject>): void {
   describe(`RenderJournal contract: ${name}`, () => {
-    let opened: JournalSubject | undefined;
-    const open = async () => {
-      opened = await make();
-      return opened;
-    };
-    afterEach(async () => {
-      await opened?.close();
-      opened = undefined;
-    });
+    const open = subjectPerTest(make);
 
     it("owes nothing for a thread never written", async () => {
       const { journal } = await open();
