@@ -69,7 +69,10 @@ export interface ScheduleRecord {
   runs: number;
 }
 
-/** The most schedules one thread and one person may have (chat schedules only; config ones never count). */
+/**
+ * The most schedules one thread and one person may have (chat schedules only; config ones never
+ * count). A person is `<platform>:<owner id>` (`scheduleUser`), counted over every thread.
+ */
 export interface ScheduleLimits {
   perThread: number;
   perUser: number;
@@ -88,22 +91,34 @@ export type CreateOutcome =
  * both.
  */
 export interface ScheduleStore {
-  /** Adds `record` unless its id exists or a chat schedule would pass `limits` (config ones skip them). */
+  /**
+   * Adds `record` unless its id exists (`exists`, checked first) or a chat schedule would pass
+   * `limits` (config ones skip them): the thread's chat schedules are counted first (`thread`), then
+   * the owner's across every thread (`user`); `limit` is the one reached.
+   */
   create(record: ScheduleRecord, limits: ScheduleLimits): Promise<CreateOutcome>;
-  /** Adds or replaces a record by id without limits (config schedules, kept in step with the config). */
+  /**
+   * Adds or replaces a record by id without limits (config schedules, kept in step with the config).
+   * The record is replaced whole; when its thread or owner changed, it is listed and counted under
+   * the new ones only.
+   */
   put(record: ScheduleRecord): Promise<void>;
   get(id: string): Promise<ScheduleRecord | undefined>;
-  /** The schedules of one thread, oldest first. */
+  /** The schedules of one thread, oldest first (by `createdAt`, then by id). */
   listByThread(threadKey: string): Promise<ScheduleRecord[]>;
-  /** Every schedule, oldest first. */
+  /** Every schedule, oldest first (by `createdAt`, then by id). */
   listAll(): Promise<ScheduleRecord[]>;
-  /** Pauses (with the runtime's `reason`, or none when a person did) or resumes; the record after, or undefined when gone. */
+  /**
+   * Pauses (with the runtime's `reason`, or none when a person did: a reason from before is dropped)
+   * or resumes (the reason dropped); the record after, or undefined when gone.
+   */
   setPaused(id: string, paused: boolean, reason?: string): Promise<ScheduleRecord | undefined>;
   /**
    * The fence: when the schedule exists, is not paused and `occurrence` is newer than its
-   * `lastOccurrence`, records it as handled (`lastOccurrence`, `lastRun` = `run`, `runs` + 1 unless
-   * `run.status` is `skipped`, `missed` + `missedBefore`) and returns the record as it was before;
-   * otherwise changes nothing and returns undefined.
+   * `lastOccurrence` (greater; any is newer when there is none), records it as handled
+   * (`lastOccurrence`, `lastRun` = `run`, `runs` + 1 unless `run.status` is `skipped`, `missed` +
+   * `missedBefore`) and returns the record as it was before; otherwise changes nothing and returns
+   * undefined.
    */
   claimOccurrence(
     id: string,
@@ -113,10 +128,18 @@ export interface ScheduleStore {
   ): Promise<ScheduleRecord | undefined>;
   /**
    * Updates `lastRun` of the occurrence `occurrence` with `patch` (a newer occurrence's run is left
-   * alone); false when the record is gone or its last run is another occurrence.
+   * alone; fields given as undefined are left as they are); false when the record is gone or its
+   * last run is another occurrence.
    */
-  updateRun(id: string, occurrence: number, patch: Partial<Omit<ScheduleRun, "occurrence">>): Promise<boolean>;
-  /** The schedule whose last run has `runId`, for delivery reports that arrive with only the run's id. */
+  updateRun(
+    id: string,
+    occurrence: number,
+    patch: Partial<Omit<ScheduleRun, "occurrence">>,
+  ): Promise<boolean>;
+  /**
+   * The schedule of thread `threadKey` whose last run has `runId`, for delivery reports that arrive
+   * with only the run's id; undefined when none (an older run's id is not kept).
+   */
   findByRun(threadKey: string, runId: string): Promise<ScheduleRecord | undefined>;
   /** Removes the record; false when there was none. */
   remove(id: string): Promise<boolean>;
