@@ -253,6 +253,38 @@ export class ApprovalKeys {
   }
 }
 
+/** The one hash tag of every schedule key. */
+const SCHEDULES = "schedules";
+
+/**
+ * Keys of the schedule store (queue/schedules/redis-store.ts). They all share the hash tag
+ * `{schedules}`, not a thread's: creating a schedule counts its person's schedules over every
+ * thread in the same step, so every key a schedule step touches must sit in one slot.
+ */
+export class ScheduleKeys {
+  constructor(readonly prefix: string = DEFAULT_KEY_PREFIX) {}
+
+  /** String: one schedule's record (JSON). */
+  record(id: string): string {
+    return tagged(this.prefix, SCHEDULES, `rec:${id}`);
+  }
+
+  /** Hash: the ids of one thread's schedules → their origin (`chat` or `config`). */
+  thread(threadKey: string): string {
+    return tagged(this.prefix, SCHEDULES, `thread:${threadKey}`);
+  }
+
+  /** Set: the ids of one person's chat schedules; `user` is `<platform>:<owner id>`. */
+  user(user: string): string {
+    return tagged(this.prefix, SCHEDULES, `user:${user}`);
+  }
+
+  /** Set: every schedule's id. */
+  get all(): string {
+    return tagged(this.prefix, SCHEDULES, "all");
+  }
+}
+
 /** String: a channel's rate budget (its theoretical arrival time, ms). */
 export function rateLimitKey(prefix: string, channel: string): string {
   return `${prefix}ratelimit:${channel}`;

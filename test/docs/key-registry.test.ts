@@ -16,6 +16,7 @@ import {
   mcpToolListKey,
   RuntimeKeys,
   rateLimitKey,
+  ScheduleKeys,
   SessionKeys,
   slackBotThreadKey,
   telegramMessageKey,
@@ -144,6 +145,18 @@ describe("the key registry", () => {
       "sb:{t}:approval-grants",
       "sb:approval-id:i",
       "sb:approval-msg:m",
+    ]);
+    const schedules = new ScheduleKeys();
+    expect([
+      schedules.record("i"),
+      schedules.thread("t"),
+      schedules.user("telegram:u"),
+      schedules.all,
+    ]).toEqual([
+      "sb:{schedules}:rec:i",
+      "sb:{schedules}:thread:t",
+      "sb:{schedules}:user:telegram:u",
+      "sb:{schedules}:all",
     ]);
     expect([
       rateLimitKey(p, "c"),
