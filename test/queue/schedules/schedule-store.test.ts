@@ -8,7 +8,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { FileScheduleStore } from "../../../src/queue/schedules/file-store.js";
+import { RedisScheduleStore } from "../../../src/queue/schedules/redis-store.js";
 import type { ScheduleRecord } from "../../../src/queue/schedules/types.js";
+import { ScheduleKeys } from "../../../src/redis-keys.js";
+import { connectBackend, dropKeys, redisBackends, uniquePrefix } from "../../support/redis.js";
 import { scheduleStoreContract } from "./schedule-store-contract.js";
 
 const dirs: string[] = [];
@@ -43,6 +46,80 @@ scheduleStoreContract("file", async () => {
   const store = new FileScheduleStore(join(tempDir(), "data", "schedules.json"));
   return { store, close: () => store.close() };
 });
+
+for (const backend of redisBackends()) {
+  scheduleStoreContract(backend, async () => {
+    const client = connectBackend(backend);
+    const prefix = uniquePrefix("sbt-schedules");
+    const store = new RedisScheduleStore(client, prefix);
+    return {
+      store,
+      close: async () => {
+        await store.close();
+        await dropKeys(client, prefix);
+        client.disconnect();
+      },
+    };
+  });
+
+  describe(`RedisScheduleStore on ${backend}`, () => {
+    it("keeps every key under the {schedules} tag, and leaves only the record set and indexes in use", async () => {
+      const client = connectBackend(backend);
+      const prefix = uniquePrefix("sbt-schedules");
+      const keys = new ScheduleKeys(prefix);
+      const store = new RedisScheduleStore(client, prefix);
+      try {
+        const r = schedule("a");
+        await store.create(r, WIDE);
+        await store.put({ ...schedule("b"), origin: "config" });
+        expect(await client.get(keys.record("a"))).toBe(JSON.stringify(r));
+        expect(await client.hgetall(keys.thread("telegram:42"))).toEqual({ a: "chat", b: "config" });
+        expect(await client.smembers(keys.user("telegram:7"))).toEqual(["a"]);
+        expect((await client.smembers(keys.all)).sort()).toEqual(["a", "b"]);
+        await store.remove("a");
+        await store.remove("b");
+        for (const key of [keys.all, keys.thread("telegram:42"), keys.user("telegram:7"), keys.record("a")])
+          expect(await client.exists(key)).toBe(0);
+      } finally {
+        await dropKeys(client, prefix);
+        client.disconnect();
+      }
+    });
+
+    it("puts and removes the same schedule from many callers at once and ends with its indexes right", async () => {
+      const client = connectBackend(backend);
+      const prefix = uniquePrefix("sbt-schedules");
+      const keys = new ScheduleKeys(prefix);
+      const store = new RedisScheduleStore(client, prefix);
+      try {
+        const where = (i: number): ScheduleRecord => ({
+          ...schedule("a"),
+          target: { platform: "telegram", threadKey: `telegram:${i % 3}`, channelId: "1", isDirect: false },
+          owner: { id: `${i % 4}` },
+        });
+        await Promise.all(Array.from({ length: 20 }, (_, i) => store.put(where(i))));
+        const final = await store.get("a");
+        if (!final) throw new Error("put lost the record");
+        for (let t = 0; t < 3; t++)
+          expect(await client.hkeys(keys.thread(`telegram:${t}`))).toEqual(
+            final.target.threadKey === `telegram:${t}` ? ["a"] : [],
+          );
+        for (let u = 0; u < 4; u++)
+          expect(await client.smembers(keys.user(`telegram:${u}`))).toEqual(
+            final.owner.id === `${u}` ? ["a"] : [],
+          );
+        const removed = await Promise.all([store.remove("a"), store.put(where(1)), store.remove("a")]);
+        expect(removed.filter((r) => r === true).length).toBeGreaterThanOrEqual(1);
+        const left = await store.get("a");
+        const listed = (await Promise.all([0, 1, 2].map((t) => store.listByThread(`telegram:${t}`)))).flat();
+        expect(listed).toEqual(left ? [left] : []);
+      } finally {
+        await dropKeys(client, prefix);
+        client.disconnect();
+      }
+    });
+  });
+}
 
 describe("FileScheduleStore", () => {
   it("creates its directory and starts empty without a file, writing none until a change", async () => {
