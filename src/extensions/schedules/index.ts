@@ -5,6 +5,7 @@
  */
 export { type CatchUpRules, catchUp, MISSED_RUNS_CAP } from "./missed-runs.js";
 export { countRunsBetween, lastRunAtOrBefore, nextRuns } from "./next-runs.js";
+export { type ParseResult, parseSchedule, type ScheduleRules } from "./parse.js";
 export type { ParsedSchedule, ScheduleSpec } from "./spec.js";
 export {
   canonicalTimeZone,
