@@ -1,0 +1,16 @@
+/**
+ * Scheduled prompts, the pure part: reading `/schedule` arguments into specs and computing when a
+ * spec runs, with no clock and no I/O, so the chat command, BullMQ's job schedulers and the embedded
+ * scheduler all share one set of answers.
+ */
+export { type CatchUpRules, catchUp, MISSED_RUNS_CAP } from "./missed-runs.js";
+export { countRunsBetween, lastRunAtOrBefore, nextRuns } from "./next-runs.js";
+export { type ParseResult, parseSchedule, type ScheduleRules } from "./parse.js";
+export type { ParsedSchedule, ScheduleSpec } from "./spec.js";
+export {
+  canonicalTimeZone,
+  formatInstant,
+  type LocalDateTime,
+  localDateTimeAt,
+  localDateTimeToInstant,
+} from "./time-zone.js";
