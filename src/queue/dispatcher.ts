@@ -45,6 +45,8 @@ export interface DispatcherOptions {
   defaultMode?: DeliveryMode;
   /** The delivery mode of a thread's channel: used when `deliver` gets none, and shown by `status`. */
   modeOf?: (threadKey: string) => DeliveryMode | undefined;
+  /** Sets the thread's wake flag and makes sure a wake job exists, with nothing queued (`finishRenders`). */
+  rewake: (threadKey: string) => Promise<void>;
   /** Where failures that must not reach the platform are reported. Default: one line on stderr. */
   onError?: (error: unknown, context: string) => void;
 }
@@ -179,6 +181,11 @@ export class Dispatcher {
             .wake(threadKey, out.wakeMarker)
             .catch((e: unknown) => this.onError(e, "adding a wake job"));
         return { wasRunning: out.active, discarded: [] };
+      }
+      case "finishRenders": {
+        await this.o.rewake(threadKey);
+        const probe = await state.probe(threadKey);
+        return { wasRunning: probe.active, discarded: [] };
       }
       case "setModel":
       case "setThinkingLevel": {

@@ -26,6 +26,7 @@ import type {
   InboundFormatter,
   ModelResolver,
   OwedRenderFinisher,
+  RunObserver,
   RunSinkFactory,
   Runtime,
   ThreadStatus,
@@ -97,6 +98,8 @@ export interface RuntimeOptions {
    * is handled once this passed. Default 15 s.
    */
   eventClaimTtlMs?: number;
+  /** Hears how each run of this process's workers ended (scheduled prompts track their answers). */
+  runObserver?: RunObserver;
 }
 
 /** The parts a runtime's front is wired to: where its thread state and event claims live and how it wakes threads. */
@@ -106,6 +109,8 @@ export interface RuntimeParts {
   store: SessionStore;
   bus: ControlBus;
   waker: Waker;
+  /** Wakes a thread with nothing queued (a tenure then finishes what its render journal owes). */
+  rewake: Rewake;
 }
 
 /** Default lease TTL of both runtimes. */
@@ -148,6 +153,7 @@ export abstract class RuntimeBase implements Runtime {
       dropPolicy: o.dropPolicy,
       defaultMode: o.defaultMode,
       modeOf: o.modeOf,
+      rewake: parts.rewake,
       onError: this.onError,
     });
   }
@@ -184,7 +190,6 @@ export abstract class RuntimeBase implements Runtime {
     parts: Omit<RuntimeParts, "claims"> & {
       agentFactory: AgentFactory;
       fenceKey: (threadKey: string) => string;
-      rewake: Rewake;
     },
     journal: RenderJournal | undefined,
   ): WorkerCore {
@@ -208,6 +213,7 @@ export abstract class RuntimeBase implements Runtime {
       bus: parts.bus,
       rewake: parts.rewake,
       agentIdleMs: o.agentIdleMs,
+      runObserver: o.runObserver,
       ...(journal && o.finishOwed ? { journal, finishOwed: o.finishOwed } : {}),
     });
   }

@@ -78,7 +78,13 @@ export type ControlCommand =
    * notice with the tokens before and after, or why nothing was compacted. Queued messages are not
    * discarded.
    */
-  | { type: "compact"; instructions?: string };
+  | { type: "compact"; instructions?: string }
+  /**
+   * Wakes the thread so that a tenure finishes what its render journal owes the chat (an answer
+   * the platform refused to show): nothing runs, no model is called. A scheduled prompt's answer
+   * whose post failed is retried this way.
+   */
+  | { type: "finishRenders" };
 
 /**
  * The runtime's answer to a control command: the extensions' `ControlOutcome` (one definition) with
@@ -225,6 +231,34 @@ export type SessionEventHook = (
  * a bare `Agent`, or a `ThreadAgent` with per-thread hooks.
  */
 export type AgentFactory = (ctx: AgentFactoryContext) => Agent | ThreadAgent | Promise<Agent | ThreadAgent>;
+
+/**
+ * How a run ended, for what tracks runs beyond the chat (scheduled prompts). `inbound`: the chat
+ * messages it answered, in the order it took them. `outcome`: `answered` (its last reply ended
+ * normally), `failed` (the model or the run failed; `error` says how), `stopped` (aborted, or handed
+ * over to another worker unfinished). `answer`: the text of its last reply ("" for none). `shown`:
+ * the platform confirmed everything the run rendered; false while something is owed (the render
+ * journal keeps it, and the thread's next tenure posts it: `RunObserver.renderFinished` says when).
+ */
+export interface RunReport {
+  threadKey: string;
+  runId: string;
+  inbound: InboundMessage[];
+  outcome: "answered" | "failed" | "stopped";
+  error?: string;
+  answer: string;
+  shown: boolean;
+}
+
+/**
+ * Hears how runs end, in the worker process that ran them. `runEnded` once per run, after its sink
+ * closed; `renderFinished` when a later tenure finished what a run still owed the chat (its record
+ * cleared). Must not throw and must not block: both are called synchronously from the worker.
+ */
+export interface RunObserver {
+  runEnded(report: RunReport): void;
+  renderFinished(threadKey: string, runId: string): void;
+}
 
 /** What the ingest of a run's new messages needs from the worker (`AttachmentIngest.ingest`). */
 export interface IngestRequest {

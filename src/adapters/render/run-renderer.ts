@@ -51,6 +51,12 @@ export interface RunRendererOptions {
    * lasts and removed when the model speaks. Absent or 0: never.
    */
   waitNoticeMs?: number;
+  /**
+   * A reply that is exactly this text (trimmed) is not shown: nothing to post (a scheduled prompt's
+   * "nothing to report" answer). While the streamed text could still become it, nothing is shown
+   * either, so the marker never flashes up in the chat. Absent or empty: every reply is shown.
+   */
+  quietMarker?: string;
 }
 
 /** How a run ended, as far as the caller knows (the events usually say it already). */
@@ -251,13 +257,13 @@ export class RunRenderer {
         return;
       case "message_update":
         this.waitOnModel(true);
-        answer.streaming(textOf(event.message));
+        answer.streaming(this.shownText(textOf(event.message)));
         return;
       case "message_end": {
         const m = event.message;
         if (!isAssistant(m)) return;
         this.waitOnModel(false);
-        answer.messageEnded(textOf(m), m.timestamp);
+        answer.messageEnded(this.shownText(textOf(m)), m.timestamp);
         this.ended++;
         // Queued before the runtime saves this reply in the session, so a session that holds it
         // implies a journal that owes it.
@@ -287,6 +293,12 @@ export class RunRenderer {
       default:
         return;
     }
+  }
+
+  /** `text` as the chat shows it: "" while it is (or could still become) the quiet marker. */
+  private shownText(text: string): string {
+    const marker = this.o.quietMarker;
+    return marker?.startsWith(text.trim()) ? "" : text;
   }
 
   private finish(): Promise<void> {

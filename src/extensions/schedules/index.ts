@@ -3,10 +3,10 @@
  * spec runs, with no clock and no I/O, so the chat command, BullMQ's job schedulers and the embedded
  * scheduler all share one set of answers.
  */
-export { type CatchUpRules, catchUp, MISSED_RUNS_CAP } from "./missed-runs.js";
+export { catchUp, MISSED_RUNS_CAP } from "./missed-runs.js";
 export { countRunsBetween, lastRunAtOrBefore, nextRuns } from "./next-runs.js";
-export { type ParseResult, parseSchedule, type ScheduleRules } from "./parse.js";
-export type { ParsedSchedule, ScheduleSpec } from "./spec.js";
+export { type ParseResult, parseSchedule } from "./parse.js";
+export type { ScheduleSpec } from "./spec.js";
 export {
   canonicalTimeZone,
   formatInstant,

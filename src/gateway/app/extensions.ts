@@ -53,13 +53,15 @@ export interface LoadExtensionsOptions {
   streamFn?: StreamFn;
   /** The configured MCP servers of this process; absent when none are configured. */
   mcp?: McpKit;
+  /** `/schedule` (scheduled prompts); absent when schedules are off. */
+  schedules?: ExtensionFactory;
   /** Directory relative module paths are resolved against (the config file's). */
   baseDir: string;
   logger: Logger;
 }
 
 /** The built-ins, in the order their handlers run, before the configured modules. */
-const BUILTIN_ORDER = ["commands", "approval", "tools", "mcp", "sub-agent"] as const;
+const BUILTIN_ORDER = ["commands", "approval", "tools", "mcp", "sub-agent", "schedules"] as const;
 
 /** Loads the built-ins and the configured modules; never rejects for an extension's fault. */
 export async function loadExtensions(o: LoadExtensionsOptions): Promise<ExtensionRunner> {
@@ -117,9 +119,12 @@ export async function loadExtensions(o: LoadExtensionsOptions): Promise<Extensio
     }),
     mcp: o.mcp?.extension ?? (() => {}),
     "sub-agent": createSubAgentExtension(o.streamFn ? { streamFn: o.streamFn } : {}),
+    schedules: o.schedules ?? (() => {}),
   };
   const entries: ExtensionConfigEntry[] = [
-    ...BUILTIN_ORDER.filter((name) => name !== "mcp" || o.mcp).map((builtin) => ({ builtin })),
+    ...BUILTIN_ORDER.filter((name) => (name !== "mcp" || o.mcp) && (name !== "schedules" || o.schedules)).map(
+      (builtin) => ({ builtin }),
+    ),
     ...o.extensions.modules.map((module) => ({ module })),
   ];
   await runner.load(await resolveExtensionEntries(entries, { builtins, baseDir: o.baseDir }));

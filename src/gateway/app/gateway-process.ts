@@ -3,6 +3,7 @@
  * runtime's workers, the HTTP server, the adapters' inbound side) and tells the person who started
  * it where to go; `stop` drains them, inbound first, then running turns within the grace period.
  */
+
 import type { ChannelAdapter, Platform } from "../../adapters/types.js";
 import { START_LINK_TTL_MS, type WebChatAdapter } from "../../adapters/web/index.js";
 import type { ApprovalStore } from "../../extensions/approval/types.js";
@@ -17,6 +18,7 @@ import type { GatewayHttpServer, ListeningAddress } from "../http/server.js";
 import type { Logger } from "../log.js";
 import type { InboundPipeline } from "./inbound.js";
 import { adapterProbe } from "./probes.js";
+import type { ScheduleWiring } from "./schedules.js";
 import type { SharedRedis } from "./shared-redis.js";
 
 /** A built process. Fields are exposed for tests and for the CLI's messages. */
@@ -47,6 +49,8 @@ export interface GatewayParts
   sandbox: SandboxStatus | undefined;
   shared: SharedRedis | undefined;
   approvals: ApprovalStore;
+  /** Scheduled prompts: fired where workers run, stopped before the runtime. */
+  schedules: Pick<ScheduleWiring, "start" | "stop">;
   /** Closed last when the process stops, in this order. */
   closers: readonly (() => Promise<unknown>)[];
   logger: Logger;
@@ -92,7 +96,10 @@ class GatewayLifecycle {
 
   async start(): Promise<void> {
     const { role, http, logger } = this.parts;
-    if (role !== "gateway") await this.parts.runtime.start();
+    if (role !== "gateway") {
+      await this.parts.runtime.start();
+      await this.parts.schedules.start();
+    }
     const address = await http.listen();
     const url = address.url;
     this.address = url;
@@ -161,6 +168,9 @@ class GatewayLifecycle {
     // Without Redis nothing can be handed over, and commands would wait for it forever.
     if (redis && redis.status !== "ready") redis.disconnect();
     await Promise.allSettled(this.inbound.map((a) => a.stop()));
+    await this.parts.schedules
+      .stop()
+      .catch((err: unknown) => logger.error({ err }, "schedules did not stop cleanly"));
     await this.parts.runtime
       .stop({ graceMs: config.runtime.shutdownGraceMs })
       .catch((err: unknown) => logger.error({ err }, "runtime did not stop cleanly"));

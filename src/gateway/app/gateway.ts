@@ -16,6 +16,7 @@
  */
 import type { ChannelRegistry } from "../../adapters/registry.js";
 import type { ChannelAdapter } from "../../adapters/types.js";
+import type { Clock } from "../../agent/clock.js";
 import { AccessGate } from "../../extensions/access/gate.js";
 import type { Role } from "../cli/types.js";
 import { ConfigError } from "../config/errors.js";
@@ -32,6 +33,7 @@ import { InboundPipeline } from "./inbound.js";
 import { registerConfiguredModels } from "./models.js";
 import { preflightIssues } from "./preflight.js";
 import { wireRuntime } from "./runtime-wiring.js";
+import { wireSchedules } from "./schedules.js";
 import { openSharedRedis, type SharedRedis, sharedStores } from "./shared-redis.js";
 import { loadTooling } from "./tooling.js";
 
@@ -47,6 +49,8 @@ export interface GatewayOptions {
   configFile?: string;
   /** Lines for the person who started the process (the web chat's address). Default: nothing. */
   announce?: (line: string) => void;
+  /** The clock scheduled prompts fire on (tests drive it by hand). Default: the system clock. */
+  scheduleClock?: Clock;
 }
 
 /** Builds a process of `role` from `config` (nothing listens or connects to platforms yet). */
@@ -66,11 +70,19 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
     // secrets included.
     const secrets = collectSecretValues(config);
     const common = { config, role, shared, secrets, metrics, logger, closers };
+    const schedules = wireSchedules({
+      config,
+      shared,
+      logger,
+      closers,
+      ...(o.scheduleClock ? { clock: o.scheduleClock } : {}),
+    });
     const tooling = await loadTooling({
       ...common,
       configFile: o.configFile,
       approvals: stores.approvals,
       gate,
+      schedules: schedules.extension,
     });
     const channels = await buildChannels({ ...common, registry: o.channels });
     const attachments = attachmentIngester(config, channels, tooling.sandbox, stores.notices, logger);
@@ -80,7 +92,10 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
       stores,
       channels,
       attachments,
+      runObserver: schedules.observer,
+      ...(config.schedules.enabled ? { quietMarker: config.schedules.quietMarker } : {}),
     });
+    schedules.bind(runtime);
     const pipeline = new InboundPipeline({
       runtime,
       store,
@@ -113,6 +128,7 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
       sandbox: tooling.sandbox,
       shared,
       approvals: stores.approvals,
+      schedules,
       closers,
       logger,
       announce: o.announce,

@@ -14,6 +14,8 @@ import type { Logger } from "../log.js";
 export { RedisApprovalStore } from "../../queue/approvals/redis-store.js";
 export { isCluster } from "../../queue/redis/client.js";
 export { RedisRuntime } from "../../queue/redis/redis-runtime.js";
+export { BullScheduleTimer } from "../../queue/schedules/bull-timer.js";
+export { RedisScheduleStore } from "../../queue/schedules/redis-store.js";
 export { RedisSessionStore } from "../../queue/store/redis-store.js";
 export { RedisWebAuthStore } from "../../queue/store/web-auth-redis.js";
 export { RedisWebChatStore } from "../../queue/store/web-redis-store.js";

@@ -14,7 +14,7 @@ import { EmbeddedRuntime } from "../../queue/embedded/embedded-runtime.js";
 import type { RuntimeOptions } from "../../queue/runtime-base.js";
 import { encodeThreadKey } from "../../queue/store/thread-dir.js";
 import type { SessionStore } from "../../queue/store/types.js";
-import type { Runtime } from "../../queue/types.js";
+import type { RunObserver, Runtime } from "../../queue/types.js";
 import { DEFAULT_COLLECT_WINDOW_MS, DEFAULT_INBOX_CAP } from "../../queue/types.js";
 import { SessionKeys } from "../../redis-keys.js";
 import type { SwitchboardConfig } from "../config/types.js";
@@ -44,6 +44,10 @@ export interface RuntimeWiringOptions {
   logger: Logger;
   /** Receives what must be closed when the process stops, in the order it was opened. */
   closers: (() => Promise<unknown>)[];
+  /** Hears how runs end (scheduled prompts follow their answers). */
+  runObserver?: RunObserver;
+  /** `schedules.quietMarker`: a reply that is exactly this posts nothing. */
+  quietMarker?: string;
 }
 
 export interface RuntimeWiring {
@@ -102,6 +106,7 @@ function runtimeOptions(
     logger,
     replyTargetOf: replyTargets.replyTargetOf,
     waitNoticeMs: config.models.waitNoticeMs,
+    ...(o.quietMarker ? { quietMarker: o.quietMarker } : {}),
   };
   return {
     sinks: createSinkFactory(rendering),
@@ -119,6 +124,7 @@ function runtimeOptions(
     }),
     format: replyTargets.format,
     attachments: o.attachments,
+    ...(o.runObserver ? { runObserver: o.runObserver } : {}),
     // The one resolution of a thread's delivery mode (its channel's): deliveries without a mode
     // and `/status` both come here.
     modeOf: (threadKey) => {

@@ -25,6 +25,8 @@ export interface SinkFactoryOptions {
   replyTargetOf?: (message: AgentMessage) => MessageRef | undefined;
   /** `models.waitNoticeMs`: silence from the model after which the answer says it still waits. */
   waitNoticeMs?: number;
+  /** `schedules.quietMarker`: a reply that is exactly this posts nothing. */
+  quietMarker?: string;
 }
 
 /** The runtime's `sinks`: renders each run into its thread and counts it. */
@@ -44,6 +46,7 @@ export function createSinkFactory(o: SinkFactoryOptions): RunSinkFactory {
       logger: log,
       ...(o.replyTargetOf ? { replyTargetOf: o.replyTargetOf } : {}),
       ...(o.waitNoticeMs ? { waitNoticeMs: o.waitNoticeMs } : {}),
+      ...(o.quietMarker ? { quietMarker: o.quietMarker } : {}),
       ...(journal ? { log: journal } : {}),
     });
     if (runId.startsWith("notice:")) return renderer;

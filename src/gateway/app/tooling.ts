@@ -8,6 +8,7 @@ import type { AccessGate } from "../../extensions/access/gate.js";
 import type { ApprovalStore } from "../../extensions/approval/types.js";
 import type { ExtensionRunner } from "../../extensions/runner.js";
 import type { SandboxStatus } from "../../extensions/tools/index.js";
+import type { ExtensionFactory } from "../../extensions/types.js";
 import type { Role } from "../cli/types.js";
 import { ConfigError } from "../config/errors.js";
 import type { SwitchboardConfig } from "../config/types.js";
@@ -36,6 +37,8 @@ export interface ToolingOptions {
   logger: Logger;
   /** Receives what must be closed when the process stops, in the order it was opened. */
   closers: (() => Promise<unknown>)[];
+  /** `/schedule`, when schedules are enabled. */
+  schedules?: ExtensionFactory | undefined;
 }
 
 export interface Tooling {
@@ -82,6 +85,7 @@ export async function loadTooling(o: ToolingOptions): Promise<Tooling> {
     workspaceRoot: config.agent.workspaceDir,
     streamFn: calls.stream,
     ...(mcp ? { mcp } : {}),
+    ...(o.schedules ? { schedules: o.schedules } : {}),
     baseDir: o.configFile ? dirname(o.configFile) : process.cwd(),
     logger,
   });

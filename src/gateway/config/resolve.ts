@@ -5,10 +5,12 @@
  */
 import { isAbsolute, resolve } from "node:path";
 import { BUILT_IN_CHANNELS, type ChannelRegistry } from "../../adapters/registry.js";
+import { canonicalTimeZone } from "../../extensions/schedules/index.js";
 import type { VariableReference } from "./env.js";
 import { type ConfigIssue, joinPath } from "./errors.js";
 import { mcpIssues } from "./mcp.js";
 import { redisIssues } from "./redis-target.js";
+import { scheduleIssues } from "./schedules.js";
 import type { ValidatedConfig } from "./schema.js";
 import { credentialVariables } from "./secrets.js";
 import type { ChannelsConfig, SwitchboardConfig } from "./types.js";
@@ -194,6 +196,7 @@ export function resolveConfig(
   });
 
   issues.push(...mcpIssues(v.tools.mcp.servers, Object.keys(registry)));
+  issues.push(...scheduleIssues(v.schedules, Object.keys(registry), Date.now()));
 
   const seen = new Map<string, number>();
   v.models.custom.forEach((m, i) => {
@@ -213,6 +216,7 @@ export function resolveConfig(
     channels,
     agent: { ...v.agent, workspaceDir: absolute(baseDir, v.agent.workspaceDir) },
     runtime: { ...v.runtime, dataDir: absolute(baseDir, v.runtime.dataDir) },
+    schedules: { ...v.schedules, timeZone: canonicalTimeZone(v.schedules.timeZone) ?? v.schedules.timeZone },
     extensions: {
       modules: v.extensions.modules.map((m) =>
         m.startsWith(".") || isAbsolute(m) ? absolute(baseDir, m) : m,

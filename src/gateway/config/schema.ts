@@ -18,6 +18,7 @@ import { Obj, SecretFile, StringEnum, StringList } from "../../adapters/config-s
 import { CHANNELS } from "../../adapters/registry.js";
 import { DEFAULT_COLLECT_WINDOW_MS, DEFAULT_INBOX_CAP } from "../../queue/types.js";
 import { DEFAULT_KEY_PREFIX } from "../../redis-keys.js";
+import { SchedulesSchema } from "./schedules-schema.js";
 
 const THINKING_LEVEL_VALUES = ["off", "minimal", "low", "medium", "high", "xhigh"] as const;
 const DELIVERY_MODE_VALUES = ["steer", "followUp", "collect", "interrupt"] as const;
@@ -598,6 +599,7 @@ export function configSchema<
       extensions: ExtensionsSchema,
       http: HttpSchema,
       logging: LoggingSchema,
+      schedules: SchedulesSchema,
     },
     {
       additionalProperties: false,

@@ -7,6 +7,7 @@
  */
 import type { Static } from "@sinclair/typebox";
 import type { CHANNELS } from "../../adapters/registry.js";
+import type { SchedulesSchema } from "./schedules-schema.js";
 import type {
   AgentSchema,
   ApprovalSchema,
@@ -78,6 +79,8 @@ export type HttpConfig = Static<typeof HttpSchema>;
 /** Log level. */
 export type LoggingConfig = Static<typeof LoggingSchema>;
 
+export type SchedulesConfig = Static<typeof SchedulesSchema>;
+
 /** The whole resolved config. Only the wiring code holds it; modules get slices. */
 export interface SwitchboardConfig {
   channels: ChannelsConfig;
@@ -89,6 +92,7 @@ export interface SwitchboardConfig {
   extensions: ExtensionsConfig;
   http: HttpConfig;
   logging: LoggingConfig;
+  schedules: SchedulesConfig;
   /**
    * The variables the config reads credentials and headers from, each with the field it feeds
    * (set by the loader). Their values are masked everywhere (`collectSecretValues`) and tool

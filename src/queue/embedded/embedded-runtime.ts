@@ -66,12 +66,25 @@ export class EmbeddedRuntime extends RuntimeBase {
       });
     }
     const claims = new MemoryEventClaimStore({ clock: this.clock });
-    this.wire({ state: this.state, claims, store: this.store, bus: this.bus, waker: this.waker });
+    this.wire({
+      state: this.state,
+      claims,
+      store: this.store,
+      bus: this.bus,
+      waker: this.waker,
+      rewake: (t) => this.rewake(t),
+    });
   }
 
   /** The fence check to give a session store passed in `store`. */
   fenceCheck(threadKey: string, token: string): boolean {
     return this.state.holds(threadKey, token);
+  }
+
+  /** Sets a thread's wake flag and queues its wake job (a no-op until `start()` made the scheduler). */
+  private async rewake(threadKey: string): Promise<void> {
+    this.state.setWake(threadKey, `rewake:${this.clock.now()}`);
+    this.waker.scheduler?.add(threadKey);
   }
 
   /** Starts running threads; messages delivered before `start()` wait in the inbox. */
@@ -80,11 +93,8 @@ export class EmbeddedRuntime extends RuntimeBase {
     const o = this.o;
     if (!o.agentFactory)
       throw new Error("EmbeddedRuntime.start() needs `agentFactory` to build thread agents.");
-    const rewake = async (threadKey: string) => {
-      this.state.setWake(threadKey, `rewake:${this.clock.now()}`);
-      this.waker.scheduler?.add(threadKey);
-    };
-    const parts = { state: this.state, store: this.store, bus: this.bus, waker: this.waker };
+    const rewake = (threadKey: string) => this.rewake(threadKey);
+    const parts = { state: this.state, store: this.store, bus: this.bus, waker: this.waker, rewake };
     const core = this.createCore(
       { ...parts, agentFactory: o.agentFactory, fenceKey: (t) => `lease:${t}`, rewake },
       this.journal,

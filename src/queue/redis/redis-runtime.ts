@@ -94,7 +94,14 @@ export class RedisRuntime extends RuntimeBase {
       dedupeTtlMs: o.dedupeTtlMs,
       clock: this.clock,
     });
-    this.wire({ state: this.state, claims, store: o.store, bus: this.bus, waker: this.waker });
+    this.wire({
+      state: this.state,
+      claims,
+      store: o.store,
+      bus: this.bus,
+      waker: this.waker,
+      rewake: (t) => this.waker.wake(t),
+    });
   }
 
   /** The coordination primitives; a subclass may wrap them (tests drive race windows this way). */

@@ -15,6 +15,7 @@ import type {
   InboundFormatter,
   ModelResolver,
   OwedRenderFinisher,
+  RunObserver,
   RunSinkFactory,
 } from "../types.js";
 import type { AgentCache } from "./agent-cache.js";
@@ -49,4 +50,6 @@ export interface HolderEnv extends TenureEnv, RenderJournalEnv {
   compaction: CompactionConfig | undefined;
   /** Fetches the files of taken messages before they are formatted; absent: files are only named. */
   attachments?: AttachmentIngest | undefined;
+  /** Hears how each run ended and when an owed render was finished later (scheduled prompts). */
+  runObserver?: RunObserver | undefined;
 }

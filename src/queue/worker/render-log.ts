@@ -4,7 +4,7 @@
  * still owe the chat when the tenure starts (docs/runtime.md, "The render journal").
  */
 import type { OwedRender } from "../state/render-journal.js";
-import type { RenderLog } from "../types.js";
+import type { RenderLog, RunObserver } from "../types.js";
 import type { RenderJournalEnv } from "./holder-env.js";
 import type { Tenure } from "./tenure.js";
 import type { ThreadSession } from "./thread-session.js";
@@ -70,7 +70,10 @@ export function renderLog(
  * when the caller already asked for them. Never throws.
  */
 export async function finishOwedRenders(
-  env: RenderJournalEnv & { onError: (error: unknown, context: string) => void },
+  env: RenderJournalEnv & {
+    onError: (error: unknown, context: string) => void;
+    runObserver?: RunObserver | undefined;
+  },
   tenure: Tenure,
   session: ThreadSession,
   skip: ReadonlySet<string> = new Set(),
@@ -91,6 +94,11 @@ export async function finishOwedRenders(
       if (!shown) continue;
       if (tenure.state === "lost") return;
       if (!(await journal.drop(threadKey, token, owed.runId))) return tenure.lose();
+      try {
+        env.runObserver?.renderFinished(threadKey, owed.runId);
+      } catch (e) {
+        env.onError(e, `reporting a finished render of ${threadKey}`);
+      }
     }
   } catch (e) {
     env.onError(e, `finishing what earlier runs owed the chat in ${threadKey}`);

@@ -42,6 +42,8 @@ export type NextTake = TakeOutcome | undefined;
 
 export class RunDriver implements AgentBinding {
   private run: ActiveRun | undefined;
+  /** Runs of this tenure whose final render the platform confirmed (their journal record cleared). */
+  private readonly shown = new Set<string>();
 
   /** Added in front of the factory's hooks while this tenure drives the agent. */
   readonly hooks: AgentHooks = {
@@ -210,7 +212,47 @@ export class RunDriver implements AgentBinding {
 
   private sinkOf(id: string): RunSink {
     const log = this.logFor(id);
-    return log ? this.env.sinks(this.threadKey, id, log) : this.env.sinks(this.threadKey, id);
+    if (!log) return this.env.sinks(this.threadKey, id);
+    // `done` is the renderer's word that the chat shows everything (docs/runtime.md): what a run
+    // report calls `shown`.
+    const done = async () => {
+      await log.done();
+      this.shown.add(id);
+    };
+    return this.env.sinks(this.threadKey, id, { ...log, done });
+  }
+
+  /** Tells the run observer how `run` ended (after its sink closed); never throws. */
+  private reportRun(run: ActiveRun): void {
+    const observer = this.env.runObserver;
+    const shown = this.shown.delete(run.id) || !this.env.journal;
+    if (!observer || run.inbound.length === 0) return;
+    const messages = this.session.entry?.agent.state.messages ?? [];
+    const last = messages.findLast((m) => m.role === "assistant");
+    const answer =
+      last?.role === "assistant"
+        ? last.content
+            .flatMap((c) => (c.type === "text" ? [c.text] : []))
+            .join("")
+            .trim()
+        : "";
+    const stopped = run.aborted || this.tenure.handingOff || last?.stopReason === "aborted";
+    const failed = !stopped && (last === undefined || last.stopReason === "error");
+    try {
+      observer.runEnded({
+        threadKey: this.threadKey,
+        runId: run.id,
+        inbound: [...run.inbound],
+        outcome: stopped ? "stopped" : failed ? "failed" : "answered",
+        ...(failed
+          ? { error: (last?.role === "assistant" && last.errorMessage) || "the run ended without an answer" }
+          : {}),
+        answer,
+        shown,
+      });
+    } catch (e) {
+      this.env.onError(e, `reporting a run of ${this.threadKey}`);
+    }
   }
 
   /**
@@ -277,6 +319,7 @@ export class RunDriver implements AgentBinding {
       this.compactor.settle();
       this.run = undefined;
       await run.close();
+      this.reportRun(run);
     }
     if (this.tenure.ended) return undefined;
     // A handed-over run is unfinished: its delivered items stay inflight for the next holder.

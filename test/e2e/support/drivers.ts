@@ -28,8 +28,10 @@ export interface Conversation {
   start(text: string): Promise<void>;
   /** A later message to the bot in the same thread. */
   say(text: string): Promise<void>;
-  /** A command in the thread, the platform's usual way. */
+  /** A command in the thread, the platform's usual way (by the admin). */
   command(name: string, args?: string): Promise<void>;
+  /** Telegram only: the command in the thread by someone who is no admin. */
+  commandByOther?(name: string, args?: string): Promise<void>;
   /** The bot's messages in the thread, current text, oldest first. */
   botMessages(): BotMessage[];
   /** The emoji the bot itself added to one of its messages (normalised: ✅ ❌ ♾️ 👀). */
@@ -89,6 +91,11 @@ function telegramConversation(world: World): Conversation {
   const tg = world.telegram;
   const chat: FakeChat = { id: -100900000 - ++chatSeq, type: "supergroup", title: `Team ${chatSeq}` };
   const lastBot = () => tg.botMessages(chat.id).at(-1)?.message_id;
+  const command = (from: (typeof TG_USERS)["alice"], name: string, args: string) => {
+    const replyTo = lastBot();
+    const head = `/${name}@${BOT_USERNAME}`;
+    tg.userMessage({ chat, from, text: args ? `${head} ${args}` : head, ...(replyTo ? { replyTo } : {}) });
+  };
   return {
     adminName: /alice/,
     async start(text) {
@@ -111,14 +118,10 @@ function telegramConversation(world: World): Conversation {
     botFiles: () => tg.botFiles(chat.id).map(({ name, bytes, caption }) => ({ name, bytes, caption })),
     loseFiles: () => tg.files.files.clear(),
     async command(name, args = "") {
-      const replyTo = lastBot();
-      const head = `/${name}@${BOT_USERNAME}`;
-      tg.userMessage({
-        chat,
-        from: TG_USERS.alice,
-        text: args ? `${head} ${args}` : head,
-        ...(replyTo ? { replyTo } : {}),
-      });
+      command(TG_USERS.alice, name, args);
+    },
+    async commandByOther(name, args = "") {
+      command(TG_USERS.bob, name, args);
     },
     botMessages: () => tg.botMessages(chat.id).map((m) => ({ id: String(m.message_id), text: m.text })),
     botReactions: (id) => (tg.message(chat.id, Number(id))?.botReactions ?? []).map(fromTelegramReaction),

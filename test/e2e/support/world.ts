@@ -9,9 +9,11 @@
  * line, without the author's name in front of it); after a tool result it reports that result. `alpha/one` speaks OpenAI chat completions, `beta/two` the
  * Anthropic Messages API, so `/model` crosses wire formats.
  */
+
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { Clock } from "../../../src/agent/clock.js";
 import { createGateway, type Gateway } from "../../../src/gateway/app/index.js";
 import type { Role } from "../../../src/gateway/cli/types.js";
 import { parseConfigText } from "../../../src/gateway/config/index.js";
@@ -266,7 +268,7 @@ export class World {
   }
 
   /** Builds and starts one process of `role` in this test process. */
-  async start(role: Role = "all", o: YamlOptions = {}): Promise<Gateway> {
+  async start(role: Role = "all", o: YamlOptions = {}, scheduleClock?: Clock): Promise<Gateway> {
     const parsed = parseConfigText(this.yaml(o), {
       env: this.env(),
       baseDir: this.dir,
@@ -276,7 +278,12 @@ export class World {
     const logger: Logger = process.env.SB_E2E_LOG
       ? createLogger({ level: "debug", destination: 2, base: { role } })
       : silentProcessLogger();
-    const gateway = await createGateway({ config: parsed.config, role, logger });
+    const gateway = await createGateway({
+      config: parsed.config,
+      role,
+      logger,
+      ...(scheduleClock ? { scheduleClock } : {}),
+    });
     this.gateways.push(gateway);
     await gateway.start();
     return gateway;
