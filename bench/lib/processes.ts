@@ -12,8 +12,9 @@ export interface WorkerProcess {
   kill(signal?: NodeJS.Signals): Promise<void>;
 }
 
-export function spawnWorker(env: Record<string, string>): WorkerProcess {
-  const child = spawn(process.execPath, ["--import", "tsx", WORKER], {
+/** Starts `script` (default: the bench's worker) under tsx; `ready` resolves at its first "ready" line. */
+export function spawnWorker(env: Record<string, string>, script: string = WORKER): WorkerProcess {
+  const child = spawn(process.execPath, ["--import", "tsx", script], {
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });

@@ -46,6 +46,13 @@ export interface BullScheduleTimerOptions {
   onError: (error: unknown, context: string) => void;
   /** The clock of `delay` for one-off jobs (ms); default `Date.now`. */
   now?: () => number;
+  /**
+   * How long a worker holds a schedule job before BullMQ counts it stalled (its worker died) and
+   * hands it to another; default 10 s (the stalled check runs every half of it), so an occurrence
+   * whose worker died is fired again within about 15 s, long before the next one of any schedule
+   * the minimum interval allows.
+   */
+  lockDurationMs?: number;
 }
 
 export class BullScheduleTimer implements ScheduleTimer {
@@ -90,7 +97,15 @@ export class BullScheduleTimer implements ScheduleTimer {
         if (typeof id !== "string" || typeof occurrence !== "number") return;
         await fire(id, occurrence);
       },
-      { connection: this.workerConnection, prefix: this.o.prefix, concurrency: 8, autorun: false },
+      {
+        connection: this.workerConnection,
+        prefix: this.o.prefix,
+        concurrency: 8,
+        autorun: false,
+        lockDuration: this.o.lockDurationMs ?? 10_000,
+        stalledInterval: Math.max(100, Math.floor((this.o.lockDurationMs ?? 10_000) / 2)),
+        maxStalledCount: 5,
+      },
     );
     worker.on("error", (e) => this.o.onError(e, "the schedules worker"));
     worker.on("failed", (job, e) => this.o.onError(e, `schedule job ${job?.id ?? "?"}`));

@@ -52,6 +52,28 @@ describe("RunRenderer", () => {
     expect(adapter.messages()).toContain("Let me check.\n\nIt is noon.");
   });
 
+  it("posts nothing for a reply that is the quiet marker, and never shows the marker while it streams", async () => {
+    const clock = new ManualClock();
+    const adapter = new RecordingAdapter(clock, { markdown: "plain" });
+    const quiet = () =>
+      new RunRenderer({
+        adapter,
+        threadKey: "t1",
+        clock,
+        limiter: new MemoryRateLimiter(clock),
+        quietMarker: "NO_REPLY",
+      });
+    const silent = quiet();
+    for (const e of streamedText(["NO", "_RE", "PLY"])) silent.onEvent(e);
+    await driveUntil(clock, silent.close(), { busy: () => silent.busy });
+    expect(adapter.messages()).toEqual([]);
+    // A reply that only begins like the marker is shown in full.
+    const spoken = quiet();
+    for (const e of streamedText(["NO", " deploy failed today."])) spoken.onEvent(e);
+    await driveUntil(clock, spoken.close(), { busy: () => spoken.busy });
+    expect(adapter.messages()).toEqual(["NO deploy failed today."]);
+  });
+
   it("keeps typing while the agent works and stops when the run ends", async () => {
     const { clock, adapter, renderer } = setup();
     renderer.onEvent({ type: "agent_start" });
