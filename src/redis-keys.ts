@@ -285,6 +285,55 @@ export class ScheduleKeys {
   }
 }
 
+/** The one hash tag of every budget key. */
+const BUDGETS = "budgets";
+
+/**
+ * Keys of the budget ledger (queue/budgets/redis-ledger.ts). They all share the hash tag
+ * `{budgets}`: one reservation checks and counts against every cap of a call (user, channel,
+ * thread, deployment) in one step, so every key a budget step touches must sit in one slot.
+ * Counters are fields of a few hashes rather than keys of their own, so each script takes a fixed
+ * set of keys (src/queue/lua/budget-sweep.lua lists them in order).
+ */
+export class BudgetKeys {
+  constructor(readonly prefix: string = DEFAULT_KEY_PREFIX) {}
+
+  /** Hash: `usd:<period id>` and `tokens:<period id>` → spent (whole micro-dollars, tokens). */
+  get spent(): string {
+    return tagged(this.prefix, BUDGETS, "spent");
+  }
+
+  /** Hash: the same fields as `spent` → the sums of the live reservations. */
+  get reserved(): string {
+    return tagged(this.prefix, BUDGETS, "reserved");
+  }
+
+  /** Hash: call id → its reservation (amount and period ids, JSON). */
+  get reservations(): string {
+    return tagged(this.prefix, BUDGETS, "res");
+  }
+
+  /** Sorted set: call ids of the reservations scored by their expiry (ms). */
+  get expiries(): string {
+    return tagged(this.prefix, BUDGETS, "res-expiry");
+  }
+
+  /** Sorted set: settled call ids scored by when they may be forgotten (ms). */
+  get settled(): string {
+    return tagged(this.prefix, BUDGETS, "settled");
+  }
+
+  /** Sorted set: period ids scored by when their spent counters may go (ms). */
+  get periods(): string {
+    return tagged(this.prefix, BUDGETS, "periods");
+  }
+
+  /** Hash: one day's usage rows (`usd:<row>`, `tokens:<row>`, `calls:<row>`); `day` is `YYYY-MM-DD`. */
+  usage(day: string): string {
+    return tagged(this.prefix, BUDGETS, `usage:${day}`);
+  }
+}
+
 /** String: a channel's rate budget (its theoretical arrival time, ms). */
 export function rateLimitKey(prefix: string, channel: string): string {
   return `${prefix}ratelimit:${channel}`;

@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest";
 import {
   ApprovalKeys,
   accessNoticeKey,
+  BudgetKeys,
   connectionLeaseKey,
   DEFAULT_KEY_PREFIX,
   defaultQueuePrefix,
@@ -157,6 +158,24 @@ describe("the key registry", () => {
       "sb:{schedules}:thread:t",
       "sb:{schedules}:user:telegram:u",
       "sb:{schedules}:all",
+    ]);
+    const budgets = new BudgetKeys();
+    expect([
+      budgets.spent,
+      budgets.reserved,
+      budgets.reservations,
+      budgets.expiries,
+      budgets.settled,
+      budgets.periods,
+      budgets.usage("2026-03-29"),
+    ]).toEqual([
+      "sb:{budgets}:spent",
+      "sb:{budgets}:reserved",
+      "sb:{budgets}:res",
+      "sb:{budgets}:res-expiry",
+      "sb:{budgets}:settled",
+      "sb:{budgets}:periods",
+      "sb:{budgets}:usage:2026-03-29",
     ]);
     expect([
       rateLimitKey(p, "c"),

@@ -1,0 +1,81 @@
+/**
+ * The embedded mode's budgets file (`<dataDir>/budgets.json` as the runtime will name it): the
+ * spent counters and the usage rows, in whole micro-dollars and tokens. Reservations and settled
+ * call ids are not in it: they belong to calls of the process that owns the file, which a restart
+ * ended. Read once at start (`readBudgetsFile`), replaced whole at each settle (`writeBudgetsFile`:
+ * a temporary file, fsynced, then renamed over it, so a crash leaves the old file or the new one).
+ */
+import { readFileSync } from "node:fs";
+import { open, rename } from "node:fs/promises";
+import type { Units } from "./plan.js";
+
+/** Spent of one cap period (`<scope>:<key>:<period>:<start>`), and when it may go (ms). */
+export type SpentEntry = Units & { dropAt: number };
+
+/** One usage row's sums. */
+export type UsageSums = Units & { calls: number };
+
+/** One day's usage rows by row name (`usageFields`), and when the day may go (ms). */
+export interface UsageDay {
+  dropAt: number;
+  rows: Record<string, UsageSums>;
+}
+
+/** What the file holds. */
+export interface BudgetsState {
+  spent: Record<string, SpentEntry>;
+  usage: Record<string, UsageDay>;
+}
+
+interface BudgetsFile extends BudgetsState {
+  version: 1;
+}
+
+/**
+ * The state in the file at `path`; empty when it does not exist. Throws an Error naming the file
+ * and what to do when it is not a budgets file: loading a damaged file as empty would overwrite it
+ * at the next settle and lose the month's spending and the usage history.
+ */
+export function readBudgetsFile(path: string): BudgetsState {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return { spent: {}, usage: {} };
+    throw err;
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (err) {
+    throw damaged(path, `not JSON: ${(err as Error).message}`);
+  }
+  const file = parsed as Partial<BudgetsFile> | null;
+  const isObject = (v: unknown) => typeof v === "object" && v !== null && !Array.isArray(v);
+  if (!isObject(file) || file?.version !== 1 || !isObject(file.spent) || !isObject(file.usage))
+    throw damaged(path, 'not {"version": 1, "spent": {...}, "usage": {...}}');
+  return { spent: file.spent as Record<string, SpentEntry>, usage: file.usage as Record<string, UsageDay> };
+}
+
+function damaged(path: string, why: string): Error {
+  return new Error(
+    `The budgets file ${path} is damaged (${why}). Move it aside (rename it, say to ${path}.damaged) ` +
+      "to start counting from zero (this month's spending and the usage history are lost), or repair it and restart.",
+  );
+}
+
+/** Replaces the file at `path` with `state` as it is at the call, atomically; resolves once in place. */
+export async function writeBudgetsFile(path: string, state: BudgetsState): Promise<void> {
+  const file: BudgetsFile = { version: 1, ...state };
+  const text = `${JSON.stringify(file)}\n`;
+  // One process owns the file and writes one at a time, so one temporary name suffices.
+  const tmp = `${path}.tmp`;
+  const handle = await open(tmp, "w");
+  try {
+    await handle.writeFile(text, "utf8");
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  await rename(tmp, path);
+}
