@@ -5,8 +5,7 @@
  * ended. Read once at start (`readBudgetsFile`), replaced whole at each settle (`writeBudgetsFile`:
  * a temporary file, fsynced, then renamed over it, so a crash leaves the old file or the new one).
  */
-import { readFileSync } from "node:fs";
-import { open, rename } from "node:fs/promises";
+import { readStateFile, replaceStateFile } from "../store/state-file.js";
 import type { Units } from "./plan.js";
 
 /** Spent of one cap period (`<scope>:<key>:<period>:<start>`), and when it may go (ms). */
@@ -37,19 +36,8 @@ interface BudgetsFile extends BudgetsState {
  * at the next settle and lose the month's spending and the usage history.
  */
 export function readBudgetsFile(path: string): BudgetsState {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return { spent: {}, usage: {} };
-    throw err;
-  }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (err) {
-    throw damaged(path, `not JSON: ${(err as Error).message}`);
-  }
+  const parsed = readStateFile(path, (why) => damaged(path, why));
+  if (parsed === undefined) return { spent: {}, usage: {} };
   const file = parsed as Partial<BudgetsFile> | null;
   const isObject = (v: unknown) => typeof v === "object" && v !== null && !Array.isArray(v);
   if (!isObject(file) || file?.version !== 1 || !isObject(file.spent) || !isObject(file.usage))
@@ -67,15 +55,5 @@ function damaged(path: string, why: string): Error {
 /** Replaces the file at `path` with `state` as it is at the call, atomically; resolves once in place. */
 export async function writeBudgetsFile(path: string, state: BudgetsState): Promise<void> {
   const file: BudgetsFile = { version: 1, ...state };
-  const text = `${JSON.stringify(file)}\n`;
-  // One process owns the file and writes one at a time, so one temporary name suffices.
-  const tmp = `${path}.tmp`;
-  const handle = await open(tmp, "w");
-  try {
-    await handle.writeFile(text, "utf8");
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  await rename(tmp, path);
+  await replaceStateFile(path, `${JSON.stringify(file)}\n`);
 }

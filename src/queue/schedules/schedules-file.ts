@@ -4,8 +4,7 @@
  * (`writeSchedulesFile`: a temporary file, fsynced, then renamed over it, so a crash leaves the old
  * file or the new one, never half of one).
  */
-import { readFileSync } from "node:fs";
-import { open, rename } from "node:fs/promises";
+import { readStateFile, replaceStateFile } from "../store/state-file.js";
 import type { ScheduleRecord } from "./types.js";
 
 /** The file's shape on disk. */
@@ -21,19 +20,8 @@ interface SchedulesFile {
  * and lose every chat schedule in it.
  */
 export function readSchedulesFile(path: string): ScheduleRecord[] {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return [];
-    throw err;
-  }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (err) {
-    throw damaged(path, `not JSON: ${(err as Error).message}`);
-  }
+  const parsed = readStateFile(path, (why) => damaged(path, why));
+  if (parsed === undefined) return [];
   const file = parsed as Partial<SchedulesFile> | null;
   if (typeof file !== "object" || file === null || file.version !== 1 || !Array.isArray(file.schedules))
     throw damaged(path, 'not {"version": 1, "schedules": [...]}');
@@ -57,15 +45,5 @@ function damaged(path: string, why: string): Error {
  */
 export async function writeSchedulesFile(path: string, records: readonly ScheduleRecord[]): Promise<void> {
   const file: SchedulesFile = { version: 1, schedules: [...records] };
-  const text = `${JSON.stringify(file, null, 2)}\n`;
-  // One process owns the file and writes one at a time, so one temporary name suffices.
-  const tmp = `${path}.tmp`;
-  const handle = await open(tmp, "w");
-  try {
-    await handle.writeFile(text, "utf8");
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  await rename(tmp, path);
+  await replaceStateFile(path, `${JSON.stringify(file, null, 2)}\n`);
 }
