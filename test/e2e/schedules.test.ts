@@ -92,6 +92,54 @@ describe("/schedule", () => {
   });
 });
 
+describe("a scheduled answer the platform refused", () => {
+  it("is posted by a retry without a second model call once the chat is back", async () => {
+    const c = conversation(world, "telegram");
+    await c.start("hello again");
+    await waitForBot(c, (m) => m.text === "alpha answers: hello again", "the first answer");
+    await c.command("schedule", "every 1h hourly report");
+    const made = await waitForBot(c, (m) => m.text.includes("⏰ Scheduled"), "the confirmation");
+    const chat = c.telegramChat;
+    if (!chat) throw new Error("no chat");
+    world.telegram.loseChat(chat.id);
+    const before = world.requests("openai-completions").length;
+    await clock.advance(60 * 60_000);
+    await until(() => world.requests("openai-completions").length === before + 1, "the scheduled run's model call");
+    world.telegram.addChat(chat);
+    // The first retry (after 1 minute) wakes the conversation: the owed answer is posted.
+    await clock.advance(60_000);
+    await waitForBot(c, (m) => m.text === "alpha answers: hourly report", "the retried answer");
+    expect(world.requests("openai-completions").length).toBe(before + 1);
+    await c.command("schedule", `rm ${idOf(made.text)}`);
+    await waitForBot(c, (m) => m.text.startsWith("🗑️ Removed schedule"), "the removal");
+  });
+
+  it("pauses the schedule when its conversation stays gone through every retry", async () => {
+    const c = conversation(world, "telegram");
+    await c.start("one more");
+    await waitForBot(c, (m) => m.text === "alpha answers: one more", "the first answer");
+    await c.command("schedule", "every 1h status");
+    const made = await waitForBot(c, (m) => m.text.includes("⏰ Scheduled"), "the confirmation");
+    const chat = c.telegramChat;
+    if (!chat) throw new Error("no chat");
+    world.telegram.loseChat(chat.id);
+    const before = world.requests("openai-completions").length;
+    await clock.advance(60 * 60_000);
+    await until(() => world.requests("openai-completions").length === before + 1, "the scheduled run's model call");
+    // 1 min, 5 min, 30 min, 2 h: still refused after the last wait, the schedule is paused.
+    for (const wait of [60_000, 300_000, 1_800_000, 7_200_000]) {
+      await clock.sleeping(wait);
+      await clock.advance(wait);
+    }
+    world.telegram.addChat(chat);
+    await c.command("schedule", "list");
+    const list = await waitForBot(c, (m) => m.text.startsWith("Schedules here"), "the list");
+    expect(list.text).toContain(idOf(made.text));
+    expect(list.text).toContain("paused: its answers could not be posted 4 times");
+    expect(world.requests("openai-completions").length).toBe(before + 1);
+  });
+});
+
 describe("/schedule in the web chat", () => {
   it("answers `/schedule in 1m …` at the minute in the same conversation", async () => {
     const web = app.web;

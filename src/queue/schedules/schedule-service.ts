@@ -37,6 +37,8 @@ const MISSED_COUNT_CAP = 10_000;
 
 export class ScheduleService implements RunObserver {
   private readonly retries = new Set<Promise<void>>();
+  /** Schedules this process is retrying an answer of (one chain each, whatever runs meanwhile). */
+  private readonly retrying = new Set<string>();
   private readonly closing = new AbortController();
 
   constructor(private readonly o: ScheduleServiceOptions) {}
@@ -192,6 +194,17 @@ export class ScheduleService implements RunObserver {
         await this.deliver(record, occurrence);
       return;
     }
+    if (record.lastRun?.delivery === "owed") {
+      // The last answer is not in the chat yet: running again would pay the model for a second
+      // answer the chat cannot show either. This occurrence is held back (not run, not counted)
+      // and the owed answer is tried once more now.
+      this.o.logger.warn(
+        { scheduleId: id, occurrence, threadKey: record.target.threadKey },
+        "scheduled run held back: its previous answer is not posted yet",
+      );
+      await this.o.runtime.control(record.target.threadKey, { type: "finishRenders" });
+      return;
+    }
     const now = this.o.clock.now();
     const late = now - occurrence > this.o.settings.graceMs;
     const since = last ?? record.createdAt;
@@ -296,9 +309,14 @@ export class ScheduleService implements RunObserver {
     );
     const record = await this.o.store.get(id);
     if (!record) return;
-    if (delivery === "owed")
-      this.track(this.retryDelivery(record, report.runId), `retrying the answer of ${id}`);
-    else if (record.spec.kind === "once") await this.finishOnce(record);
+    if (delivery === "owed") {
+      if (this.retrying.has(id)) return;
+      this.retrying.add(id);
+      this.track(
+        this.retryDelivery(record, report.runId).finally(() => this.retrying.delete(id)),
+        `retrying the answer of ${id}`,
+      );
+    } else if (record.spec.kind === "once") await this.finishOnce(record);
   }
 
   /** A one-off schedule whose run ended and whose answer is shown has nothing left to do. */
@@ -310,7 +328,9 @@ export class ScheduleService implements RunObserver {
 
   /**
    * Retries showing an answer the platform refused: wakes the thread after each wait so that a
-   * tenure finishes what its render journal owes (the prompt is not run again). Still owed after
+   * tenure finishes what its render journal owes (the prompt is not run again). One chain per
+   * schedule: a later occurrence that runs meanwhile and is refused too does not start the count
+   * again (else an hourly schedule into a deleted channel would retry forever). Still owed after
    * the last wait, the schedule is paused: its thread or channel is likely gone.
    */
   private async retryDelivery(record: ScheduleRecord, runId: string): Promise<void> {
@@ -322,7 +342,7 @@ export class ScheduleService implements RunObserver {
         return;
       }
       const now = await this.o.store.get(record.id);
-      if (!now || now.lastRun?.runId !== runId || now.lastRun.delivery !== "owed") return;
+      if (!now || now.lastRun?.delivery !== "owed") return;
       if (n < waits.length - 1) {
         await this.o.runtime.control(record.target.threadKey, { type: "finishRenders" });
         continue;

@@ -32,6 +32,8 @@ export interface Conversation {
   command(name: string, args?: string): Promise<void>;
   /** Telegram only: the command in the thread by someone who is no admin. */
   commandByOther?(name: string, args?: string): Promise<void>;
+  /** Telegram only: the chat the conversation is in. */
+  readonly telegramChat?: FakeChat;
   /** The bot's messages in the thread, current text, oldest first. */
   botMessages(): BotMessage[];
   /** The emoji the bot itself added to one of its messages (normalised: ✅ ❌ ♾️ 👀). */
@@ -123,6 +125,7 @@ function telegramConversation(world: World): Conversation {
     async commandByOther(name, args = "") {
       command(TG_USERS.bob, name, args);
     },
+    telegramChat: chat,
     botMessages: () => tg.botMessages(chat.id).map((m) => ({ id: String(m.message_id), text: m.text })),
     botReactions: (id) => (tg.message(chat.id, Number(id))?.botReactions ?? []).map(fromTelegramReaction),
     async react(messageId, emoji, by) {

@@ -191,7 +191,18 @@ export class FakeTelegram {
     const existing = this.chats.get(chat.id);
     if (existing) return existing;
     this.chats.set(chat.id, chat);
-    this.messages.set(chat.id, []);
+    if (!this.messages.has(chat.id)) this.messages.set(chat.id, []);
+    return chat;
+  }
+
+  /**
+   * The bot loses the chat (removed from the group, the group deleted): every method naming it
+   * answers 400 "chat not found" until `addChat` (or a message there) brings it back. Its messages
+   * are kept, as Telegram keeps them for the people still in it.
+   */
+  loseChat(chatId: number): FakeChat | undefined {
+    const chat = this.chats.get(chatId);
+    this.chats.delete(chatId);
     return chat;
   }
 
