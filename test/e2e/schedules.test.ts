@@ -104,7 +104,10 @@ describe("a scheduled answer the platform refused", () => {
     world.telegram.loseChat(chat.id);
     const before = world.requests("openai-completions").length;
     await clock.advance(60 * 60_000);
-    await until(() => world.requests("openai-completions").length === before + 1, "the scheduled run's model call");
+    await until(
+      () => world.requests("openai-completions").length === before + 1,
+      "the scheduled run's model call",
+    );
     world.telegram.addChat(chat);
     // The first retry (after 1 minute) wakes the conversation: the owed answer is posted.
     await clock.advance(60_000);
@@ -125,7 +128,10 @@ describe("a scheduled answer the platform refused", () => {
     world.telegram.loseChat(chat.id);
     const before = world.requests("openai-completions").length;
     await clock.advance(60 * 60_000);
-    await until(() => world.requests("openai-completions").length === before + 1, "the scheduled run's model call");
+    await until(
+      () => world.requests("openai-completions").length === before + 1,
+      "the scheduled run's model call",
+    );
     // 1 min, 5 min, 30 min, 2 h: still refused after the last wait, the schedule is paused.
     for (const wait of [60_000, 300_000, 1_800_000, 7_200_000]) {
       await clock.sleeping(wait);

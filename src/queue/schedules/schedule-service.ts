@@ -342,7 +342,7 @@ export class ScheduleService implements RunObserver {
         return;
       }
       const now = await this.o.store.get(record.id);
-      if (!now || now.lastRun?.delivery !== "owed") return;
+      if (now?.lastRun?.delivery !== "owed") return;
       if (n < waits.length - 1) {
         await this.o.runtime.control(record.target.threadKey, { type: "finishRenders" });
         continue;
