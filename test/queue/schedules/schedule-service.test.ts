@@ -348,6 +348,29 @@ describe("scheduled prompts (embedded, manual clock)", () => {
     expect(s.model.calls).toHaveLength(1);
   });
 
+  it("keeps the config's schedules in step: history kept across a restart and a changed prompt, removed when unlisted", async () => {
+    const s = await setUp();
+    await s.service.putConfigured("standup", TARGET, parsed("every 1h post the standup", s.clock.now()));
+    await advanceTo(s, s.clock.now() + 60 * 60_000, "standup");
+    expect(await s.store.get("standup")).toMatchObject({ origin: "config", runs: 1 });
+    // Read again at a later start: the same schedule, not a new one (an interval's start moved on).
+    await s.service.putConfigured("standup", TARGET, parsed("every 1h post the standup", s.clock.now()));
+    await s.service.putConfigured(
+      "standup",
+      TARGET,
+      parsed("every 1h post the standup and the on-call", s.clock.now()),
+    );
+    expect(await s.store.get("standup")).toMatchObject({
+      runs: 1,
+      prompt: "post the standup and the on-call",
+    });
+    // Config intervals count from multiples of themselves, so every process arms the same instants.
+    const spec = (await s.store.get("standup"))?.spec;
+    expect(spec?.kind === "every" ? spec.startAt % 3_600_000 : -1).toBe(0);
+    await s.service.pruneConfigured(new Set());
+    expect(await s.store.get("standup")).toBeUndefined();
+  });
+
   it("refuses a schedule past the per-thread limit", async () => {
     const s = await setUp({ settings: { limits: { perThread: 2, perUser: 10 } } });
     await create(s, "every 1h a");
