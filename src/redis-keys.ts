@@ -323,9 +323,22 @@ export class BudgetKeys {
     return tagged(this.prefix, BUDGETS, "settled");
   }
 
-  /** Sorted set: period ids scored by when their spent counters may go (ms). */
+  /** Sorted set: period ids scored by when their spent counters and stored limits may go (ms). */
   get periods(): string {
     return tagged(this.prefix, BUDGETS, "periods");
+  }
+
+  /**
+   * Hash: `usd:<period id>` and `tokens:<period id>` → the limit `setLimit` stored for that cap
+   * period (whole micro-dollars, tokens); dropped with the period's spent counters.
+   */
+  get limits(): string {
+    return tagged(this.prefix, BUDGETS, "limits");
+  }
+
+  /** Sorted set: ids held by `claimOnce`, scored by until when they are held (ms). */
+  get claims(): string {
+    return tagged(this.prefix, BUDGETS, "claims");
   }
 
   /** Hash: one day's usage rows (`usd:<row>`, `tokens:<row>`, `calls:<row>`); `day` is `YYYY-MM-DD`. */

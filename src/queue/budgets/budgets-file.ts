@@ -1,9 +1,11 @@
 /**
  * The embedded mode's budgets file (`<dataDir>/budgets.json` as the runtime will name it): the
- * spent counters and the usage rows, in whole micro-dollars and tokens. Reservations and settled
- * call ids are not in it: they belong to calls of the process that owns the file, which a restart
- * ended. Read once at start (`readBudgetsFile`), replaced whole at each settle (`writeBudgetsFile`:
- * a temporary file, fsynced, then renamed over it, so a crash leaves the old file or the new one).
+ * spent counters, the limits `setLimit` stored and the usage rows, in whole micro-dollars and
+ * tokens, and the ids `claimOnce` holds (so a restart does not repeat a notice). Reservations and
+ * settled call ids are not in it: they belong to calls of the process that owns the file, which a
+ * restart ended. Read once at start (`readBudgetsFile`; a file written before limits and claims
+ * were kept loads with none), replaced whole at each change (`writeBudgetsFile`: a temporary file,
+ * fsynced, then renamed over it, so a crash leaves the old file or the new one).
  */
 import { readStateFile, replaceStateFile } from "../store/state-file.js";
 import type { Units } from "./plan.js";
@@ -20,10 +22,17 @@ export interface UsageDay {
   rows: Record<string, UsageSums>;
 }
 
+/** The limits `setLimit` stored for one cap period (absent dimensions: none), and when they may go (ms). */
+export type LimitEntry = Partial<Units> & { dropAt: number };
+
 /** What the file holds. */
 export interface BudgetsState {
   spent: Record<string, SpentEntry>;
+  /** By period id, as `spent`. */
+  limits: Record<string, LimitEntry>;
   usage: Record<string, UsageDay>;
+  /** Claimed ids → until when they are held (ms). */
+  claims: Record<string, number>;
 }
 
 interface BudgetsFile extends BudgetsState {
@@ -37,12 +46,33 @@ interface BudgetsFile extends BudgetsState {
  */
 export function readBudgetsFile(path: string): BudgetsState {
   const parsed = readStateFile(path, (why) => damaged(path, why));
-  if (parsed === undefined) return { spent: {}, usage: {} };
+  if (parsed === undefined) return emptyBudgetsState();
   const file = parsed as Partial<BudgetsFile> | null;
   const isObject = (v: unknown) => typeof v === "object" && v !== null && !Array.isArray(v);
-  if (!isObject(file) || file?.version !== 1 || !isObject(file.spent) || !isObject(file.usage))
-    throw damaged(path, 'not {"version": 1, "spent": {...}, "usage": {...}}');
-  return { spent: file.spent as Record<string, SpentEntry>, usage: file.usage as Record<string, UsageDay> };
+  const optional = (v: unknown) => v === undefined || isObject(v);
+  if (
+    !isObject(file) ||
+    file?.version !== 1 ||
+    !isObject(file.spent) ||
+    !isObject(file.usage) ||
+    !optional(file.limits) ||
+    !optional(file.claims)
+  )
+    throw damaged(
+      path,
+      'not {"version": 1, "spent": {...}, "usage": {...}, "limits"?: {...}, "claims"?: {...}}',
+    );
+  return {
+    spent: file.spent as Record<string, SpentEntry>,
+    limits: (file.limits ?? {}) as Record<string, LimitEntry>,
+    usage: file.usage as Record<string, UsageDay>,
+    claims: (file.claims ?? {}) as Record<string, number>,
+  };
+}
+
+/** The state of a ledger that has counted nothing yet. */
+export function emptyBudgetsState(): BudgetsState {
+  return { spent: {}, limits: {}, usage: {}, claims: {} };
 }
 
 function damaged(path: string, why: string): Error {

@@ -2,22 +2,36 @@
  * `BudgetLedger` for the embedded mode (one process, no Redis). Each method changes memory in one
  * synchronous step before its first await, which makes it atomic in the process; the counters are
  * whole micro-dollars and tokens, as in Redis, so both ledgers add up alike. Given a path, the
- * spent counters and usage rows are kept in that JSON file (budgets-file.ts), rewritten whole at
- * each settle; reservations and settled call ids live in memory only, since a restart ended every
- * call they belong to.
+ * spent counters, stored limits, usage rows and claimed ids are kept in that JSON file
+ * (budgets-file.ts), rewritten whole at each change (settle, setLimit, resetSpent, a new claim);
+ * reservations and settled call ids live in memory only, since a restart ended every call they
+ * belong to.
  */
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
-import { type BudgetsState, readBudgetsFile, type UsageSums, writeBudgetsFile } from "./budgets-file.js";
+import {
+  type BudgetsState,
+  emptyBudgetsState,
+  type LimitEntry,
+  readBudgetsFile,
+  type UsageSums,
+  writeBudgetsFile,
+} from "./budgets-file.js";
 import { assertTimeZone } from "./periods.js";
 import {
+  admitRule,
+  type CapPeriod,
   capPeriod,
   capPeriods,
+  checkClaim,
   compareUsageRows,
   daysBetween,
+  effectiveLimit,
   fromUnits,
   leaseEnd,
-  passes,
+  limitFromUnits,
+  limitToSet,
+  refuses,
   SETTLED_KEEP_MS,
   spentDropAt,
   toUnits,
@@ -79,25 +93,28 @@ export class MemoryBudgetLedger implements BudgetLedger {
     this.timeZone = o.timeZone;
     this.path = o.path;
     if (o.path) mkdirSync(dirname(o.path), { recursive: true });
-    this.state = o.path ? readBudgetsFile(o.path) : { spent: {}, usage: {} };
+    this.state = o.path ? readBudgetsFile(o.path) : emptyBudgetsState();
   }
 
   async reserve(r: ReserveRequest): Promise<ReserveOutcome> {
     const amount = toUnits(r.amount);
     const expiresAt = leaseEnd(r.now, r.ttlMs);
     const periods = capPeriods(r.caps, r.now, this.timeZone);
+    const rule = admitRule(r.admit);
     this.sweep(r.now);
     if (this.reservations.has(r.callId) || this.settled.has(r.callId)) return { ok: true };
     if (!r.override)
       for (const p of periods) {
         const spent = this.spentOf(p.id);
         const reserved = this.reserved.get(p.id) ?? ZERO;
-        if (passes(p.limit, spent, reserved, amount))
+        const limit = this.limitOf(p);
+        if (refuses(rule, limit, spent, reserved, amount))
           return {
             ok: false,
             cap: p.cap,
             spent: fromUnits(spent),
             reserved: fromUnits(reserved),
+            limit: limitFromUnits(limit),
             resetsAt: p.window.end,
           };
       }
@@ -153,8 +170,35 @@ export class MemoryBudgetLedger implements BudgetLedger {
       cap: p.cap,
       spent: fromUnits(this.spentOf(p.id)),
       reserved: fromUnits(this.reserved.get(p.id) ?? ZERO),
+      limit: limitFromUnits(this.limitOf(p)),
       resetsAt: p.window.end,
     }));
+  }
+
+  async setLimit(cap: BudgetCap, now: number): Promise<void> {
+    const set = limitToSet(cap);
+    const p = capPeriod(cap, now, this.timeZone);
+    this.sweep(now);
+    const entry: LimitEntry = { ...this.state.limits[p.id], ...set, dropAt: spentDropAt(p.window.end) };
+    this.state.limits[p.id] = entry;
+    await this.persist();
+  }
+
+  async resetSpent(cap: BudgetCap, now: number): Promise<void> {
+    const p = capPeriod(cap, now, this.timeZone);
+    this.sweep(now);
+    if (!this.state.spent[p.id]) return;
+    delete this.state.spent[p.id];
+    await this.persist();
+  }
+
+  async claimOnce(id: string, now: number, until: number): Promise<boolean> {
+    checkClaim(now, until);
+    this.sweep(now);
+    if (this.state.claims[id] !== undefined) return false;
+    this.state.claims[id] = until;
+    await this.persist();
+    return true;
   }
 
   async exportUsage(sinceMs: number, untilMs: number): Promise<UsageRow[]> {
@@ -168,6 +212,12 @@ export class MemoryBudgetLedger implements BudgetLedger {
   /** Resolves once every write so far has ended. */
   async close(): Promise<void> {
     await this.writes;
+  }
+
+  /** The limits that apply to `p`: those `setLimit` stored for its period over the cap's own. */
+  private limitOf(p: CapPeriod): Partial<Units> {
+    const { dropAt: _, ...stored } = this.state.limits[p.id] ?? { dropAt: 0 };
+    return effectiveLimit(p.limit, stored);
   }
 
   private spentOf(id: string): Units {
@@ -198,6 +248,10 @@ export class MemoryBudgetLedger implements BudgetLedger {
     for (const [callId, dropAt] of this.settled) if (dropAt <= now) this.settled.delete(callId);
     for (const [id, entry] of Object.entries(this.state.spent))
       if (entry.dropAt <= now) delete this.state.spent[id];
+    for (const [id, entry] of Object.entries(this.state.limits))
+      if (entry.dropAt <= now) delete this.state.limits[id];
+    for (const [id, until] of Object.entries(this.state.claims))
+      if (until <= now) delete this.state.claims[id];
     for (const [day, usage] of Object.entries(this.state.usage))
       if (usage.dropAt <= now) delete this.state.usage[day];
   }

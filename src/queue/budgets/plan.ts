@@ -4,7 +4,7 @@
  * long each thing is kept. Keeping it here is what makes the memory and the Redis ledger agree.
  */
 import { dayOf, type PeriodWindow, periodWindow } from "./periods.js";
-import type { Amount, BudgetCap, BudgetScope, UsageRow } from "./types.js";
+import type { AdmitRule, Amount, BudgetCap, BudgetLimit, BudgetScope, UsageRow } from "./types.js";
 
 const DAY_MS = 86_400_000;
 
@@ -50,14 +50,12 @@ export interface CapPeriod {
   /** `<scope>:<key>:<period>:<start ms>`: one counter per cap and period start. */
   id: string;
   window: PeriodWindow;
-  /** The cap's limits in units; absent where it does not limit. */
+  /** The cap's own limits in units; absent where it does not limit (a cap may limit nothing). */
   limit: Partial<Units>;
 }
 
-/** A cap's limits in units; throws when it limits nothing or a limit is negative. */
+/** The limits a cap names, in units; throws a RangeError for a negative or non-finite one. */
 function limitOf(cap: BudgetCap): Partial<Units> {
-  if (cap.usd === undefined && cap.tokens === undefined)
-    throw new RangeError(`The ${cap.period} cap of ${cap.scope} "${cap.key}" limits neither usd nor tokens.`);
   const u = toUnits({ usd: cap.usd ?? 0, tokens: cap.tokens ?? 0 });
   const limit: Partial<Units> = {};
   if (cap.usd !== undefined) limit.usd = u.usd;
@@ -65,7 +63,19 @@ function limitOf(cap: BudgetCap): Partial<Units> {
   return limit;
 }
 
-/** `cap` in its period containing `at`; throws when the cap limits nothing. */
+/**
+ * The limits `setLimit` stores from `cap`, in units; throws a RangeError when the cap names none
+ * (there would be nothing to set) or one is negative or not finite.
+ */
+export function limitToSet(cap: BudgetCap): Partial<Units> {
+  if (cap.usd === undefined && cap.tokens === undefined)
+    throw new RangeError(
+      `setLimit needs a usd or tokens limit; the ${cap.period} cap of ${cap.scope} "${cap.key}" names neither.`,
+    );
+  return limitOf(cap);
+}
+
+/** `cap` in its period containing `at`; throws a RangeError for a negative or non-finite limit. */
 export function capPeriod(cap: BudgetCap, at: number, timeZone: string): CapPeriod {
   const window = periodWindow(cap.period, at, timeZone);
   const id = `${cap.scope}:${cap.key}:${cap.period}:${window.start}`;
@@ -86,12 +96,54 @@ export function capPeriods(caps: readonly BudgetCap[], at: number, timeZone: str
   return [...byId.values()];
 }
 
-/** Whether adding `amount` to `spent` and `reserved` passes a limit of `limit` on a dimension it limits. */
-export function passes(limit: Partial<Units>, spent: Units, reserved: Units, amount: Units): boolean {
+/** The limits that apply: each dimension `stored` (by `setLimit`) names, else the cap's own. */
+export function effectiveLimit(own: Partial<Units>, stored: Partial<Units>): Partial<Units> {
+  const limit: Partial<Units> = {};
+  const usd = stored.usd ?? own.usd;
+  const tokens = stored.tokens ?? own.tokens;
+  if (usd !== undefined) limit.usd = usd;
+  if (tokens !== undefined) limit.tokens = tokens;
+  return limit;
+}
+
+/** Limits in units back as a `BudgetLimit` in USD and tokens (absent dimensions stay absent). */
+export function limitFromUnits(limit: Partial<Units>): BudgetLimit {
+  const out: BudgetLimit = {};
+  if (limit.usd !== undefined) out.usd = limit.usd / 1e6;
+  if (limit.tokens !== undefined) out.tokens = limit.tokens;
+  return out;
+}
+
+/** The admission rule of a request: `fits` unless told; throws a RangeError for an unknown one. */
+export function admitRule(admit: AdmitRule | undefined): AdmitRule {
+  if (admit === undefined || admit === "fits" || admit === "under") return admit ?? "fits";
+  throw new RangeError(`admit must be "fits" or "under", not ${JSON.stringify(admit)}.`);
+}
+
+/**
+ * Whether `limit` refuses `amount` under `rule`, given the period's `spent` and live `reserved`:
+ * `fits` refuses when spent + reserved + amount would pass a limit; `under` when spent + reserved
+ * has already reached one (a zero limit refuses every call). Dimensions without a limit never refuse.
+ */
+export function refuses(
+  rule: AdmitRule,
+  limit: Partial<Units>,
+  spent: Units,
+  reserved: Units,
+  amount: Units,
+): boolean {
+  const over = (max: number | undefined, held: number, more: number) =>
+    max !== undefined && (rule === "under" ? held >= max : held + more > max);
   return (
-    (limit.usd !== undefined && spent.usd + reserved.usd + amount.usd > limit.usd) ||
-    (limit.tokens !== undefined && spent.tokens + reserved.tokens + amount.tokens > limit.tokens)
+    over(limit.usd, spent.usd + reserved.usd, amount.usd) ||
+    over(limit.tokens, spent.tokens + reserved.tokens, amount.tokens)
   );
+}
+
+/** Checks the times of a `claimOnce`: both must be finite (a caller's bug otherwise: RangeError). */
+export function checkClaim(now: number, until: number): void {
+  if (!Number.isFinite(now) || !Number.isFinite(until))
+    throw new RangeError(`A claim's now and until must be finite, not ${now} and ${until}.`);
 }
 
 /** When a spent counter of a period ending at `end` may go. */

@@ -11,12 +11,17 @@ import type { RedisClient } from "../redis/client.js";
 import { runScript, type ScriptReply } from "../redis/run-script.js";
 import { assertTimeZone } from "./periods.js";
 import {
+  admitRule,
   capPeriod,
   capPeriods,
+  checkClaim,
   compareUsageRows,
   daysBetween,
+  effectiveLimit,
   fromUnits,
   leaseEnd,
+  limitFromUnits,
+  limitToSet,
   SETTLED_KEEP_MS,
   spentDropAt,
   toUnits,
@@ -36,14 +41,20 @@ import type {
   UsageRow,
 } from "./types.js";
 
-/** Checks and reserves against every cap at once (budget-reserve.6.lua). */
+/** Checks and reserves against every cap at once (budget-reserve.7.lua). */
 const RESERVE = luaScript("budget-reserve");
-/** Turns a reservation into spent, once (budget-settle.7.lua). */
+/** Turns a reservation into spent, once (budget-settle.8.lua). */
 const SETTLE = luaScript("budget-settle");
 /** Drops a reservation (budget-release.4.lua). */
 const RELEASE = luaScript("budget-release");
-/** Reads spent and live reserved sums after the sweep (budget-usage.6.lua). */
+/** Reads spent and live reserved sums and stored limits after the sweep (budget-usage.7.lua). */
 const USAGE = luaScript("budget-usage");
+/** Stores a cap period's limits (budget-set-limit.7.lua). */
+const SET_LIMIT = luaScript("budget-set-limit");
+/** Sets a cap period's spent back to zero (budget-reset.7.lua). */
+const RESET = luaScript("budget-reset");
+/** Claims an id until a time (budget-claim.1.lua). */
+const CLAIM = luaScript("budget-claim");
 
 /** Options of a `RedisBudgetLedger`. */
 export interface RedisBudgetLedgerOptions {
@@ -82,17 +93,19 @@ export class RedisBudgetLedger implements BudgetLedger {
       amount.usd,
       amount.tokens,
       r.override ? 1 : 0,
+      admitRule(r.admit),
       periods.length,
     ];
     for (const p of periods)
       args.push(p.id, p.limit.usd ?? "", p.limit.tokens ?? "", spentDropAt(p.window.end));
-    const reply = (await runScript(this.redis, RESERVE, this.ledgerKeys(), args)) as number[];
+    const reply = (await runScript(this.redis, RESERVE, this.ledgerKeys(), args)) as ScriptReply[];
     if (reply[0] === 1) return { ok: true };
     const refused = periods[Number(reply[1]) - 1];
     if (!refused)
       throw new Error(`budget-reserve answered ${JSON.stringify(reply)}; expected {1} or {0, i, …}.`);
     const [spent, reserved] = amounts(reply.slice(2));
-    return { ok: false, cap: refused.cap, spent, reserved, resetsAt: refused.window.end };
+    const limit = limitFromUnits(storedLimit(reply.slice(6)));
+    return { ok: false, cap: refused.cap, spent, reserved, limit, resetsAt: refused.window.end };
   }
 
   async settle(s: SettleRequest): Promise<void> {
@@ -124,12 +137,32 @@ export class RedisBudgetLedger implements BudgetLedger {
     const periods = caps.map((cap) => capPeriod(cap, now, this.timeZone));
     if (periods.length === 0) return [];
     const ids = [...new Set(periods.map((p) => p.id))];
-    const reply = (await runScript(this.redis, USAGE, this.ledgerKeys(), [now, ...ids])) as number[];
-    const sums = new Map(ids.map((id, i) => [id, amounts(reply.slice(4 * i, 4 * i + 4))]));
+    const reply = await runScript(this.redis, USAGE, this.ledgerKeys(), [now, ...ids]);
+    const rows = reply as ScriptReply[];
+    const byId = new Map(ids.map((id, i) => [id, rows.slice(6 * i, 6 * i + 6)]));
     return periods.map((p) => {
-      const [spent, reserved] = sums.get(p.id) ?? amounts([]);
-      return { cap: p.cap, spent, reserved, resetsAt: p.window.end };
+      const row = byId.get(p.id) ?? [];
+      const [spent, reserved] = amounts(row);
+      const limit = limitFromUnits(effectiveLimit(p.limit, storedLimit(row.slice(4))));
+      return { cap: p.cap, spent, reserved, limit, resetsAt: p.window.end };
     });
+  }
+
+  async setLimit(cap: BudgetCap, now: number): Promise<void> {
+    const set = limitToSet(cap);
+    const p = capPeriod(cap, now, this.timeZone);
+    const args = [now, p.id, set.usd ?? "", set.tokens ?? "", spentDropAt(p.window.end)];
+    await runScript(this.redis, SET_LIMIT, this.ledgerKeys(), args);
+  }
+
+  async resetSpent(cap: BudgetCap, now: number): Promise<void> {
+    const p = capPeriod(cap, now, this.timeZone);
+    await runScript(this.redis, RESET, this.ledgerKeys(), [now, p.id]);
+  }
+
+  async claimOnce(id: string, now: number, until: number): Promise<boolean> {
+    checkClaim(now, until);
+    return (await runScript(this.redis, CLAIM, [this.keys.claims], [now, id, until])) === 1;
   }
 
   async exportUsage(sinceMs: number, untilMs: number): Promise<UsageRow[]> {
@@ -153,11 +186,19 @@ export class RedisBudgetLedger implements BudgetLedger {
 
   async close(): Promise<void> {}
 
-  /** The six keys every budget script takes first, in budget-sweep.lua's order. */
+  /** The seven keys every budget script but budget-claim takes first, in budget-sweep.lua's order. */
   private ledgerKeys(): string[] {
     const k = this.keys;
-    return [k.spent, k.reserved, k.reservations, k.expiries, k.settled, k.periods];
+    return [k.spent, k.reserved, k.reservations, k.expiries, k.settled, k.periods, k.limits];
   }
+}
+
+/** `[usd limit, tokens limit]` in units from a script's reply (nil where none) as partial units. */
+function storedLimit(reply: readonly ScriptReply[]): Partial<Units> {
+  const limit: Partial<Units> = {};
+  if (reply[0] !== null && reply[0] !== undefined) limit.usd = Number(reply[0]);
+  if (reply[1] !== null && reply[1] !== undefined) limit.tokens = Number(reply[1]);
+  return limit;
 }
 
 /** `[spent usd, spent tokens, reserved usd, reserved tokens]` (units, 0 where missing) in USD. */

@@ -2,12 +2,16 @@
  * The `BudgetLedger` contract, run against every implementation (budget-ledger.test.ts): reserve
  * within a cap and refuse past it, atomically over all caps; settle and release; the lease that
  * frees a dead worker's reservation; periods in a time zone; the usage rows. Time is injected (no
- * test sleeps). Periods and usage rows (budget-ledger-periods.ts) and concurrency
- * (budget-ledger-concurrency.ts) run on the same subjects.
+ * test sleeps). Periods and usage rows (budget-ledger-periods.ts), concurrency
+ * (budget-ledger-concurrency.ts), the admission rules and counting-only caps (budget-ledger-admit.ts)
+ * and the admin steps setLimit, resetSpent and claimOnce (budget-ledger-admin.ts) run on the same
+ * subjects.
  */
 import { describe, expect, it } from "vitest";
 import type { Amount, BudgetCap, BudgetLedger } from "../../../src/queue/budgets/types.js";
 import { subjectPerTest } from "../../support/contract-subject.js";
+import { budgetLedgerAdmin } from "./budget-ledger-admin.js";
+import { budgetLedgerAdmission } from "./budget-ledger-admit.js";
 import { budgetLedgerConcurrency } from "./budget-ledger-concurrency.js";
 import { budgetLedgerPeriods, budgetLedgerUsageRows } from "./budget-ledger-periods.js";
 import {
@@ -34,7 +38,13 @@ export function budgetLedgerContract(name: string, make: MakeLedger): void {
       const c = cap();
       expect(await reserve(ledger, [c], usd(0.4, 10))).toEqual({ ok: true });
       expect(await ledger.usage([c], T0)).toEqual([
-        { cap: c, spent: usd(0), reserved: usd(0.4, 10), resetsAt: at("2026-03-11T00:00:00Z") },
+        {
+          cap: c,
+          spent: usd(0),
+          reserved: usd(0.4, 10),
+          limit: { usd: 1 },
+          resetsAt: at("2026-03-11T00:00:00Z"),
+        },
       ]);
     });
 
@@ -49,6 +59,7 @@ export function budgetLedgerContract(name: string, make: MakeLedger): void {
         cap: tight,
         spent: usd(0.5, 7),
         reserved: usd(0.3, 3),
+        limit: { usd: 1 },
         resetsAt: at("2026-03-11T00:00:00Z"),
       });
       // Reaching the limit exactly is allowed; passing it by a micro-dollar is not.
@@ -101,8 +112,20 @@ export function budgetLedgerContract(name: string, make: MakeLedger): void {
       await ledger.settle(settle);
       await ledger.settle({ ...settle, actual: usd(0.7) });
       expect(await ledger.usage([c, c], T0 + 2)).toEqual([
-        { cap: c, spent: usd(0.2, 5), reserved: usd(0), resetsAt: at("2026-03-11T00:00:00Z") },
-        { cap: c, spent: usd(0.2, 5), reserved: usd(0), resetsAt: at("2026-03-11T00:00:00Z") },
+        {
+          cap: c,
+          spent: usd(0.2, 5),
+          reserved: usd(0),
+          limit: { usd: 1 },
+          resetsAt: at("2026-03-11T00:00:00Z"),
+        },
+        {
+          cap: c,
+          spent: usd(0.2, 5),
+          reserved: usd(0),
+          limit: { usd: 1 },
+          resetsAt: at("2026-03-11T00:00:00Z"),
+        },
       ]);
       // A retried reserve of a call already settled is ok and reserves nothing again.
       expect(await reserve(ledger, [c], usd(0.3), id, T0 + 3)).toEqual({ ok: true });
@@ -117,7 +140,13 @@ export function budgetLedgerContract(name: string, make: MakeLedger): void {
       expect((await reserve(ledger, [c], usd(0.3))).ok).toBe(false);
       await ledger.settle({ callId: id, caps: [c], actual: usd(0.25, 1234), now: T0 + 10 });
       expect(await ledger.usage([c], T0 + 10)).toEqual([
-        { cap: c, spent: usd(0.25, 1234), reserved: usd(0), resetsAt: at("2026-03-11T00:00:00Z") },
+        {
+          cap: c,
+          spent: usd(0.25, 1234),
+          reserved: usd(0),
+          limit: { usd: 1 },
+          resetsAt: at("2026-03-11T00:00:00Z"),
+        },
       ]);
       expect(await reserve(ledger, [c], usd(0.75), callId(), T0 + 11)).toEqual({ ok: true });
     });
@@ -200,10 +229,13 @@ export function budgetLedgerContract(name: string, make: MakeLedger): void {
       expect(await reserve(ledger, [c], usd(0.01))).toMatchObject({ ok: false, spent: usd(1.4) });
     });
 
-    it("refuses a cap that limits nothing, a negative amount, a lease of 0 and an endless export (a caller's bug)", async () => {
+    it("refuses a negative or endless limit, a negative amount, a lease of 0 and an endless export (a caller's bug)", async () => {
       const { ledger } = await open();
-      const nothing: BudgetCap = { scope: "user", key: "telegram:1", period: "day" };
-      await expect(reserve(ledger, [nothing], usd(0.1))).rejects.toThrow(/limits neither/);
+      await expect(reserve(ledger, [cap({ usd: -1 })], usd(0.1))).rejects.toThrow(/≥ 0/);
+      await expect(reserve(ledger, [cap({ tokens: Number.NaN })], usd(0.1))).rejects.toThrow(RangeError);
+      await expect(reserve(ledger, [cap({ usd: Number.POSITIVE_INFINITY })], usd(0.1))).rejects.toThrow(
+        RangeError,
+      );
       await expect(reserve(ledger, [cap()], usd(-0.1))).rejects.toThrow(/≥ 0/);
       await expect(
         ledger.reserve({ callId: callId(), caps: [cap()], amount: usd(0.1), now: T0, ttlMs: 0 }),
@@ -216,5 +248,7 @@ export function budgetLedgerContract(name: string, make: MakeLedger): void {
     budgetLedgerPeriods(make);
     budgetLedgerUsageRows(make);
     budgetLedgerConcurrency(open);
+    budgetLedgerAdmission(open);
+    budgetLedgerAdmin(open);
   });
 }

@@ -36,7 +36,7 @@ export function budgetLedgerPeriods(make: MakeLedger): void {
       });
       expect(await ledger.usage([c], at("2026-03-28T23:00:00Z"))).toMatchObject([{ spent: usd(0.9) }]);
       expect(await ledger.usage([c], at("2026-03-29T22:00:00Z"))).toEqual([
-        { cap: c, spent: usd(0), reserved: usd(0), resetsAt: at("2026-03-30T22:00:00Z") },
+        { cap: c, spent: usd(0), reserved: usd(0), limit: { usd: 1 }, resetsAt: at("2026-03-30T22:00:00Z") },
       ]);
     });
 

@@ -3,7 +3,7 @@
   it was reserved in; without a reservation (expired, released) to the periods the caller names,
   so spend is never lost. Adds the call to the usage rows, and remembers the call id as settled
   (a repeated settle changes nothing).
-  KEYS[1..6] the ledger's keys (budget-sweep.lua)  KEYS[7] the day's usage rows (hash:
+  KEYS[1..7] the ledger's keys (budget-sweep.lua)  KEYS[8] the day's usage rows (hash:
   `usd:<row>`, `tokens:<row>`, `calls:<row>`)
   ARGV[1] now (ms)  ARGV[2] call id  ARGV[3] when it may be forgotten as settled (ms)
   ARGV[4] usd (micro-dollars)  ARGV[5] tokens  ARGV[6] the usage rows' time to live (ms)
@@ -34,10 +34,10 @@ end
 local rows = 8 + 2 * n
 for j = 1, tonumber(ARGV[rows]) do
   local row = ARGV[rows + j]
-  redis.call('HINCRBY', KEYS[7], 'usd:' .. row, usd)
-  redis.call('HINCRBY', KEYS[7], 'tokens:' .. row, tokens)
-  redis.call('HINCRBY', KEYS[7], 'calls:' .. row, 1)
-  redis.call('PEXPIRE', KEYS[7], ARGV[6])
+  redis.call('HINCRBY', KEYS[8], 'usd:' .. row, usd)
+  redis.call('HINCRBY', KEYS[8], 'tokens:' .. row, tokens)
+  redis.call('HINCRBY', KEYS[8], 'calls:' .. row, 1)
+  redis.call('PEXPIRE', KEYS[8], ARGV[6])
 end
 redis.call('ZADD', KEYS[5], ARGV[3], call)
 return 1
