@@ -167,6 +167,8 @@ describe("the key registry", () => {
       budgets.expiries,
       budgets.settled,
       budgets.periods,
+      budgets.limits,
+      budgets.claims,
       budgets.usage("2026-03-29"),
     ]).toEqual([
       "sb:{budgets}:spent",
@@ -175,6 +177,8 @@ describe("the key registry", () => {
       "sb:{budgets}:res-expiry",
       "sb:{budgets}:settled",
       "sb:{budgets}:periods",
+      "sb:{budgets}:limits",
+      "sb:{budgets}:claims",
       "sb:{budgets}:usage:2026-03-29",
     ]);
     expect([

@@ -85,17 +85,39 @@ for (const backend of redisBackends()) {
           [`tokens:["channel","${c.key}","m"]`]: "4",
           [`calls:["channel","${c.key}","m"]`]: "1",
         });
+        await ledger.setLimit({ ...c, usd: 2.5, tokens: 70 }, T0);
+        expect(await client.hgetall(keys.limits)).toEqual({
+          [`usd:${field}`]: "2500000",
+          [`tokens:${field}`]: "70",
+        });
+        expect(await ledger.claimOnce("warned", T0, T0 + 5000)).toBe(true);
+        expect(await client.zscore(keys.claims, "warned")).toBe(String(T0 + 5000));
+        await ledger.resetSpent(c, T0);
+        expect(await client.hlen(keys.spent)).toBe(0);
         // A worker that died: its reservation goes at the next step after its lease.
         await ledger.reserve({ callId: callId(), caps: [c], amount: usd(0.3), now: T0, ttlMs: 1000 });
         await ledger.usage([c], T0 + 1000);
         expect(await client.hlen(keys.reservations)).toBe(0);
         expect(await client.zcard(keys.expiries)).toBe(0);
-        // Settled call ids after a day, the period's counters 35 days after the period.
+        // Settled call ids after a day, the period's counters and limits 35 days after the period,
+        // claims at the next claim after their time.
         await ledger.usage([c], at("2026-04-15T00:00:00Z"));
         expect(await client.zcard(keys.settled)).toBe(0);
         expect(await client.hlen(keys.spent)).toBe(0);
+        expect(await client.hlen(keys.limits)).toBe(0);
         expect(await client.zcard(keys.periods)).toBe(0);
-        const all = [keys.spent, keys.reserved, keys.reservations, keys.expiries, keys.settled, keys.periods];
+        expect(await ledger.claimOnce("next", T0 + 5000, T0 + 6000)).toBe(true);
+        expect(await client.zrange(keys.claims, "0", "-1")).toEqual(["next"]);
+        const all = [
+          keys.spent,
+          keys.reserved,
+          keys.reservations,
+          keys.expiries,
+          keys.settled,
+          keys.periods,
+          keys.limits,
+          keys.claims,
+        ];
         // One hash slot: the prefix has no braces, so `{budgets}` is every key's hash tag.
         for (const key of [...all, keys.usage("2026-03-10")])
           expect(key).toMatch(/^[^{}]*\{budgets\}:[^{}]*$/);
@@ -138,9 +160,52 @@ describe("MemoryBudgetLedger's file", () => {
     await reopened.close();
   });
 
+  it("keeps stored limits and claims across a restart, and sweeps them when their time is up", async () => {
+    const path = join(tempDir(), "budgets.json");
+    const first = new MemoryBudgetLedger({ timeZone: "UTC", path });
+    const c = cap();
+    await first.setLimit({ ...c, usd: 3 }, T0);
+    expect(await first.claimOnce("warned", T0, T0 + 1000)).toBe(true);
+    await first.close();
+    const file = JSON.parse(readFileSync(path, "utf8"));
+    expect(Object.values(file.limits)).toEqual([{ usd: 3_000_000, dropAt: at("2026-04-15T00:00:00Z") }]);
+    expect(file.claims).toEqual({ warned: T0 + 1000 });
+    const second = new MemoryBudgetLedger({ timeZone: "UTC", path });
+    expect(await second.usage([c], T0)).toMatchObject([{ limit: { usd: 3 } }]);
+    expect(await second.claimOnce("warned", T0 + 1, T0 + 1000)).toBe(false);
+    expect(await second.claimOnce("later", T0 + 1000, T0 + 2000)).toBe(true);
+    await second.usage([c], at("2026-04-15T00:00:00Z"));
+    await second.resetSpent(c, at("2026-04-15T00:00:00Z"));
+    await second.setLimit({ ...c, usd: undefined, tokens: 5 }, at("2026-04-15T00:00:00Z"));
+    await second.close();
+    const swept = JSON.parse(readFileSync(path, "utf8"));
+    expect(Object.values(swept.limits)).toEqual([{ tokens: 5, dropAt: at("2026-05-21T00:00:00Z") }]);
+    expect(swept.claims).toEqual({});
+  });
+
+  it("loads a file written before limits and claims were kept", async () => {
+    const path = join(tempDir(), "budgets.json");
+    const c = cap();
+    const field = `user:${c.key}:day:${at("2026-03-10T00:00:00Z")}`;
+    writeFileSync(
+      path,
+      JSON.stringify({
+        version: 1,
+        spent: { [field]: { usd: 400_000, tokens: 3, dropAt: T0 + 1e10 } },
+        usage: {},
+      }),
+    );
+    const ledger = new MemoryBudgetLedger({ timeZone: "UTC", path });
+    expect(await ledger.usage([c], T0)).toMatchObject([{ spent: usd(0.4, 3), limit: { usd: 1 } }]);
+    expect(await ledger.claimOnce("a", T0, T0 + 1)).toBe(true);
+    await ledger.close();
+    expect(JSON.parse(readFileSync(path, "utf8"))).toMatchObject({ limits: {}, claims: { a: T0 + 1 } });
+  });
+
   it.each([
     ["not JSON", '{"version": 1, "spent": {'],
     ["another shape", '{"version": 1, "spent": []}'],
+    ["limits of another shape", '{"version": 1, "spent": {}, "usage": {}, "limits": []}'],
   ])("refuses a damaged file (%s) with an error naming it and how to get going again", (_, text) => {
     const path = join(tempDir(), "budgets.json");
     writeFileSync(path, text);
