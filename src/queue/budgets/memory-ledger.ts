@@ -70,9 +70,9 @@ const ZERO: Units = { usd: 0, tokens: 0 };
 /**
  * The budget ledger of one process. With a path, the constructor creates its directory and loads
  * the file (none: nothing spent), and throws when the file is damaged (the Error names it and says
- * to move it aside); `settle` resolves once a write made after its change is in place. Writes run
- * one after another and a change made meanwhile joins the next. The constructor also throws a
- * RangeError for a zone Intl does not know.
+ * to move it aside); `settle`, `setLimit`, `resetSpent` and a successful `claimOnce` resolve once a
+ * write made after their change is in place. Writes run one after another and a change made
+ * meanwhile joins the next. The constructor also throws a RangeError for a zone Intl does not know.
  */
 export class MemoryBudgetLedger implements BudgetLedger {
   private readonly timeZone: string;

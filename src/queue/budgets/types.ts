@@ -141,7 +141,8 @@ export interface UsageRow {
 /**
  * The spend ledger of a deployment, shared by every process that calls models. Every step first
  * sweeps the reservations whose lease ran out, so an expired reservation counts nowhere without any
- * background job. Spent counters are kept a while after their period ends, usage rows 400 days.
+ * background job. Spent counters and the limits `setLimit` stored are kept a while (35 days) after
+ * their period ends, usage rows 400 days, claims until their time is up.
  */
 export interface BudgetLedger {
   /**
