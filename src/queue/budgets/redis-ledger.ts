@@ -104,7 +104,7 @@ export class RedisBudgetLedger implements BudgetLedger {
     if (!refused)
       throw new Error(`budget-reserve answered ${JSON.stringify(reply)}; expected {1} or {0, i, …}.`);
     const [spent, reserved] = amounts(reply.slice(2));
-    const limit = limitFromUnits(storedLimit(reply.slice(6)));
+    const limit = limitFromUnits(replyLimit(reply.slice(6)));
     return { ok: false, cap: refused.cap, spent, reserved, limit, resetsAt: refused.window.end };
   }
 
@@ -137,13 +137,12 @@ export class RedisBudgetLedger implements BudgetLedger {
     const periods = caps.map((cap) => capPeriod(cap, now, this.timeZone));
     if (periods.length === 0) return [];
     const ids = [...new Set(periods.map((p) => p.id))];
-    const reply = await runScript(this.redis, USAGE, this.ledgerKeys(), [now, ...ids]);
-    const rows = reply as ScriptReply[];
+    const rows = (await runScript(this.redis, USAGE, this.ledgerKeys(), [now, ...ids])) as ScriptReply[];
     const byId = new Map(ids.map((id, i) => [id, rows.slice(6 * i, 6 * i + 6)]));
     return periods.map((p) => {
       const row = byId.get(p.id) ?? [];
       const [spent, reserved] = amounts(row);
-      const limit = limitFromUnits(effectiveLimit(p.limit, storedLimit(row.slice(4))));
+      const limit = limitFromUnits(effectiveLimit(p.limit, replyLimit(row.slice(4))));
       return { cap: p.cap, spent, reserved, limit, resetsAt: p.window.end };
     });
   }
@@ -193,8 +192,8 @@ export class RedisBudgetLedger implements BudgetLedger {
   }
 }
 
-/** `[usd limit, tokens limit]` in units from a script's reply (nil where none) as partial units. */
-function storedLimit(reply: readonly ScriptReply[]): Partial<Units> {
+/** `[usd limit, tokens limit]` of a script's reply (units; nil where none limits) as partial units. */
+function replyLimit(reply: readonly ScriptReply[]): Partial<Units> {
   const limit: Partial<Units> = {};
   if (reply[0] !== null && reply[0] !== undefined) limit.usd = Number(reply[0]);
   if (reply[1] !== null && reply[1] !== undefined) limit.tokens = Number(reply[1]);
