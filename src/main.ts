@@ -22,6 +22,7 @@ const handlers: CliHandlers = {
   checkProbes: async (ctx) => ((await wiring()).checkProbes ?? missing("check"))(ctx),
   exportThread: async (ctx) => ((await wiring()).exportThread ?? missing("export"))(ctx),
   importSession: async (ctx) => ((await wiring()).importSession ?? missing("import"))(ctx),
+  usage: async (ctx) => ((await wiring()).usage ?? missing("usage"))(ctx),
   registerCommands: async (ctx) => ((await wiring()).registerCommands ?? missing("register-commands"))(ctx),
 };
 

@@ -2,9 +2,11 @@
  * What each `switchboard` command does with the running system (the CLI frame in src/gateway/cli
  * parses, loads the config and prints): `start` runs a process of the chosen role until the signal,
  * `check` probes Redis and each platform, `export`/`import` move sessions through the session store,
- * `register-commands` puts the commands into each platform's menu.
+ * `usage` reads the budget ledger's usage rows, `register-commands` puts the commands into each
+ * platform's menu.
  */
 import { once } from "node:events";
+import { existsSync } from "node:fs";
 import { dirname } from "node:path";
 import type { TProperties } from "@sinclair/typebox";
 import type { ChannelSlice, RegisteredChannel } from "../../adapters/channel.js";
@@ -31,6 +33,7 @@ import { redisTargetOf } from "../config/redis-target.js";
 import type { SwitchboardConfig } from "../config/types.js";
 import { type Logger, silentProcessLogger } from "../log.js";
 import { buildAdapters } from "./adapters.js";
+import { budgetsFileOf, openBudgetLedger } from "./budget-ledger.js";
 import { toolIssues } from "./config-check.js";
 import { loadExtensions } from "./extensions.js";
 import { createGateway } from "./gateway.js";
@@ -40,6 +43,7 @@ import { chooseDefaultModel, modelIssues, modelRefOf, registerConfiguredModels }
 import { portHeldBySwitchboard, preflightIssues } from "./preflight.js";
 import { redisProbe } from "./redis-probe.js";
 import { sandboxProbe } from "./sandbox.js";
+import { openSharedRedis } from "./shared-redis.js";
 import { webChatStores } from "./web-stores.js";
 
 /**
@@ -186,6 +190,28 @@ export function createCliHandlers(options: { channels?: ChannelRegistry } = {}):
           note: webChatNote(ctx.config, conversation),
         };
       });
+    },
+
+    // The ledger of the config's mode, as start opens it; nothing else of the gateway. An embedded
+    // deployment that never recorded a call has no file yet: nothing spent (and nothing created).
+    async usage(ctx) {
+      if (!redisTargetOf(ctx.config.runtime) && !existsSync(budgetsFileOf(ctx.config))) return [];
+      const shared = await openSharedRedis(ctx.config.runtime, ctx.logger);
+      try {
+        const ledger = await openBudgetLedger(ctx.config, shared);
+        try {
+          return await ledger.exportUsage(ctx.sinceMs, ctx.untilMs);
+        } catch (err) {
+          // A range over 1000 days: the person at the terminal asked for too much.
+          if (err instanceof RangeError)
+            throw new CliError(`${err.message} Ask for a shorter range (--since, --until).`, EXIT.usage);
+          throw err;
+        } finally {
+          await ledger.close();
+        }
+      } finally {
+        if (shared) await shared.redis.quit().catch(() => shared.redis.disconnect());
+      }
     },
 
     async registerCommands(ctx) {

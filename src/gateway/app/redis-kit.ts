@@ -12,6 +12,7 @@ import { describeRedisTarget } from "../config/redis-target.js";
 import type { Logger } from "../log.js";
 
 export { RedisApprovalStore } from "../../queue/approvals/redis-store.js";
+export { RedisBudgetLedger } from "../../queue/budgets/redis-ledger.js";
 export { isCluster } from "../../queue/redis/client.js";
 export { RedisRuntime } from "../../queue/redis/redis-runtime.js";
 export { BullScheduleTimer } from "../../queue/schedules/bull-timer.js";

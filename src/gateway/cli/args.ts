@@ -12,6 +12,7 @@ import { closest } from "../config/errors.js";
 import type { HttpOverrides } from "../config/loader.js";
 import { COMMANDS, type CommandName } from "./help.js";
 import { COMMAND_PLATFORMS, type CommandPlatform, ROLES, type Role } from "./types.js";
+import { parseWhen, USAGE_FORMATS, type UsageFormat, type When } from "./usage.js";
 
 export type ParsedCommand =
   | { kind: "help"; topic?: CommandName }
@@ -21,6 +22,7 @@ export type ParsedCommand =
   | { kind: "health"; config?: string; http?: HttpOverrides }
   | { kind: "export"; config?: string; threadKey: string; sessionId?: string; output?: string }
   | { kind: "import"; config?: string; file: string; threadKey?: string }
+  | { kind: "usage"; config?: string; since: When; until?: When; format: UsageFormat }
   | { kind: "register-commands"; config?: string; platforms: CommandPlatform[] };
 
 /** A command line that cannot be run as written; `command` picks the help to point at. */
@@ -52,6 +54,12 @@ const OPTIONS: Record<CommandName, Options> = {
   health: { ...COMMON, ...LISTEN },
   export: { ...COMMON, session: { type: "string", short: "s" }, output: { type: "string", short: "o" } },
   import: { ...COMMON, thread: { type: "string", short: "t" } },
+  usage: {
+    ...COMMON,
+    since: { type: "string" },
+    until: { type: "string" },
+    format: { type: "string", short: "f" },
+  },
   "register-commands": { ...COMMON, platform: { type: "string", short: "p", multiple: true } },
 };
 
@@ -61,6 +69,7 @@ const POSITIONALS: Record<CommandName, string[]> = {
   health: [],
   export: ["thread"],
   import: ["file"],
+  usage: [],
   "register-commands": [],
 };
 
@@ -191,6 +200,20 @@ export function parseCommandLine(argv: readonly string[], env: Env = {}): Parsed
         file: positionals[0] as string,
         ...(threadKey === undefined ? {} : { threadKey }),
       };
+    }
+    case "usage": {
+      const when = (option: "since" | "until"): When | undefined => {
+        const text = str(values[option]);
+        if (text === undefined) return undefined;
+        const w = parseWhen(text);
+        if (typeof w === "string") throw new UsageError(`--${option}: ${w}`, command);
+        return w;
+      };
+      const since = when("since");
+      if (!since) throw new UsageError("--since is required, e.g. --since 2026-11-01 or --since 7d", command);
+      const until = when("until");
+      const format = oneOf(str(values.format) ?? "csv", USAGE_FORMATS, "--format", command);
+      return { kind: "usage", ...withConfig, since, ...(until ? { until } : {}), format };
     }
     case "register-commands": {
       const names = Array.isArray(values.platform) ? values.platform.map(String) : [];

@@ -26,6 +26,7 @@ import {
   EXIT,
   type StartContext,
 } from "./types.js";
+import { instantOf, usageCsv, usageJson } from "./usage.js";
 
 function errorLine(err: unknown): string {
   return redactSecrets(errorMessage(err).trim() || "unknown error");
@@ -61,6 +62,8 @@ export async function runCommand(
         return await exportThread(parsed, ctx, handlers, cwd);
       case "import":
         return await importSession(parsed, ctx, handlers, cwd);
+      case "usage":
+        return await usage(parsed, ctx, handlers);
       case "register-commands":
         return await registerCommands(parsed.platforms, ctx, handlers);
     }
@@ -211,5 +214,27 @@ async function registerCommands(
   }
   const lines = await handlers.registerCommands({ ...ctx, platforms });
   for (const line of lines) ctx.io.stdout(`${line}\n`);
+  return EXIT.ok;
+}
+
+async function usage(
+  parsed: Extract<ParsedCommand, { kind: "usage" }>,
+  ctx: CommandContext,
+  handlers: CliHandlers,
+): Promise<number> {
+  if (!handlers.usage) return missing("usage", ctx.io);
+  const now = Date.now();
+  const { timeZone } = ctx.config.budgets;
+  const sinceMs = instantOf(parsed.since, now, timeZone);
+  const untilMs = parsed.until ? instantOf(parsed.until, now, timeZone) : now;
+  if (untilMs <= sinceMs) {
+    ctx.io.stderr(
+      `switchboard usage: --until (${new Date(untilMs).toISOString()}) must come after --since ` +
+        `(${new Date(sinceMs).toISOString()})\n`,
+    );
+    return EXIT.usage;
+  }
+  const rows = await handlers.usage({ ...ctx, sinceMs, untilMs });
+  ctx.io.stdout(parsed.format === "json" ? usageJson(rows) : usageCsv(rows));
   return EXIT.ok;
 }

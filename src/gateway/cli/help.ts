@@ -1,12 +1,13 @@
 /** Help texts of the `switchboard` command, one per subcommand. */
 
-export type CommandName = "start" | "check" | "health" | "export" | "import" | "register-commands";
+export type CommandName = "start" | "check" | "health" | "export" | "import" | "usage" | "register-commands";
 export const COMMANDS: readonly CommandName[] = [
   "start",
   "check",
   "health",
   "export",
   "import",
+  "usage",
   "register-commands",
 ];
 
@@ -29,6 +30,7 @@ Commands:
   health              Ask the running Switchboard's /healthz (for container health checks)
   export <thread>     Write a thread's session as pi JSONL
   import <file>       Load a pi JSONL session file into a thread
+  usage               Print what model calls spent per day, scope and model (CSV or JSON)
   register-commands   Register the native slash commands with the platforms
 
 Options:
@@ -117,6 +119,26 @@ Options:
   -t, --thread <key>    Thread to import into (its current session is kept, the import becomes
                         the current one). A web chat thread is web:c followed by 4 to 32 letters
                         or digits. Default: a new web chat conversation.
+${CONFIG_OPTION}
+${HELP_OPTION}
+
+${EXIT_CODES}
+`,
+  usage: `Usage: switchboard usage --since <when> [--until <when>] [--format csv|json] [--config <path>]
+
+Prints the budget ledger's usage rows (docs/budgets.md): what each user, channel and the whole
+deployment spent on each model per day, in USD, tokens and calls, for every day (in
+budgets.timeZone) that overlaps the range. Reads the ledger of the config's mode, the embedded
+mode's <dataDir>/budgets.json or Redis; starts nothing.
+
+<when> is a date (2026-11-01: the start of that day in budgets.timeZone), an instant with its zone
+(2026-11-01T09:00:00Z, 2026-11-01T09:00+01:00) or a duration back from now (24h, 7d, 2w).
+
+Options:
+      --since <when>    Start of the range (required).
+      --until <when>    End of the range, not included. Default: now.
+  -f, --format <fmt>    csv (default): a header line day,scope,key,model,usd,tokens,calls, then
+                        one line per row (RFC 4180 quoting); json: one array of objects.
 ${CONFIG_OPTION}
 ${HELP_OPTION}
 

@@ -77,6 +77,28 @@ export interface RegisterCommandsContext extends CommandContext {
   platforms: readonly CommandPlatform[];
 }
 
+/** `usage`'s context: the range asked for, as instants (the CLI has read the dates in `budgets.timeZone`). */
+export interface UsageContext extends CommandContext {
+  /** First instant asked about (ms). */
+  sinceMs: number;
+  /** First instant no longer asked about (ms); after `sinceMs`. */
+  untilMs: number;
+}
+
+/**
+ * One row of `switchboard usage`: what one member of a scope (`user`, `channel`, `deployment`)
+ * spent on one model on one day of `budgets.timeZone` (`YYYY-MM-DD`), in USD, tokens and calls.
+ */
+export interface UsageExportRow {
+  day: string;
+  scope: string;
+  key: string;
+  model: string;
+  usd: number;
+  tokens: number;
+  calls: number;
+}
+
 /** What one reachability check of `switchboard check` found. */
 export interface CheckResult extends ProbeResult {
   /**
@@ -136,6 +158,11 @@ export interface CliHandlers {
   exportThread?(ctx: ExportContext): Promise<Iterable<string> | AsyncIterable<string>>;
   /** Stores an imported session; returns where it landed (and a line about where to see it). */
   importSession?(ctx: ImportContext): Promise<{ threadKey: string; sessionId?: string; note?: string }>;
+  /**
+   * The budget ledger's usage rows of every day overlapping [sinceMs, untilMs), from the ledger of
+   * the config's mode (the embedded mode's file, or Redis); starts nothing else.
+   */
+  usage?(ctx: UsageContext): Promise<readonly UsageExportRow[]>;
   /** Registers native commands; returns one line per platform to print (`telegram: 9 commands set`). */
   registerCommands?(ctx: RegisterCommandsContext): Promise<readonly string[]>;
 }

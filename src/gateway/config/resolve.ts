@@ -6,6 +6,7 @@
 import { isAbsolute, resolve } from "node:path";
 import { BUILT_IN_CHANNELS, type ChannelRegistry } from "../../adapters/registry.js";
 import { canonicalTimeZone } from "../../extensions/schedules/index.js";
+import { budgetIssues } from "./budgets.js";
 import type { VariableReference } from "./env.js";
 import { type ConfigIssue, joinPath } from "./errors.js";
 import { mcpIssues } from "./mcp.js";
@@ -197,6 +198,7 @@ export function resolveConfig(
 
   issues.push(...mcpIssues(v.tools.mcp.servers, Object.keys(registry)));
   issues.push(...scheduleIssues(v.schedules, Object.keys(registry), Date.now()));
+  issues.push(...budgetIssues(v.budgets));
 
   const seen = new Map<string, number>();
   v.models.custom.forEach((m, i) => {
@@ -217,6 +219,7 @@ export function resolveConfig(
     agent: { ...v.agent, workspaceDir: absolute(baseDir, v.agent.workspaceDir) },
     runtime: { ...v.runtime, dataDir: absolute(baseDir, v.runtime.dataDir) },
     schedules: { ...v.schedules, timeZone: canonicalTimeZone(v.schedules.timeZone) ?? v.schedules.timeZone },
+    budgets: { ...v.budgets, timeZone: canonicalTimeZone(v.budgets.timeZone) ?? v.budgets.timeZone },
     extensions: {
       modules: v.extensions.modules.map((m) =>
         m.startsWith(".") || isAbsolute(m) ? absolute(baseDir, m) : m,

@@ -18,6 +18,7 @@ import { Obj, SecretFile, StringEnum, StringList } from "../../adapters/config-s
 import { CHANNELS } from "../../adapters/registry.js";
 import { DEFAULT_COLLECT_WINDOW_MS, DEFAULT_INBOX_CAP } from "../../queue/types.js";
 import { DEFAULT_KEY_PREFIX } from "../../redis-keys.js";
+import { BudgetsSchema } from "./budgets-schema.js";
 import { SchedulesSchema } from "./schedules-schema.js";
 
 const THINKING_LEVEL_VALUES = ["off", "minimal", "low", "medium", "high", "xhigh"] as const;
@@ -600,6 +601,7 @@ export function configSchema<
       http: HttpSchema,
       logging: LoggingSchema,
       schedules: SchedulesSchema,
+      budgets: BudgetsSchema,
     },
     {
       additionalProperties: false,

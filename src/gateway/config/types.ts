@@ -7,6 +7,7 @@
  */
 import type { Static } from "@sinclair/typebox";
 import type { CHANNELS } from "../../adapters/registry.js";
+import type { BudgetsSchema } from "./budgets-schema.js";
 import type { SchedulesSchema } from "./schedules-schema.js";
 import type {
   AgentSchema,
@@ -80,6 +81,12 @@ export type HttpConfig = Static<typeof HttpSchema>;
 export type LoggingConfig = Static<typeof LoggingSchema>;
 
 export type SchedulesConfig = Static<typeof SchedulesSchema>;
+/**
+ * Budgets: whether model calls are recorded, the zone of days and months (canonical IANA name),
+ * the warning fraction, the reservation lease, the approval wait, each scope's day and month limits
+ * and single members' limits (docs/budgets.md).
+ */
+export type BudgetsConfig = Static<typeof BudgetsSchema>;
 
 /** The whole resolved config. Only the wiring code holds it; modules get slices. */
 export interface SwitchboardConfig {
@@ -93,6 +100,7 @@ export interface SwitchboardConfig {
   http: HttpConfig;
   logging: LoggingConfig;
   schedules: SchedulesConfig;
+  budgets: BudgetsConfig;
   /**
    * The variables the config reads credentials and headers from, each with the field it feeds
    * (set by the loader). Their values are masked everywhere (`collectSecretValues`) and tool
