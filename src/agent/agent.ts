@@ -172,6 +172,11 @@ export class Agent {
     };
   }
 
+  /** How this agent calls its model (undefined: the provider registry's `streamSimple`); work for the same thread (a compaction's summary) calls the same way. */
+  get streamFn(): StreamFn | undefined {
+    return this.options.streamFn;
+  }
+
   get state(): Readonly<AgentState> {
     return this._state;
   }

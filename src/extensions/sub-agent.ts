@@ -13,13 +13,18 @@ import type { AssistantMessage, Provider } from "../agent/llm/types.js";
 import { convertToLlm } from "../agent/session/messages.js";
 import type { AgentEvent, AgentToolResult, AgentToolUpdateCallback, StreamFn } from "../agent/types.js";
 import { modelRef, resolveModelRef } from "./context.js";
-import type { ExtensionFactory } from "./types.js";
+import type { ExtensionContext, ExtensionFactory } from "./types.js";
 
 export const SUB_AGENT_TOOL = "spawn_sub_agent";
 
 export interface SubAgentOptions {
   /** How sub-agents stream (default: the provider registry's `streamSimple`). */
   streamFn?: StreamFn;
+  /**
+   * How the sub-agents of the thread `ctx` is bound to stream (its budget counts them); wins over
+   * `streamFn`.
+   */
+  streamFor?: (ctx: ExtensionContext) => StreamFn;
   getApiKey?: AgentOptions["getApiKey"];
   /** API keys for the "has credentials" check of a named model (besides the environment). */
   getKey?: (provider: Provider) => string | undefined;
@@ -109,7 +114,8 @@ export function createSubAgentExtension(options: SubAgentOptions = {}): Extensio
           beforeToolCall: hooks.beforeToolCall,
           afterToolCall: hooks.afterToolCall,
         };
-        if (options.streamFn) agentOptions.streamFn = options.streamFn;
+        const streamFn = options.streamFor?.(ctx) ?? options.streamFn;
+        if (streamFn) agentOptions.streamFn = streamFn;
         if (options.getApiKey) agentOptions.getApiKey = options.getApiKey;
         const sub = new Agent(agentOptions);
 

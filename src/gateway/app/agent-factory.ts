@@ -6,18 +6,19 @@
  * per-call compaction itself, in front of the extensions' `context` handlers (`Agent.addHooks`).
  */
 import { Agent } from "../../agent/agent.js";
-import { AssistantMessageEventStream } from "../../agent/llm/event-stream.js";
+import { failedStream } from "../../agent/llm/failed-stream.js";
 import { clampThinkingLevel } from "../../agent/llm/thinking.js";
-import type { AssistantMessage, Model, ThinkingLevel } from "../../agent/llm/types.js";
-import { createAssistantMessage } from "../../agent/llm/usage.js";
+import type { Model, ThinkingLevel } from "../../agent/llm/types.js";
 import { convertToLlm } from "../../agent/session/messages.js";
 import type { StreamFn } from "../../agent/types.js";
 import { resolveModelRef } from "../../extensions/context.js";
 import type { ExtensionRunner } from "../../extensions/runner.js";
-import type { ThreadUser } from "../../extensions/types.js";
+import type { ExtensionHost, ThreadUser } from "../../extensions/types.js";
+import { channelKeyOf, userKeyOf } from "../../queue/budgets/policy.js";
 import type { AgentFactory } from "../../queue/types.js";
 import type { ChannelsConfig, ModelsConfig } from "../config/types.js";
 import { type Logger, threadLogger } from "../log.js";
+import type { BudgetCaller } from "./budgets/gate.js";
 import { NO_MODEL, NO_MODEL_TEXT } from "./models.js";
 import { platformOf } from "./platforms.js";
 import { ThreadHost, type ThreadHostDeps } from "./thread-host.js";
@@ -29,8 +30,11 @@ export interface AgentFactoryOptions {
   models: ModelsConfig;
   defaultModel: Model | undefined;
   systemPrompt: string;
-  /** How the agents call their model (the process's one way: stall timeout, usage metrics). */
-  stream: StreamFn;
+  /**
+   * How a thread's agent calls its model (the process's one way: stall timeout, usage metrics, the
+   * budget gate for the calls of `caller`).
+   */
+  streamFor(caller: () => BudgetCaller): StreamFn;
   /** Counts agents held in this process, for the active-threads gauge. */
   liveAgents: { count: number };
   logger: Logger;
@@ -43,21 +47,10 @@ export interface AgentFactoryOptions {
  */
 const withSetUpInstructions =
   (call: StreamFn): StreamFn =>
-  (model, context, options) => {
-    if (model.provider !== NO_MODEL.provider) return call(model, context, options);
-    const stream = new AssistantMessageEventStream();
-    const message: AssistantMessage = {
-      ...createAssistantMessage(model),
-      stopReason: "error",
-      errorMessage: NO_MODEL_TEXT,
-    };
-    stream.push({ type: "error", reason: "error", error: message });
-    stream.end();
-    return stream;
-  };
+  (model, context, options) =>
+    model.provider !== NO_MODEL.provider ? call(model, context, options) : failedStream(model, NO_MODEL_TEXT);
 
 export function createAgentFactory(o: AgentFactoryOptions): AgentFactory {
-  const streamFn = withSetUpInstructions(o.stream);
   return async (ctx) => {
     const platform = platformOf(ctx.threadKey, o.channels);
     if (!platform) throw new Error(`Thread key "${ctx.threadKey}" names no known platform.`);
@@ -75,6 +68,8 @@ export function createAgentFactory(o: AgentFactoryOptions): AgentFactory {
       ...(ctx.appendEntry ? { appendEntry: ctx.appendEntry } : {}),
       ...(ctx.renderLog ? { renderLog: ctx.renderLog } : {}),
     });
+    const caller = (): BudgetCaller => budgetCaller(ctx.threadKey, platform, runUser(), host);
+    const streamFn = withSetUpInstructions(o.streamFor(caller));
     const tools = o.channels[platform].tools;
     const thread = o.runner.bind(host, tools ? { activeTools: tools } : {});
     let model = ctx.model ? resolveModelRef(ctx.model) : o.defaultModel;
@@ -112,5 +107,28 @@ export function createAgentFactory(o: AgentFactoryOptions): AgentFactory {
       prepareRun: (prompts) => thread.prepareRun(prompts),
       onSessionEvent: (event) => thread.emitSession(event),
     };
+  };
+}
+
+/**
+ * Who a thread's calls are for, as the budget gate counts them: the thread, its channel, the
+ * person the run answers; budget notices go to the thread through its host.
+ */
+export function budgetCaller(
+  threadKey: string,
+  platform: string,
+  user: ThreadUser | undefined,
+  host: Pick<ExtensionHost, "post" | "edit" | "react">,
+): BudgetCaller {
+  return {
+    threadKey,
+    platform,
+    channelKey: channelKeyOf(threadKey),
+    ...(user ? { user, userKey: userKeyOf(platform, user.id) } : {}),
+    chat: {
+      post: (text) => host.post(text, { format: "markdown" }),
+      edit: (ref, text) => host.edit(ref, text, { format: "markdown" }),
+      react: (ref, emoji) => host.react(ref, emoji),
+    },
   };
 }

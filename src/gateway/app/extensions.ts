@@ -51,6 +51,10 @@ export interface LoadExtensionsOptions {
   scrubToolOutput?: (text: string) => string;
   /** How sub-agents call their model (default: the provider registry's `streamSimple`). */
   streamFn?: StreamFn;
+  /** How the sub-agents of one thread call their model (the thread's budget counts them); wins over `streamFn`. */
+  streamFor?: (ctx: ExtensionContext) => StreamFn;
+  /** `/usage` and `/budget`; absent when budgets are off. */
+  budgets?: ExtensionFactory;
   /** The configured MCP servers of this process; absent when none are configured. */
   mcp?: McpKit;
   /** `/schedule` (scheduled prompts); absent when schedules are off. */
@@ -61,7 +65,7 @@ export interface LoadExtensionsOptions {
 }
 
 /** The built-ins, in the order their handlers run, before the configured modules. */
-const BUILTIN_ORDER = ["commands", "approval", "tools", "mcp", "sub-agent", "schedules"] as const;
+const BUILTIN_ORDER = ["commands", "approval", "tools", "mcp", "sub-agent", "schedules", "budgets"] as const;
 
 /** Loads the built-ins and the configured modules; never rejects for an extension's fault. */
 export async function loadExtensions(o: LoadExtensionsOptions): Promise<ExtensionRunner> {
@@ -118,13 +122,20 @@ export async function loadExtensions(o: LoadExtensionsOptions): Promise<Extensio
       ...(o.sandbox ? { bash: { runner: o.sandbox.runner } } : {}),
     }),
     mcp: o.mcp?.extension ?? (() => {}),
-    "sub-agent": createSubAgentExtension(o.streamFn ? { streamFn: o.streamFn } : {}),
+    "sub-agent": createSubAgentExtension({
+      ...(o.streamFn ? { streamFn: o.streamFn } : {}),
+      ...(o.streamFor ? { streamFor: o.streamFor } : {}),
+    }),
     schedules: o.schedules ?? (() => {}),
+    budgets: o.budgets ?? (() => {}),
   };
   const entries: ExtensionConfigEntry[] = [
-    ...BUILTIN_ORDER.filter((name) => (name !== "mcp" || o.mcp) && (name !== "schedules" || o.schedules)).map(
-      (builtin) => ({ builtin }),
-    ),
+    ...BUILTIN_ORDER.filter(
+      (name) =>
+        (name !== "mcp" || o.mcp) &&
+        (name !== "schedules" || o.schedules) &&
+        (name !== "budgets" || o.budgets),
+    ).map((builtin) => ({ builtin })),
     ...o.extensions.modules.map((module) => ({ module })),
   ];
   await runner.load(await resolveExtensionEntries(entries, { builtins, baseDir: o.baseDir }));

@@ -27,6 +27,7 @@ import { redisPingProbe } from "../http/readiness.js";
 import { createHttpServer, type GatewayEnv, type GatewayHttpServer } from "../http/server.js";
 import type { Logger } from "../log.js";
 import { accessConfig } from "./access.js";
+import { wireBudgets } from "./budgets/wiring.js";
 import { attachmentIngester, buildChannels } from "./channels.js";
 import { type Gateway, gatewayOf } from "./gateway-process.js";
 import { InboundPipeline } from "./inbound.js";
@@ -51,6 +52,8 @@ export interface GatewayOptions {
   announce?: (line: string) => void;
   /** The clock scheduled prompts fire on (tests drive it by hand). Default: the system clock. */
   scheduleClock?: Clock;
+  /** The clock budget periods and waits are read on (tests drive it by hand). Default: the system clock. */
+  budgetClock?: Clock;
 }
 
 /** Builds a process of `role` from `config` (nothing listens or connects to platforms yet). */
@@ -77,12 +80,24 @@ export async function createGateway(o: GatewayOptions): Promise<Gateway> {
       closers,
       ...(o.scheduleClock ? { clock: o.scheduleClock } : {}),
     });
+    const budgets = await wireBudgets({
+      config,
+      shared,
+      approvals: stores.approvals,
+      isAdmin: (platform, userId) => gate.isAdmin(platform, userId),
+      hasAdmins: (platform) => gate.hasAdmins(platform),
+      metrics,
+      logger,
+      closers,
+      ...(o.budgetClock ? { clock: o.budgetClock } : {}),
+    });
     const tooling = await loadTooling({
       ...common,
       configFile: o.configFile,
       approvals: stores.approvals,
       gate,
       schedules: schedules.extension,
+      budgets,
     });
     const channels = await buildChannels({ ...common, registry: o.channels });
     const attachments = attachmentIngester(config, channels, tooling.sandbox, stores.notices, logger);

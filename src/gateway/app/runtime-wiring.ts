@@ -117,7 +117,7 @@ function runtimeOptions(
       channels: config.channels,
       models: config.models,
       defaultModel: o.defaultModel,
-      stream: calls.stream,
+      streamFor: calls.streamFor,
       systemPrompt: config.agent.systemPrompt ?? DEFAULT_SYSTEM_PROMPT,
       liveAgents,
       logger,
@@ -134,7 +134,8 @@ function runtimeOptions(
     leaseTtlMs: cfg.leaseTtlMs,
     concurrency: cfg.concurrency,
     agentIdleMs: cfg.idleEvictMs,
-    compaction: { settings: { ...config.agent.compaction }, complete: calls.complete },
+    // Compaction's summary goes through the thread's agent's own model calls (budgets count it).
+    compaction: { settings: { ...config.agent.compaction } },
     // The runtime's cap and debounce are per process; take the most generous enabled channel's.
     inboxCap: enabled.length > 0 ? Math.max(...enabled.map((c) => c.inboxCap)) : DEFAULT_INBOX_CAP,
     collectDebounceMs:

@@ -15,6 +15,8 @@ import type { SwitchboardConfig } from "../config/types.js";
 import type { SwitchboardMetrics } from "../http/metrics.js";
 import { type Logger, redactSecrets } from "../log.js";
 import { RedisKeyValueStore } from "../redis-kv.js";
+import { budgetCaller } from "./agent-factory.js";
+import type { BudgetWiring } from "./budgets/wiring.js";
 import { toolIssues } from "./config-check.js";
 import { loadExtensions } from "./extensions.js";
 import { type LlmCalls, llmCalls } from "./llm-calls.js";
@@ -39,6 +41,8 @@ export interface ToolingOptions {
   closers: (() => Promise<unknown>)[];
   /** `/schedule`, when schedules are enabled. */
   schedules?: ExtensionFactory | undefined;
+  /** The budget gate every model call passes and `/usage`, `/budget`; both undefined when budgets are off. */
+  budgets?: BudgetWiring;
 }
 
 export interface Tooling {
@@ -60,7 +64,12 @@ export async function loadTooling(o: ToolingOptions): Promise<Tooling> {
   const sandbox =
     o.role === "gateway" ? undefined : await setUpSandbox(config.tools, config.agent.workspaceDir);
   if (sandbox?.runner.close) closers.push(async () => sandbox.runner.close?.());
-  const calls = llmCalls({ stallTimeoutMs: config.models.stallTimeoutMs, metrics: o.metrics, logger });
+  const calls = llmCalls({
+    stallTimeoutMs: config.models.stallTimeoutMs,
+    metrics: o.metrics,
+    logger,
+    ...(o.budgets?.gate ? { budgets: o.budgets.gate } : {}),
+  });
   const prefix = config.runtime.keyPrefix;
   const mcp = await loadMcp({
     tools: config.tools,
@@ -84,6 +93,12 @@ export async function loadTooling(o: ToolingOptions): Promise<Tooling> {
     ...(sandbox ? { sandbox } : { toolsStatus: TOOLS_RUN_BY_WORKERS }),
     workspaceRoot: config.agent.workspaceDir,
     streamFn: calls.stream,
+    // A sub-agent's calls count against its thread's budget, like the thread's own.
+    streamFor: (ctx) =>
+      calls.streamFor(() =>
+        budgetCaller(ctx.thread.threadKey, ctx.thread.platform, ctx.thread.user, ctx.host),
+      ),
+    ...(o.budgets?.extension ? { budgets: o.budgets.extension } : {}),
     ...(mcp ? { mcp } : {}),
     ...(o.schedules ? { schedules: o.schedules } : {}),
     baseDir: o.configFile ? dirname(o.configFile) : process.cwd(),

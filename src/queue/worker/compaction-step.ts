@@ -10,6 +10,7 @@ import {
   branchBeforeFailure,
   type CompactionSettings,
   type CompactOptions,
+  type CompleteFn,
   compact,
   compactionEntryInput,
   DEFAULT_COMPACTION_SETTINGS,
@@ -18,7 +19,7 @@ import {
   shouldCompact,
 } from "../../agent/session/compaction/index.js";
 import { buildSessionContext } from "../../agent/session/context.js";
-import type { AgentMessage } from "../../agent/types.js";
+import type { AgentMessage, StreamFn } from "../../agent/types.js";
 import type { CompactOutcome } from "../../extensions/types.js";
 import { applyView, withoutFailedTail } from "./compaction-view.js";
 import type { CompactionConfig, HolderEnv } from "./holder-env.js";
@@ -163,7 +164,12 @@ export class ThreadCompactor {
       const options: CompactOptions = { ...((await config.options?.(model)) ?? {}) };
       if (o.instructions !== undefined) options.customInstructions = o.instructions;
       if (o.signal) options.signal = o.signal;
-      const outcome = await compact(preparation, model, options, config.complete ?? complete);
+      const outcome = await compact(
+        preparation,
+        model,
+        options,
+        config.complete ?? completeLike(entry.agent.streamFn),
+      );
       const u = outcome.usage;
       await this.env.store
         .addUsage(threadKey, {
@@ -200,4 +206,13 @@ export class ThreadCompactor {
       return { compacted: false, reason: "the compaction failed (see the logs)" };
     }
   }
+}
+
+/**
+ * The summary request made the way the thread's agent calls its model (its stall timeout, metrics
+ * and budget), else the provider registry's `complete`.
+ */
+function completeLike(streamFn: StreamFn | undefined): CompleteFn {
+  if (!streamFn) return complete;
+  return async (model, context, options) => (await streamFn(model, context, options)).result();
 }

@@ -1,0 +1,298 @@
+/**
+ * The budget gate in front of every model call: before a call it reserves the call's worst case
+ * (the prompt's estimated tokens plus `maxTokens`, priced at the model's rates) against every cap
+ * of who the call is for; a call over a cap is not made, and fails as data (`stopReason: "error"`)
+ * with a message naming the cap, its reset and who can lift it. When the stream ends the gate
+ * settles the reservation to the actual usage and posts the one-time warning of a cap that passed
+ * `warnAt`. Where the platform has admins, a run over a cap first asks them: an admin's ✅ (or
+ * `/approve <id>`) lets that one run go on past the caps.
+ *
+ * Admission: a call is let in while no cap it counts against is reached (spent + live reservations
+ * below the limit); a call refused only because other calls' reservations fill the cap waits for
+ * them to settle, since worst cases are far above what calls really cost. Total spending passes a
+ * cap by at most about one call.
+ */
+import { randomUUID } from "node:crypto";
+import type { Clock } from "../../../agent/clock.js";
+import { errorText } from "../../../agent/errors.js";
+import { failedStream } from "../../../agent/llm/failed-stream.js";
+import type { AssistantMessage, Context, Model, SimpleStreamOptions } from "../../../agent/llm/types.js";
+import { estimateTokens } from "../../../agent/session/compaction/index.js";
+import type { StreamFn } from "../../../agent/types.js";
+import type { ApprovalStore } from "../../../extensions/approval/types.js";
+import type { ThreadUser } from "../../../extensions/types.js";
+import { type BudgetParty, type BudgetPolicy, capsFor, limits } from "../../../queue/budgets/policy.js";
+import type { Amount, BudgetCap, BudgetLedger, CapUsage } from "../../../queue/budgets/types.js";
+import type { Logger } from "../../log.js";
+import { askDecidedText, askText, type CapState, refusalText, shareUsed, warningText } from "./texts.js";
+
+/** Where a thread's budget notices go (the thread host's post, edit and react). */
+export interface BudgetChat {
+  post(text: string): Promise<string>;
+  edit(ref: string, text: string): Promise<void>;
+  react(ref: string, emoji: string): Promise<void>;
+}
+
+/** Who a call is for, and where to tell them. */
+export interface BudgetCaller extends BudgetParty {
+  platform: string;
+  /** The person the run answers (the admin request names them). */
+  user?: ThreadUser;
+  /** Absent: nothing is posted and no admin is asked (the refusal is the call's error alone). */
+  chat?: BudgetChat;
+}
+
+/** What the gate counts for operators (`switchboard_budget_*`). */
+export interface BudgetMetrics {
+  budgetRefused(cap: BudgetCap): void;
+  budgetReserved(cap: BudgetCap, usd: number): void;
+  budgetSettled(cap: BudgetCap, usd: number): void;
+  budgetOverride(): void;
+}
+
+export interface BudgetGateOptions {
+  ledger: BudgetLedger;
+  policy: BudgetPolicy;
+  /** The ledger's zone, for the reset times people read. */
+  timeZone: string;
+  /** Share of a cap at which the one-time warning is posted; 0: never. */
+  warnAt: number;
+  /** The lease of a reservation; also the longest a call waits for other calls' reservations. */
+  reservationTtlMs: number;
+  /** How long a run over a cap waits for an admin; 0: no admin is asked. */
+  approvalTimeoutMs: number;
+  /** Where admin requests live (the tool approvals' store: the same ✅ and `/approve` decide them). */
+  approvals: ApprovalStore | undefined;
+  hasAdmins(platform: string): boolean;
+  clock: Clock;
+  metrics?: BudgetMetrics;
+  logger: Logger;
+}
+
+/** How often a call held back by other calls' reservations looks again. */
+const RESERVED_POLL_MS = 250;
+
+/** The gate (see the file header). */
+export class BudgetGate {
+  /** Runs an admin allowed past the caps, by the run's abort signal. */
+  private readonly allowedRuns = new WeakSet<AbortSignal>();
+
+  constructor(private readonly o: BudgetGateOptions) {}
+
+  /** `call` behind the gate, for the calls of `caller()` (read at each call: a run's asker changes). */
+  wrap(call: StreamFn, caller: () => BudgetCaller): StreamFn {
+    return async (model, context, options) => {
+      const who = caller();
+      const caps = capsFor(this.o.policy, who);
+      const callId = randomUUID();
+      const amount = worstCase(model, context, options);
+      const reservedAt = this.o.clock.now();
+      let admitted: boolean;
+      try {
+        admitted = await this.admit(who, caps, callId, amount, options?.signal);
+      } catch (e) {
+        if (options?.signal?.aborted) return failedStream(model, "The run was stopped.", "aborted");
+        this.o.logger.error({ err: e, threadKey: who.threadKey }, "budget check failed; call not made");
+        return failedStream(
+          model,
+          `Could not check the budget (${errorText(e)}), so the model was not called. Try again in a moment.`,
+        );
+      }
+      if (!admitted) return failedStream(model, await this.refusal(who, caps));
+      let source: Awaited<ReturnType<StreamFn>>;
+      try {
+        source = await call(model, context, options);
+      } catch (e) {
+        await this.o.ledger.release(callId).catch(() => {});
+        throw e;
+      }
+      source.result().then(
+        (m) => this.settle(who, caps, callId, reservedAt, m),
+        () => this.o.ledger.release(callId).catch(() => {}),
+      );
+      return source;
+    };
+  }
+
+  /** Reserves, waiting out other calls' reservations; asks an admin when a cap is reached. */
+  private async admit(
+    who: BudgetCaller,
+    caps: BudgetCap[],
+    callId: string,
+    amount: Amount,
+    signal: AbortSignal | undefined,
+  ): Promise<boolean> {
+    const { ledger, clock } = this.o;
+    const override = signal !== undefined && this.allowedRuns.has(signal);
+    const reserve = (over: boolean) =>
+      ledger.reserve({
+        callId,
+        caps,
+        amount,
+        now: clock.now(),
+        ttlMs: this.o.reservationTtlMs,
+        admit: "under",
+        ...(over ? { override: true } : {}),
+      });
+    const waitUntil = clock.now() + this.o.reservationTtlMs;
+    let outcome = await reserve(override);
+    while (!outcome.ok && heldByReservations(outcome) && clock.now() < waitUntil) {
+      await clock.sleep(RESERVED_POLL_MS, signal);
+      outcome = await reserve(false);
+    }
+    if (outcome.ok) {
+      for (const cap of caps) this.o.metrics?.budgetReserved(cap, amount.usd);
+      return true;
+    }
+    this.o.metrics?.budgetRefused(outcome.cap);
+    if (!(await this.askAdmins(who, stateOf(outcome), signal))) return false;
+    if (signal) this.allowedRuns.add(signal);
+    this.o.metrics?.budgetOverride();
+    const allowed = await reserve(true);
+    return allowed.ok;
+  }
+
+  /** Whether an admin allowed one more run (false at once where nobody can be asked). */
+  private async askAdmins(
+    who: BudgetCaller,
+    state: CapState,
+    signal: AbortSignal | undefined,
+  ): Promise<boolean> {
+    const { approvals, clock } = this.o;
+    const chat = who.chat;
+    if (!approvals || !chat || this.o.approvalTimeoutMs <= 0 || !this.o.hasAdmins(who.platform)) return false;
+    const now = clock.now();
+    const record = await approvals.create({
+      threadKey: who.threadKey,
+      platform: who.platform,
+      toolName: "budget",
+      args: { cap: `${state.cap.scope}:${state.cap.key}:${state.cap.period}` },
+      fingerprint: `budget:${state.cap.scope}:${state.cap.key}:${state.cap.period}:${state.resetsAt}`,
+      ...(who.user ? { requestedBy: who.user } : {}),
+      createdAt: now,
+      expiresAt: now + this.o.approvalTimeoutMs,
+    });
+    const text = askText(state, record.id, who.user?.name ?? who.user?.id, now, this.o.timeZone);
+    const ref = await chat.post(text);
+    await approvals.attachMessage(record.id, ref);
+    for (const emoji of ["✅", "❌"]) await chat.react(ref, emoji).catch(() => {});
+    const settled = await this.awaitDecision(record.id, record.expiresAt, signal);
+    const outcome =
+      settled.status === "approved" || settled.status === "approved_always"
+        ? "approved"
+        : settled.status === "pending"
+          ? "expired"
+          : settled.status;
+    const by = settled.decidedBy?.name ?? settled.decidedBy?.id;
+    await chat.edit(ref, askDecidedText(text, outcome, by)).catch((e: unknown) => {
+      this.o.logger.warn({ err: e, id: record.id }, "could not edit the budget request");
+    });
+    return outcome === "approved";
+  }
+
+  /** The request settled by a decision, the timeout (expired) or the run's stop (cancelled). */
+  private async awaitDecision(id: string, expiresAt: number, signal: AbortSignal | undefined) {
+    const approvals = this.o.approvals as ApprovalStore;
+    const stop = new AbortController();
+    const onAbort = () => stop.abort();
+    signal?.addEventListener("abort", onAbort, { once: true });
+    try {
+      const decided = approvals.waitForDecision(id, stop.signal);
+      const timedOut = this.o.clock.sleep(Math.max(0, expiresAt - this.o.clock.now()), stop.signal);
+      decided.catch(() => {});
+      timedOut.catch(() => {});
+      const first = await Promise.race([decided, timedOut.then(() => undefined)]).catch(() => undefined);
+      if (first) return first;
+      const outcome = signal?.aborted ? "cancelled" : "expired";
+      const out = await approvals.decide(id, { outcome, at: this.o.clock.now() });
+      return out.record ?? { status: outcome, decidedBy: undefined };
+    } finally {
+      signal?.removeEventListener("abort", onAbort);
+      stop.abort();
+    }
+  }
+
+  /** The refusal text of the first reached cap (read again: the reservation answer may be stale). */
+  private async refusal(who: BudgetCaller, caps: BudgetCap[]): Promise<string> {
+    const now = this.o.clock.now();
+    const usage = await this.o.ledger.usage(caps, now).catch(() => [] as CapUsage[]);
+    const reached =
+      usage.find((u) => limits(u.limit) && shareUsed(u.spent, u.limit) >= 1) ??
+      usage.find((u) => limits(u.limit));
+    const hasAdmins = this.o.hasAdmins(who.platform);
+    if (!reached) return "💸 Not run: a budget cap is reached. Your message is kept in the conversation.";
+    return refusalText(reached, now, this.o.timeZone, hasAdmins);
+  }
+
+  /** Settles the call to what it cost, then posts any warning it earned. */
+  private async settle(
+    who: BudgetCaller,
+    caps: BudgetCap[],
+    callId: string,
+    reservedAt: number,
+    m: AssistantMessage,
+  ): Promise<void> {
+    const { ledger, clock } = this.o;
+    const actual = {
+      usd: Math.max(0, m.usage.cost.total || 0),
+      tokens: Math.max(0, m.usage.totalTokens || 0),
+    };
+    try {
+      if (actual.usd === 0 && actual.tokens === 0) {
+        await ledger.release(callId);
+        return;
+      }
+      await ledger.settle({
+        callId,
+        caps,
+        actual,
+        now: clock.now(),
+        reservedAt,
+        model: `${m.provider}/${m.model}`,
+      });
+      for (const cap of caps) this.o.metrics?.budgetSettled(cap, actual.usd);
+      await this.warn(who, caps);
+    } catch (e) {
+      this.o.logger.error(
+        { err: e, threadKey: who.threadKey, callId },
+        "could not settle a model call's spending",
+      );
+    }
+  }
+
+  /** Posts the one-time warning of each cap past `warnAt` and not yet reached, once per period. */
+  private async warn(who: BudgetCaller, caps: BudgetCap[]): Promise<void> {
+    if (this.o.warnAt <= 0 || !who.chat) return;
+    const now = this.o.clock.now();
+    for (const u of await this.o.ledger.usage(caps.filter(limits), now)) {
+      const share = shareUsed(u.spent, u.limit);
+      if (share < this.o.warnAt || share >= 1) continue;
+      const id = `warn:${u.cap.scope}:${u.cap.key}:${u.cap.period}:${u.resetsAt}`;
+      if (!(await this.o.ledger.claimOnce(id, now, u.resetsAt))) continue;
+      await who.chat.post(warningText(u, now, this.o.timeZone)).catch((e: unknown) => {
+        this.o.logger.warn({ err: e, threadKey: who.threadKey }, "could not post a budget warning");
+      });
+    }
+  }
+}
+
+/** Whether a refusal came from other calls' reservations only: the spending itself is below every reached limit. */
+function heldByReservations(
+  o: Extract<Awaited<ReturnType<BudgetLedger["reserve"]>>, { ok: false }>,
+): boolean {
+  return shareUsed(o.spent, o.limit) < 1;
+}
+
+function stateOf(o: Extract<Awaited<ReturnType<BudgetLedger["reserve"]>>, { ok: false }>): CapState {
+  return { cap: o.cap, spent: o.spent, limit: o.limit, resetsAt: o.resetsAt };
+}
+
+/** The most a call can cost: its prompt (estimated) and `maxTokens` of output, at the model's rates. */
+function worstCase(model: Model, context: Context, options?: SimpleStreamOptions): Amount {
+  let input = Math.ceil((context.systemPrompt?.length ?? 0) / 4);
+  for (const m of context.messages) input += estimateTokens(m);
+  if (context.tools) input += Math.ceil(JSON.stringify(context.tools).length / 4);
+  const output = Math.max(0, options?.maxTokens ?? model.maxTokens ?? 0);
+  const usd = (input * model.cost.input + output * model.cost.output) / 1e6;
+  return { usd, tokens: input + output };
+}
