@@ -24,7 +24,7 @@ const BUDGETS = [
 
 beforeAll(async () => {
   world = await World.create({ redis: false, extraYaml: BUDGETS });
-  app = await world.start("all", { channels: ["telegram"], web: true });
+  app = await world.start("all", { channels: ["telegram"], web: true, keepRecentTokens: 1 });
 });
 afterAll(async () => {
   await world?.close();
@@ -125,6 +125,38 @@ describe("budgets on Telegram", () => {
     await c.command("budget");
     const caps = await waitForBot(c, (m) => m.text.startsWith("Budget caps here:"), "the /budget answer");
     expect(caps.text).toContain("60 tokens of 200 tokens");
+  });
+});
+
+describe("what budgets count", () => {
+  it("counts a sub-agent's calls and compaction's summary against the thread, and shows in /metrics", async () => {
+    const c = conversation(world, "telegram");
+    world.llm.enqueue("openai-completions", [
+      {
+        toolCalls: [{ id: "call_b1", name: "spawn_sub_agent", args: { task: "count" } }],
+        usage: { input: 1, output: 1 },
+      },
+      { text: "3", usage: { input: 1, output: 1 } },
+      { text: "The sub-agent counted 3.", usage: { input: 1, output: 1 } },
+    ]);
+    await c.start("count with a sub-agent");
+    await waitForBot(c, (m) => m.text === "The sub-agent counted 3.", "the answer after the sub-agent");
+    world.llm.enqueue("openai-completions", { text: "## Goal\nCount.", usage: { input: 2, output: 2 } });
+    await c.command("compact");
+    await waitForBot(c, (m) => m.text.includes("Compacted the conversation"), "the compaction notice");
+    await until(async () => {
+      await c.command("usage");
+      return c
+        .botMessages()
+        .some((m) => m.text.includes("This thread's daily budget: 10 tokens of 40 tokens"));
+    }, "the three calls of the run and the summary counted against the thread");
+
+    // The refusals of the tests before are counted by the cap that refused them.
+    const metrics = await (await fetch(`${app.url}/metrics`)).text();
+    expect(metrics).toMatch(
+      /switchboard_budget_refusals_total\{[^}]*scope="thread"[^}]*period="day"[^}]*\} [1-9]/,
+    );
+    expect(metrics).toMatch(/switchboard_budget_deployment_spent_usd\{[^}]*period="month"[^}]*\} \d/);
   });
 });
 
