@@ -125,6 +125,23 @@ describe("budgets on Telegram", () => {
     await c.command("budget");
     const caps = await waitForBot(c, (m) => m.text.startsWith("Budget caps here:"), "the /budget answer");
     expect(caps.text).toContain("60 tokens of 200 tokens");
+
+    await c.command("budget", "raise thread day 5");
+    await waitForBot(
+      c,
+      (m) => m.text.startsWith('"5" is no limit: say $5 for money or 500k tokens'),
+      "bad amount",
+    );
+    await c.command("budget", "reset thread day");
+    await waitForBot(c, (m) => m.text.startsWith("Reset this thread's daily budget"), "the reset");
+    await c.command("budget");
+    await until(
+      () =>
+        c
+          .botMessages()
+          .some((m) => m.text.startsWith("Budget caps here:") && m.text.includes("0 tokens of 200 tokens")),
+      "the spending back at zero",
+    );
   });
 });
 

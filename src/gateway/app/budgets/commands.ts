@@ -181,7 +181,9 @@ function parseTarget(words: string[], ctx: ExtensionCommandContext, wantsAmount:
     if (!member || member === "day" || member === "month")
       return "Name the user: me, an @mention or a user id.";
     const id =
-      member.toLowerCase() === "me" ? ctx.user.id : member.replace(/^<@!?([^>]+)>$/, "$1").replace(/^@/, "");
+      member.toLowerCase() === "me"
+        ? ctx.user.id
+        : member.replace(/^<@!?([^>|]+)(?:\|[^>]*)?>$/, "$1").replace(/^@/, "");
     key = userKeyOf(ctx.thread.platform, id);
     rest = rest.slice(1);
   } else {

@@ -262,9 +262,10 @@ export class BudgetGate {
 
   /** Posts the one-time warning of each cap past `warnAt` and not yet reached, once per period. */
   private async warn(who: BudgetCaller, caps: BudgetCap[]): Promise<void> {
-    if (this.o.warnAt <= 0 || !who.chat) return;
+    const limited = caps.filter(limits);
+    if (this.o.warnAt <= 0 || !who.chat || limited.length === 0) return;
     const now = this.o.clock.now();
-    for (const u of await this.o.ledger.usage(caps.filter(limits), now)) {
+    for (const u of await this.o.ledger.usage(limited, now)) {
       const share = shareUsed(u.spent, u.limit);
       if (share < this.o.warnAt || share >= 1) continue;
       const id = `warn:${u.cap.scope}:${u.cap.key}:${u.cap.period}:${u.resetsAt}`;
