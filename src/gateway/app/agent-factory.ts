@@ -118,7 +118,7 @@ export function budgetCaller(
   threadKey: string,
   platform: string,
   user: ThreadUser | undefined,
-  host: Pick<ExtensionHost, "post" | "edit" | "react">,
+  host: Pick<ExtensionHost, "post" | "edit" | "react" | "durableMessage">,
 ): BudgetCaller {
   return {
     threadKey,
@@ -127,8 +127,15 @@ export function budgetCaller(
     ...(user ? { user, userKey: userKeyOf(platform, user.id) } : {}),
     chat: {
       post: (text) => host.post(text, { format: "markdown" }),
-      edit: (ref, text) => host.edit(ref, text, { format: "markdown" }),
       react: (ref, emoji) => host.react(ref, emoji),
+      async postRequest(id, text, ifStopped) {
+        // Journaled like a tool approval's request (`approval:<id>`): a worker that dies waiting
+        // leaves it ending as `ifStopped`, and the next holder closes the request itself.
+        const durable = host.durableMessage?.(`approval:${id}`);
+        if (durable) return { ref: await durable.post(text, ifStopped), finish: (t) => durable.finish(t) };
+        const ref = await host.post(text, { format: "markdown" });
+        return { ref, finish: (t) => host.edit(ref, t, { format: "markdown" }) };
+      },
     },
   };
 }

@@ -100,10 +100,12 @@ function setUp(s: Setup) {
         posts.push(text);
         return `m${posts.length}`;
       },
-      edit: async (ref, text) => {
-        edits.set(ref, text);
-      },
       react: async () => {},
+      postRequest: async (_id, text) => {
+        posts.push(text);
+        const ref = `m${posts.length}`;
+        return { ref, finish: async (t) => void edits.set(ref, t) };
+      },
     },
   };
   return { clock, ledger, approvals, gate, caller, posts, edits, refused };

@@ -29,8 +29,17 @@ import { askDecidedText, askText, type CapState, refusalText, shareUsed, warning
 /** Where a thread's budget notices go (the thread host's post, edit and react). */
 export interface BudgetChat {
   post(text: string): Promise<string>;
-  edit(ref: string, text: string): Promise<void>;
   react(ref: string, emoji: string): Promise<void>;
+  /**
+   * Posts the admin request `id` as a message that ends as `ifStopped` should this worker die
+   * waiting (the render journal finishes it; where there is none it is posted plainly), and
+   * resolves with its reference and how to give it its final text.
+   */
+  postRequest(
+    id: string,
+    text: string,
+    ifStopped: string,
+  ): Promise<{ ref: string; finish(text: string): Promise<void> }>;
 }
 
 /** Who a call is for, and where to tell them. */
@@ -173,7 +182,8 @@ export class BudgetGate {
       expiresAt: now + this.o.approvalTimeoutMs,
     });
     const text = askText(state, record.id, who.user?.name ?? who.user?.id, now, this.o.timeZone);
-    const ref = await chat.post(text);
+    const posted = await chat.postRequest(record.id, text, askDecidedText(text, "cancelled"));
+    const ref = posted.ref;
     await approvals.attachMessage(record.id, ref);
     for (const emoji of ["✅", "❌"]) await chat.react(ref, emoji).catch(() => {});
     const settled = await this.awaitDecision(record.id, record.expiresAt, signal);
@@ -184,7 +194,7 @@ export class BudgetGate {
           ? "expired"
           : settled.status;
     const by = settled.decidedBy?.name ?? settled.decidedBy?.id;
-    await chat.edit(ref, askDecidedText(text, outcome, by)).catch((e: unknown) => {
+    await posted.finish(askDecidedText(text, outcome, by)).catch((e: unknown) => {
       this.o.logger.warn({ err: e, id: record.id }, "could not edit the budget request");
     });
     return outcome === "approved";

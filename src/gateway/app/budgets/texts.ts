@@ -135,6 +135,6 @@ export function askDecidedText(
         ? `❌ Refused${by ? ` by ${by}` : ""}.`
         : outcome === "expired"
           ? "⌛ No admin answered in time; not run."
-          : "Cancelled.";
+          : "⏹️ Cancelled: the run stopped before an admin decided; not run.";
   return `${head}\n${tail}`;
 }
