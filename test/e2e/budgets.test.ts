@@ -8,8 +8,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Gateway } from "../../src/gateway/app/index.js";
-import { WebClient } from "../adapters/web/client.js";
 import { type Conversation, conversation, waitForBot } from "./support/drivers.js";
+import { openWebConversation } from "./support/web-chat.js";
 import { until, World } from "./support/world.js";
 
 let world: World;
@@ -179,39 +179,25 @@ describe("what budgets count", () => {
 
 describe("budgets in the web chat", () => {
   it("asks its owner at the cap, and `/approve <id>` lets the message run", async () => {
-    const web = app.web;
-    if (!web || !app.webUrl) throw new Error("the web chat did not start");
-    const client = await WebClient.open(await web.signInLink(app.webUrl));
-    const api = <T>(path: string, body?: unknown): Promise<T> =>
-      client.call<T>(body === undefined ? "GET" : "POST", path, body);
-    const bot = async (id: string) =>
-      (
-        await api<{ messages: { from: { isBot: boolean }; text: string }[] }>(
-          `api/conversations/${id}/messages`,
-        )
-      ).messages
-        .filter((m) => m.from.isBot)
-        .map((m) => m.text);
-    const { conversation: conv } = await api<{ conversation: { id: string } }>("api/conversations", {});
-    const say = (text: string) => api(`api/conversations/${conv.id}/messages`, { text });
+    const web = await openWebConversation(app);
     for (const text of ["one", "two", "three"]) {
-      await say(text);
+      await web.say(text);
       await until(
-        async () => (await bot(conv.id)).includes(`alpha answers: ${text}`),
+        async () => (await web.botTexts()).includes(`alpha answers: ${text}`),
         `the answer to ${text}`,
       );
     }
-    await say("four");
+    await web.say("four");
     const request = await until(
-      async () => (await bot(conv.id)).find((t) => isAsk(t)),
+      async () => (await web.botTexts()).find((t) => isAsk(t)),
       "the request in the web chat",
     );
     expect(request).toContain("45 tokens of 40 tokens");
     const id = /`\/approve ([a-z2-9]{6})`/.exec(request)?.[1];
     if (!id) throw new Error(`no request id in ${request}`);
-    await say(`/approve ${id}`);
+    await web.say(`/approve ${id}`);
     await until(
-      async () => (await bot(conv.id)).includes("alpha answers: four"),
+      async () => (await web.botTexts()).includes("alpha answers: four"),
       "the answer /approve allowed",
     );
   });

@@ -7,9 +7,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Gateway } from "../../src/gateway/app/index.js";
-import { WebClient } from "../adapters/web/client.js";
 import { ManualClock } from "../support/manual-clock.js";
 import { conversation, waitForBot } from "./support/drivers.js";
+import { openWebConversation } from "./support/web-chat.js";
 import { until, World } from "./support/world.js";
 
 let world: World;
@@ -148,25 +148,15 @@ describe("a scheduled answer the platform refused", () => {
 
 describe("/schedule in the web chat", () => {
   it("answers `/schedule in 1m …` at the minute in the same conversation", async () => {
-    const web = app.web;
-    if (!web || !app.webUrl) throw new Error("the web chat did not start");
-    const client = await WebClient.open(await web.signInLink(app.webUrl));
-    const api = <T>(path: string, body?: unknown): Promise<T> =>
-      client.call<T>(body === undefined ? "GET" : "POST", path, body);
-    const bot = async (id: string) =>
-      (
-        await api<{ messages: { from: { isBot: boolean }; text: string }[] }>(
-          `api/conversations/${id}/messages`,
-        )
-      ).messages
-        .filter((m) => m.from.isBot)
-        .map((m) => m.text);
-    const { conversation: conv } = await api<{ conversation: { id: string } }>("api/conversations", {});
-    await api(`api/conversations/${conv.id}/messages`, { text: "/schedule in 1m water the plants" });
-    await until(async () => (await bot(conv.id)).some((t) => t.includes("⏰ Scheduled")), "the confirmation");
+    const web = await openWebConversation(app);
+    await web.say("/schedule in 1m water the plants");
+    await until(
+      async () => (await web.botTexts()).some((t) => t.includes("⏰ Scheduled")),
+      "the confirmation",
+    );
     await clock.advance(60_000);
     await until(
-      async () => (await bot(conv.id)).includes("alpha answers: water the plants"),
+      async () => (await web.botTexts()).includes("alpha answers: water the plants"),
       "the scheduled answer in the web chat",
     );
   });

@@ -118,6 +118,13 @@ async function call(fn: StreamFn, signal?: AbortSignal): Promise<AssistantMessag
 
 const tokensCap = (tokens: number): BudgetPolicy => ({ limits: { user: { day: { tokens } } }, members: [] });
 
+/** Another call's reservation filling the user's 1000-token day (`tokensCap(1000)`); its caps. */
+async function fillWithReservation(ledger: MemoryBudgetLedger, now: number, callId: string, ttlMs: number) {
+  const caps = [{ scope: "user" as const, key: "telegram:42", period: "day" as const, tokens: 1000 }];
+  await ledger.reserve({ callId, caps, amount: { usd: 0, tokens: 1000 }, now, ttlMs });
+  return caps;
+}
+
 describe("BudgetGate", () => {
   it("makes a call under the caps and settles it to what it cost", async () => {
     const { gate, caller, ledger, clock } = setUp({ policy: tokensCap(1000) });
@@ -153,15 +160,8 @@ describe("BudgetGate", () => {
 
   it("waits out other calls' reservations instead of refusing while the spending is under the cap", async () => {
     const { gate, caller, ledger, clock } = setUp({ policy: tokensCap(1000) });
-    const caps = [{ scope: "user" as const, key: "telegram:42", period: "day" as const, tokens: 1000 }];
     // Another worker's call reserved its worst case: the cap is full of reservations, spent is 0.
-    await ledger.reserve({
-      callId: "other",
-      caps,
-      amount: { usd: 0, tokens: 1000 },
-      now: clock.now(),
-      ttlMs: 60_000,
-    });
+    const caps = await fillWithReservation(ledger, clock.now(), "other", 60_000);
     const model = fakeModel(100);
     const pending = call(gate.wrap(model.fn, () => caller));
     await clock.sleeping(250);
@@ -174,14 +174,7 @@ describe("BudgetGate", () => {
 
   it("lets a call in once a dead worker's reservation runs out of its lease", async () => {
     const { gate, caller, ledger, clock } = setUp({ policy: tokensCap(1000) });
-    const caps = [{ scope: "user" as const, key: "telegram:42", period: "day" as const, tokens: 1000 }];
-    await ledger.reserve({
-      callId: "dead",
-      caps,
-      amount: { usd: 0, tokens: 1000 },
-      now: clock.now(),
-      ttlMs: 30_000,
-    });
+    const caps = await fillWithReservation(ledger, clock.now(), "dead", 30_000);
     const model = fakeModel(100);
     const start = clock.now();
     const pending = call(gate.wrap(model.fn, () => caller));
