@@ -189,6 +189,39 @@ describe("BudgetGate", () => {
     expect(u?.reserved.tokens).toBe(0);
   });
 
+  it("waits out the lease of a reservation made after it began waiting (its worker died)", async () => {
+    const { gate, caller, ledger, clock } = setUp({ policy: tokensCap(1000) });
+    const caps = [{ scope: "user" as const, key: "telegram:42", period: "day" as const, tokens: 1000 }];
+    await ledger.reserve({
+      callId: "live",
+      caps,
+      amount: { usd: 0, tokens: 1000 },
+      now: clock.now(),
+      ttlMs: 60_000,
+    });
+    const model = fakeModel(100);
+    const start = clock.now();
+    const pending = call(gate.wrap(model.fn, () => caller));
+    const done = pending.then(() => "done" as const);
+    await clock.sleeping(250);
+    await clock.advance(5_000);
+    // The live call ends; another worker's call reserves and its worker dies: its lease ends at
+    // start + 5 s + 60 s, after the first lease of waiting.
+    await ledger.settle({ callId: "live", caps, actual: { usd: 0, tokens: 100 }, now: clock.now() });
+    await ledger.reserve({
+      callId: "dead",
+      caps,
+      amount: { usd: 0, tokens: 900 },
+      now: clock.now(),
+      ttlMs: 60_000,
+    });
+    while ((await Promise.race([clock.sleeping(250).then(() => "polling" as const), done])) === "polling")
+      await clock.advance(250);
+    expect((await pending).stopReason).toBe("stop");
+    expect(clock.now() - start).toBeGreaterThanOrEqual(65_000);
+    expect(model.calls).toHaveLength(1);
+  });
+
   it("warns once per cap and period past 80 %, and again in the next period", async () => {
     const { gate, caller, clock, posts } = setUp({ policy: tokensCap(1000) });
     const wrapped = gate.wrap(fakeModel(300).fn, () => caller);

@@ -66,7 +66,10 @@ export interface BudgetGateOptions {
   timeZone: string;
   /** Share of a cap at which the one-time warning is posted; 0: never. */
   warnAt: number;
-  /** The lease of a reservation; also the longest a call waits for other calls' reservations. */
+  /**
+   * The lease of a reservation; also how long a call waits for other calls' reservations after it
+   * last saw them change.
+   */
   reservationTtlMs: number;
   /** How long a run over a cap waits for an admin; 0: no admin is asked. */
   approvalTimeoutMs: number;
@@ -143,11 +146,20 @@ export class BudgetGate {
         admit: "under",
         ...(over ? { override: true } : {}),
       });
-    const waitUntil = clock.now() + this.o.reservationTtlMs;
+    // Every reservation that holds the call back ends within a lease of when it was made, so the
+    // call waits until a lease after it last saw them change (one made after the call began
+    // waiting, by a worker that then died, still runs out before the call gives up).
+    let waitUntil = clock.now() + this.o.reservationTtlMs;
     let outcome = await reserve(override);
+    let seen = holdOf(outcome);
     while (!outcome.ok && heldByReservations(outcome) && clock.now() < waitUntil) {
       await clock.sleep(RESERVED_POLL_MS, signal);
       outcome = await reserve(false);
+      const hold = holdOf(outcome);
+      if (hold !== seen) {
+        seen = hold;
+        waitUntil = clock.now() + this.o.reservationTtlMs;
+      }
     }
     if (outcome.ok) {
       for (const cap of caps) this.o.metrics?.budgetReserved(cap, amount.usd);
@@ -285,6 +297,13 @@ export class BudgetGate {
       });
     }
   }
+}
+
+/** What holds a refused call back (the cap, its spent and live reserved sums), to see it change. */
+function holdOf(o: Awaited<ReturnType<BudgetLedger["reserve"]>>): string {
+  if (o.ok) return "";
+  const { cap, spent, reserved } = o;
+  return `${cap.scope}:${cap.key}:${cap.period} ${spent.usd}/${spent.tokens} ${reserved.usd}/${reserved.tokens}`;
 }
 
 /** Whether a refusal came from other calls' reservations only: the spending itself is below every reached limit. */
