@@ -118,6 +118,13 @@ async function call(fn: StreamFn, signal?: AbortSignal): Promise<AssistantMessag
 
 const tokensCap = (tokens: number): BudgetPolicy => ({ limits: { user: { day: { tokens } } }, members: [] });
 
+/** Moves time a poll (250 ms) at a time, each once the gate waits again, until `pending` ends. */
+async function pollUntilSettled(clock: ManualClock, pending: Promise<unknown>): Promise<void> {
+  const done = pending.then(() => "done" as const);
+  while ((await Promise.race([clock.sleeping(250).then(() => "polling" as const), done])) === "polling")
+    await clock.advance(250);
+}
+
 /** Another call's reservation filling the user's 1000-token day (`tokensCap(1000)`); its caps. */
 async function fillWithReservation(ledger: MemoryBudgetLedger, now: number, callId: string, ttlMs: number) {
   const caps = [{ scope: "user" as const, key: "telegram:42", period: "day" as const, tokens: 1000 }];
@@ -178,10 +185,7 @@ describe("BudgetGate", () => {
     const model = fakeModel(100);
     const start = clock.now();
     const pending = call(gate.wrap(model.fn, () => caller));
-    const done = pending.then(() => "done" as const);
-    // Time moves a poll at a time, each once the gate waits again, until the call is made.
-    while ((await Promise.race([clock.sleeping(250).then(() => "polling" as const), done])) === "polling")
-      await clock.advance(250);
+    await pollUntilSettled(clock, pending);
     expect((await pending).stopReason).toBe("stop");
     expect(clock.now() - start).toBeGreaterThanOrEqual(30_000);
     expect(clock.now() - start).toBeLessThanOrEqual(30_250);
@@ -191,18 +195,10 @@ describe("BudgetGate", () => {
 
   it("waits out the lease of a reservation made after it began waiting (its worker died)", async () => {
     const { gate, caller, ledger, clock } = setUp({ policy: tokensCap(1000) });
-    const caps = [{ scope: "user" as const, key: "telegram:42", period: "day" as const, tokens: 1000 }];
-    await ledger.reserve({
-      callId: "live",
-      caps,
-      amount: { usd: 0, tokens: 1000 },
-      now: clock.now(),
-      ttlMs: 60_000,
-    });
+    const caps = await fillWithReservation(ledger, clock.now(), "live", 60_000);
     const model = fakeModel(100);
     const start = clock.now();
     const pending = call(gate.wrap(model.fn, () => caller));
-    const done = pending.then(() => "done" as const);
     await clock.sleeping(250);
     await clock.advance(5_000);
     // The live call ends; another worker's call reserves and its worker dies: its lease ends at
@@ -215,8 +211,7 @@ describe("BudgetGate", () => {
       now: clock.now(),
       ttlMs: 60_000,
     });
-    while ((await Promise.race([clock.sleeping(250).then(() => "polling" as const), done])) === "polling")
-      await clock.advance(250);
+    await pollUntilSettled(clock, pending);
     expect((await pending).stopReason).toBe("stop");
     expect(clock.now() - start).toBeGreaterThanOrEqual(65_000);
     expect(model.calls).toHaveLength(1);
