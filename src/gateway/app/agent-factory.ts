@@ -61,6 +61,13 @@ export function createAgentFactory(o: AgentFactoryOptions): AgentFactory {
       if (!latest) return undefined;
       return latest.name ? { id: latest.id, name: latest.name } : { id: latest.id };
     };
+    // Whose budget a call counts against: the run's asker, kept after the run so that the summary
+    // compaction makes then counts against the same person.
+    let lastAsker: ThreadUser | undefined;
+    const budgetUser = (): ThreadUser | undefined => {
+      lastAsker = runUser() ?? lastAsker;
+      return lastAsker;
+    };
     const host = new ThreadHost(o.hostDeps, {
       threadKey: ctx.threadKey,
       platform,
@@ -68,7 +75,7 @@ export function createAgentFactory(o: AgentFactoryOptions): AgentFactory {
       ...(ctx.appendEntry ? { appendEntry: ctx.appendEntry } : {}),
       ...(ctx.renderLog ? { renderLog: ctx.renderLog } : {}),
     });
-    const caller = (): BudgetCaller => budgetCaller(ctx.threadKey, platform, runUser(), host);
+    const caller = (): BudgetCaller => budgetCaller(ctx.threadKey, platform, budgetUser(), host);
     const streamFn = withSetUpInstructions(o.streamFor(caller));
     const tools = o.channels[platform].tools;
     const thread = o.runner.bind(host, tools ? { activeTools: tools } : {});

@@ -8,8 +8,12 @@ import { Obj, StringEnum } from "../../adapters/config-schema.js";
 /** A limit in money, tokens or both (checked in budgets.ts: at least one). */
 function limitProperties() {
   return {
-    usd: Type.Optional(Type.Number({ minimum: 0, description: "Most US dollars in the period." })),
-    tokens: Type.Optional(Type.Integer({ minimum: 0, description: "Most tokens in the period." })),
+    usd: Type.Optional(
+      Type.Number({ minimum: 0, maximum: 1e9, description: "Most US dollars in the period." }),
+    ),
+    tokens: Type.Optional(
+      Type.Integer({ minimum: 0, maximum: 1e15, description: "Most tokens in the period." }),
+    ),
   };
 }
 

@@ -58,6 +58,8 @@ function fakeModel(tokens = 100, usd = 0.01) {
 
 interface Setup {
   policy: BudgetPolicy;
+  /** Settles that fail before the ledger takes one (a Redis failover). */
+  failingSettles?: number;
   admins?: boolean;
   timeZone?: string;
   start?: number;
@@ -67,6 +69,12 @@ function setUp(s: Setup) {
   const clock = new ManualClock(s.start ?? Date.UTC(2026, 11, 3, 10, 0));
   const timeZone = s.timeZone ?? "UTC";
   const ledger = new MemoryBudgetLedger({ timeZone });
+  let failing = s.failingSettles ?? 0;
+  const settle = ledger.settle.bind(ledger);
+  ledger.settle = async (r) => {
+    if (failing-- > 0) throw new Error("Connection is closed.");
+    return settle(r);
+  };
   const approvals = new MemoryApprovalStore();
   const posts: string[] = [];
   const edits = new Map<string, string>();
@@ -282,5 +290,78 @@ describe("BudgetGate", () => {
     expect(m.errorMessage).toContain("Not run: your daily budget is used up");
     expect(edits.get("m2")).toContain("No admin answered in time");
     expect(model.calls).toHaveLength(3);
+  });
+
+  it("lets an admin's ✅ cover the asker's calls of that run only, not other people's follow-ups", async () => {
+    const { gate, caller, clock, approvals } = setUp({
+      policy: { limits: { channel: { day: { tokens: 100 } } }, members: [] },
+      admins: true,
+    });
+    const model = fakeModel(100);
+    let who = caller;
+    const wrapped = gate.wrap(model.fn, () => who);
+    await call(wrapped);
+    await clock.advance(0);
+    const run = new AbortController();
+    const allowed = call(wrapped, run.signal);
+    await clock.sleeping(30_000);
+    const [request] = await approvals.pendingIn(caller.threadKey);
+    if (!request) throw new Error("no request");
+    await approvals.decide(request.id, {
+      outcome: "approved",
+      by: { id: "7", name: "ada" },
+      at: clock.now(),
+    });
+    expect((await allowed).stopReason).toBe("stop");
+    // Bob's follow-up is taken by the same run: it is asked for anew, and refused without an answer.
+    who = { ...caller, userKey: "telegram:43", user: { id: "43", name: "bob" } };
+    const bobs = call(wrapped, run.signal);
+    await clock.sleeping(30_000);
+    expect(await approvals.pendingIn(caller.threadKey)).toHaveLength(1);
+    await clock.advance(30_000);
+    expect((await bobs).errorMessage).toContain("this channel's daily budget is used up");
+  });
+
+  it("does not ask the admins for a run that was stopped, and ends the call as stopped", async () => {
+    const { gate, caller, clock, approvals, posts } = setUp({ policy: tokensCap(100), admins: true });
+    const wrapped = gate.wrap(fakeModel(100).fn, () => caller);
+    await call(wrapped);
+    await clock.advance(0);
+    const run = new AbortController();
+    run.abort();
+    const m = await call(wrapped, run.signal);
+    expect(m.stopReason).toBe("aborted");
+    expect(posts).toEqual([]);
+    expect(await approvals.pendingIn(caller.threadKey)).toHaveLength(0);
+  });
+
+  it("counts a call that waited past midnight in the day it was let in", async () => {
+    const { gate, caller, ledger, clock } = setUp({
+      policy: tokensCap(1000),
+      start: Date.UTC(2026, 11, 3, 23, 59, 59),
+    });
+    const caps = await fillWithReservation(ledger, clock.now(), "other", 60_000);
+    const pending = call(gate.wrap(fakeModel(100).fn, () => caller));
+    await clock.sleeping(250);
+    await clock.advance(2_000);
+    await ledger.settle({ callId: "other", caps, actual: { usd: 0, tokens: 10 }, now: clock.now() });
+    await pollUntilSettled(clock, pending);
+    await clock.advance(0);
+    const rows = await ledger.exportUsage(Date.UTC(2026, 11, 3), Date.UTC(2026, 11, 5));
+    const users = rows.filter((r) => r.scope === "user" && r.model === "alpha/one");
+    expect(users.map((r) => [r.day, r.tokens])).toEqual([["2026-12-04", 100]]);
+  });
+
+  it("settles again after a failed settle, so no spend is lost to a passing outage", async () => {
+    const { gate, caller, ledger, clock } = setUp({ policy: tokensCap(1000), failingSettles: 2 });
+    await call(gate.wrap(fakeModel(100).fn, () => caller));
+    await clock.advance(0);
+    await clock.advance(1_000);
+    await clock.advance(4_000);
+    const [u] = await ledger.usage(
+      [{ scope: "user", key: "telegram:42", period: "day", tokens: 1000 }],
+      clock.now(),
+    );
+    expect(u?.spent.tokens).toBe(100);
   });
 });

@@ -7,7 +7,6 @@
  */
 
 import type { Clock } from "../../../agent/clock.js";
-import { errorText } from "../../../agent/errors.js";
 import type { ExtensionCommandContext, ExtensionFactory } from "../../../extensions/types.js";
 import { periodWindow } from "../../../queue/budgets/periods.js";
 import {
@@ -71,7 +70,7 @@ export function createBudgetCommands(o: BudgetCommandsOptions): ExtensionFactory
           await ctx.reply(await usageText(ctx));
         } catch (e) {
           ctx.logger.warn({ err: e }, "/usage failed");
-          await ctx.reply(`Could not read the usage: ${errorText(e)}`);
+          await ctx.reply("Could not read the usage just now; try again in a moment.");
         }
       },
     });
@@ -89,12 +88,14 @@ export function createBudgetCommands(o: BudgetCommandsOptions): ExtensionFactory
             return await ctx.reply(
               `Only admins of ${ctx.thread.platform} can change budgets (channels.${ctx.thread.platform}.admins); nothing changed.`,
             );
-          const parsed = parseTarget(words.slice(1), ctx, verb === "raise");
+          const parsed = parseTarget(words.slice(1), ctx, verb === "raise", o.policy);
           if (typeof parsed === "string") return await ctx.reply(`${parsed}\n${BUDGET_USAGE}`);
           await ctx.reply(verb === "raise" ? await raise(parsed) : await reset(parsed));
         } catch (e) {
           ctx.logger.warn({ err: e }, "/budget failed");
-          await ctx.reply(`Could not change the budget: ${errorText(e)}`);
+          await ctx.reply(
+            "Could not change the budget just now; it may not have changed. Try again in a moment.",
+          );
         }
       },
     });
@@ -129,10 +130,10 @@ export function createBudgetCommands(o: BudgetCommandsOptions): ExtensionFactory
 
   async function capsText(ctx: ExtensionCommandContext): Promise<string> {
     const now = o.clock.now();
-    const caps = capsFor(o.policy, partyOf(ctx)).filter(limits);
-    if (caps.length === 0)
+    // The ledger's limits: the config's and an admin's `/budget raise` for this period.
+    const usage = (await o.ledger.usage(capsFor(o.policy, partyOf(ctx)), now)).filter((u) => limits(u.limit));
+    if (usage.length === 0)
       return "No budget caps apply here: spending is counted (/usage) but not limited. Operators set caps under budgets: in the config.";
-    const usage = await o.ledger.usage(caps, now);
     return ["Budget caps here:", ...usage.map((u) => capLine(u, now, o.timeZone))].join("\n");
   }
 
@@ -169,9 +170,17 @@ interface Target {
 }
 
 const SCOPES = new Set<BudgetScope>(["user", "channel", "thread", "deployment"]);
+/** The largest limits `/budget raise` sets (the ledgers count in whole micro-dollars and tokens). */
+const MAX_USD = 1_000_000_000;
+const MAX_TOKENS = 1e15;
 
 /** `<scope> [member] <period> [amount…]` → a target, or what is wrong with it. */
-function parseTarget(words: string[], ctx: ExtensionCommandContext, wantsAmount: boolean): Target | string {
+function parseTarget(
+  words: string[],
+  ctx: ExtensionCommandContext,
+  wantsAmount: boolean,
+  policy: BudgetPolicy,
+): Target | string {
   const scope = words[0]?.toLowerCase() as BudgetScope | undefined;
   if (!scope || !SCOPES.has(scope)) return `Name a scope: user, channel, thread or deployment.`;
   let rest = words.slice(1);
@@ -180,11 +189,15 @@ function parseTarget(words: string[], ctx: ExtensionCommandContext, wantsAmount:
     const member = rest[0];
     if (!member || member === "day" || member === "month")
       return "Name the user: me, an @mention or a user id.";
+    const platform = ctx.thread.platform;
     const id =
       member.toLowerCase() === "me"
         ? ctx.user.id
-        : member.replace(/^<@!?([^>|]+)(?:\|[^>]*)?>$/, "$1").replace(/^@/, "");
-    key = userKeyOf(ctx.thread.platform, id);
+        : member.replace(/^<@!?([^>|]+)(?:\|[^>]*)?>$/, "$1").replace(new RegExp(`^${platform}:`), "");
+    // A Telegram @username is not an id: the bot cannot look one up from a command.
+    if (id.startsWith("@"))
+      return `Name the user by their ${platform} user id (as channels.${platform}.admins lists them), not ${id}.`;
+    key = userKeyOf(platform, id);
     rest = rest.slice(1);
   } else {
     const party = partyOf(ctx);
@@ -192,6 +205,9 @@ function parseTarget(words: string[], ctx: ExtensionCommandContext, wantsAmount:
   }
   const period = rest[0]?.toLowerCase();
   if (period !== "day" && period !== "month") return "Name the period: day or month.";
+  // Threads are counted only where the config caps them: a raise elsewhere would bind nothing.
+  if (scope === "thread" && !limitOf(policy, "thread", key, period))
+    return `This thread has no ${period} cap to change: the config sets no budgets.thread.${period}.`;
   if (!wantsAmount) return rest.length > 1 ? "reset takes no amount." : { scope, key, period, amount: {} };
   const amount = parseAmount(rest.slice(1).join(" "));
   return typeof amount === "string" ? amount : { scope, key, period, amount };
@@ -201,11 +217,18 @@ function parseTarget(words: string[], ctx: ExtensionCommandContext, wantsAmount:
 function parseAmount(text: string): { usd: number } | { tokens: number } | string {
   const t = text.trim().toLowerCase();
   const usd = /^\$\s*(\d+(?:\.\d+)?)$|^(\d+(?:\.\d+)?)\s*(?:usd|\$|dollars?)$/.exec(t);
-  if (usd) return { usd: Number(usd[1] ?? usd[2]) };
+  if (usd) {
+    const n = Number(usd[1] ?? usd[2]);
+    return n <= MAX_USD
+      ? { usd: n }
+      : "At most $1,000,000,000 can be set here; set larger limits in the config, or none.";
+  }
   const tokens = /^(\d+(?:\.\d+)?)\s*([km]?)\s*(?:tokens?)?$/.exec(t);
   if (tokens && (tokens[2] || /tokens?$/.test(t))) {
     const n = Number(tokens[1]) * (tokens[2] === "k" ? 1e3 : tokens[2] === "m" ? 1e6 : 1);
-    return { tokens: Math.round(n) };
+    return n <= MAX_TOKENS
+      ? { tokens: Math.round(n) }
+      : "At most 1000000000M tokens can be set here; set larger limits in the config, or none.";
   }
   return t === ""
     ? "Name the new limit: $5 for money, 500k tokens for tokens."

@@ -14,7 +14,6 @@
  */
 import { randomUUID } from "node:crypto";
 import type { Clock } from "../../../agent/clock.js";
-import { errorText } from "../../../agent/errors.js";
 import { failedStream } from "../../../agent/llm/failed-stream.js";
 import type { AssistantMessage, Context, Model, SimpleStreamOptions } from "../../../agent/llm/types.js";
 import { estimateTokens } from "../../../agent/session/compaction/index.js";
@@ -83,11 +82,16 @@ export interface BudgetGateOptions {
 
 /** How often a call held back by other calls' reservations looks again. */
 const RESERVED_POLL_MS = 250;
+/** Waits before each retry of a settle the ledger failed (about a minute in all). */
+const SETTLE_RETRIES_MS = [1000, 4000, 15_000, 40_000];
 
 /** The gate (see the file header). */
 export class BudgetGate {
-  /** Runs an admin allowed past the caps, by the run's abort signal. */
-  private readonly allowedRuns = new WeakSet<AbortSignal>();
+  /**
+   * Runs an admin allowed past the caps, by the run's abort signal, with whose calls the approval
+   * covers (the asker it was given for: a run also takes other people's follow-ups).
+   */
+  private readonly allowedRuns = new WeakMap<AbortSignal, string | undefined>();
 
   constructor(private readonly o: BudgetGateOptions) {}
 
@@ -98,19 +102,24 @@ export class BudgetGate {
       const caps = capsFor(this.o.policy, who);
       const callId = randomUUID();
       const amount = worstCase(model, context, options);
-      const reservedAt = this.o.clock.now();
-      let admitted: boolean;
+      let reservedAt: number | undefined;
       try {
-        admitted = await this.admit(who, caps, callId, amount, options?.signal);
+        reservedAt = await this.admit(who, caps, callId, amount, options?.signal);
       } catch (e) {
         if (options?.signal?.aborted) return failedStream(model, "The run was stopped.", "aborted");
+        // The detail (hosts, ports, API errors) goes to the log, not into the chat.
         this.o.logger.error({ err: e, threadKey: who.threadKey }, "budget check failed; call not made");
         return failedStream(
           model,
-          `Could not check the budget (${errorText(e)}), so the model was not called. Try again in a moment.`,
+          "Could not check the budget, so the model was not called. Try again in a moment; if it keeps happening, an operator finds the cause in the log.",
         );
       }
-      if (!admitted) return failedStream(model, await this.refusal(who, caps));
+      if (options?.signal?.aborted) {
+        if (reservedAt !== undefined) await this.o.ledger.release(callId).catch(() => {});
+        return failedStream(model, "The run was stopped.", "aborted");
+      }
+      if (reservedAt === undefined) return failedStream(model, await this.refusal(who, caps));
+      const at = reservedAt;
       let source: Awaited<ReturnType<StreamFn>>;
       try {
         source = await call(model, context, options);
@@ -119,23 +128,27 @@ export class BudgetGate {
         throw e;
       }
       source.result().then(
-        (m) => this.settle(who, caps, callId, reservedAt, m),
+        (m) => this.settle(who, caps, callId, at, m),
         () => this.o.ledger.release(callId).catch(() => {}),
       );
       return source;
     };
   }
 
-  /** Reserves, waiting out other calls' reservations; asks an admin when a cap is reached. */
+  /**
+   * Reserves, waiting out other calls' reservations; asks an admin when a cap is reached. Resolves
+   * with when the reservation was made (the call's day and month), undefined when it was refused.
+   */
   private async admit(
     who: BudgetCaller,
     caps: BudgetCap[],
     callId: string,
     amount: Amount,
     signal: AbortSignal | undefined,
-  ): Promise<boolean> {
+  ): Promise<number | undefined> {
     const { ledger, clock } = this.o;
-    const override = signal !== undefined && this.allowedRuns.has(signal);
+    const override =
+      signal !== undefined && this.allowedRuns.has(signal) && this.allowedRuns.get(signal) === who.userKey;
     const reserve = (over: boolean) =>
       ledger.reserve({
         callId,
@@ -161,16 +174,17 @@ export class BudgetGate {
         waitUntil = clock.now() + this.o.reservationTtlMs;
       }
     }
-    if (outcome.ok) {
-      for (const cap of caps) this.o.metrics?.budgetReserved(cap, amount.usd);
-      return true;
+    if (!outcome.ok && !signal?.aborted && (await this.askAdmins(who, stateOf(outcome), signal))) {
+      if (signal) this.allowedRuns.set(signal, who.userKey);
+      this.o.metrics?.budgetOverride();
+      outcome = await reserve(true);
     }
-    this.o.metrics?.budgetRefused(outcome.cap);
-    if (!(await this.askAdmins(who, stateOf(outcome), signal))) return false;
-    if (signal) this.allowedRuns.add(signal);
-    this.o.metrics?.budgetOverride();
-    const allowed = await reserve(true);
-    return allowed.ok;
+    if (!outcome.ok) {
+      this.o.metrics?.budgetRefused(outcome.cap);
+      return undefined;
+    }
+    for (const cap of caps) this.o.metrics?.budgetReserved(cap, amount.usd);
+    return clock.now();
   }
 
   /** Whether an admin allowed one more run (false at once where nobody can be asked). */
@@ -181,7 +195,9 @@ export class BudgetGate {
   ): Promise<boolean> {
     const { approvals, clock } = this.o;
     const chat = who.chat;
-    if (!approvals || !chat || this.o.approvalTimeoutMs <= 0 || !this.o.hasAdmins(who.platform)) return false;
+    // Without a run's signal (a summary after the run) nobody could stop the wait: refuse at once.
+    if (!approvals || !chat || !signal || this.o.approvalTimeoutMs <= 0 || !this.o.hasAdmins(who.platform))
+      return false;
     const now = clock.now();
     const record = await approvals.create({
       threadKey: who.threadKey,
@@ -194,9 +210,16 @@ export class BudgetGate {
       expiresAt: now + this.o.approvalTimeoutMs,
     });
     const text = askText(state, record.id, who.user?.name ?? who.user?.id, now, this.o.timeZone);
-    const posted = await chat.postRequest(record.id, text, askDecidedText(text, "cancelled"));
+    let posted: Awaited<ReturnType<BudgetChat["postRequest"]>>;
+    try {
+      posted = await chat.postRequest(record.id, text, askDecidedText(text, "cancelled"));
+      await approvals.attachMessage(record.id, posted.ref);
+    } catch (e) {
+      // Nobody can decide a request that was not shown: close it, so no reaction acts on it later.
+      await approvals.decide(record.id, { outcome: "cancelled", at: clock.now() }).catch(() => {});
+      throw e;
+    }
     const ref = posted.ref;
-    await approvals.attachMessage(record.id, ref);
     for (const emoji of ["✅", "❌"]) await chat.react(ref, emoji).catch(() => {});
     const settled = await this.awaitDecision(record.id, record.expiresAt, signal);
     const outcome =
@@ -217,7 +240,8 @@ export class BudgetGate {
     const approvals = this.o.approvals as ApprovalStore;
     const stop = new AbortController();
     const onAbort = () => stop.abort();
-    signal?.addEventListener("abort", onAbort, { once: true });
+    if (signal?.aborted) stop.abort();
+    else signal?.addEventListener("abort", onAbort, { once: true });
     try {
       const decided = approvals.waitForDecision(id, stop.signal);
       const timedOut = this.o.clock.sleep(Math.max(0, expiresAt - this.o.clock.now()), stop.signal);
@@ -259,12 +283,12 @@ export class BudgetGate {
       usd: Math.max(0, m.usage.cost.total || 0),
       tokens: Math.max(0, m.usage.totalTokens || 0),
     };
-    try {
-      if (actual.usd === 0 && actual.tokens === 0) {
-        await ledger.release(callId);
-        return;
-      }
-      await ledger.settle({
+    if (actual.usd === 0 && actual.tokens === 0) {
+      await ledger.release(callId).catch(() => {});
+      return;
+    }
+    const settle = () =>
+      ledger.settle({
         callId,
         caps,
         actual,
@@ -272,22 +296,38 @@ export class BudgetGate {
         reservedAt,
         model: `${m.provider}/${m.model}`,
       });
-      for (const cap of caps) this.o.metrics?.budgetSettled(cap, actual.usd);
-      await this.warn(who, caps);
-    } catch (e) {
-      this.o.logger.error(
-        { err: e, threadKey: who.threadKey, callId },
-        "could not settle a model call's spending",
-      );
+    // Spend is never dropped for a passing outage (a failover): the settle is idempotent by call
+    // id, so it is tried again for a while; its periods are the ones it was reserved in.
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await settle();
+        break;
+      } catch (e) {
+        if (attempt >= SETTLE_RETRIES_MS.length) {
+          this.o.logger.error(
+            { err: e, threadKey: who.threadKey, callId, actual },
+            "could not settle a model call's spending",
+          );
+          return;
+        }
+        await clock.sleep(SETTLE_RETRIES_MS[attempt] ?? 0).catch(() => {});
+      }
     }
+    for (const cap of caps) this.o.metrics?.budgetSettled(cap, actual.usd);
+    await this.warn(who, caps).catch((e: unknown) => {
+      this.o.logger.warn({ err: e, threadKey: who.threadKey }, "could not check for a budget warning");
+    });
   }
 
-  /** Posts the one-time warning of each cap past `warnAt` and not yet reached, once per period. */
+  /**
+   * Posts the one-time warning of each cap past `warnAt` and not yet reached, once per period. The
+   * limits are the ledger's (an admin's `/budget raise` included), so every cap is read.
+   */
   private async warn(who: BudgetCaller, caps: BudgetCap[]): Promise<void> {
-    const limited = caps.filter(limits);
-    if (this.o.warnAt <= 0 || !who.chat || limited.length === 0) return;
+    if (this.o.warnAt <= 0 || !who.chat) return;
     const now = this.o.clock.now();
-    for (const u of await this.o.ledger.usage(limited, now)) {
+    for (const u of await this.o.ledger.usage(caps, now)) {
+      if (!limits(u.limit)) continue;
       const share = shareUsed(u.spent, u.limit);
       if (share < this.o.warnAt || share >= 1) continue;
       const id = `warn:${u.cap.scope}:${u.cap.key}:${u.cap.period}:${u.resetsAt}`;
