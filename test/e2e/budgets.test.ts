@@ -135,7 +135,11 @@ describe("budgets on Telegram", () => {
     await c.command("budget", "raise user @bob day $5");
     await waitForBot(c, (m) => m.text.startsWith("Name the user by their telegram user id"), "no @username");
     await c.command("budget", "raise channel day $5000000000");
-    await waitForBot(c, (m) => m.text.startsWith("At most $1,000,000,000 can be set here"), "the largest limit");
+    await waitForBot(
+      c,
+      (m) => m.text.startsWith("At most $1,000,000,000 can be set here"),
+      "the largest limit",
+    );
     await c.command("budget", "reset thread day");
     await waitForBot(c, (m) => m.text.startsWith("Reset this thread's daily budget"), "the reset");
     await c.command("budget");
