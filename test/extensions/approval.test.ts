@@ -426,6 +426,22 @@ describe("approval requests a dead worker left", () => {
     expect(s.tool.ran).toEqual([]);
   });
 
+  it("a request made after the thread's agent was built (a budget request) is left alone", async () => {
+    const s = await setup();
+    const record = await s.store.create({
+      threadKey: s.worker.host.thread.threadKey,
+      platform: s.worker.host.thread.platform,
+      toolName: "budget",
+      args: {},
+      fingerprint: "budget:fresh",
+      createdAt: s.clock.now() + 1,
+      expiresAt: s.clock.now() + TEN_MIN,
+    });
+    await s.worker.thread.emitSession({ type: "session_start", sessionId: "again" });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect((await s.store.get(record.id))?.status).toBe("pending");
+  });
+
   it("a request the process's own run waits on is left alone", async () => {
     const s = await setup();
     const running = s.worker.run("clean up");

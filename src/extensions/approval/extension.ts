@@ -93,10 +93,11 @@ export function createApprovalExtension(options: ApprovalExtensionOptions): Exte
     // one a stopped worker left.
     api.on("session_start", (_event, ctx) => {
       const threadKey = ctx.thread.threadKey;
+      const startedAt = clock.now();
       // After an earlier start's closing of the same thread, so no request is settled twice.
       const before = closing.get(threadKey) ?? Promise.resolve();
       const done = before
-        .then(() => closeLeftRequests(ctx))
+        .then(() => closeLeftRequests(ctx, startedAt))
         .finally(() => {
           if (closing.get(threadKey) === done) closing.delete(threadKey);
         });
@@ -263,11 +264,13 @@ export function createApprovalExtension(options: ApprovalExtensionOptions): Exte
    * for a stopped worker, finding it by its key when its id was never recorded); a host without a
    * journal edits it here when its id is known.
    */
-  async function closeLeftRequests(ctx: ExtensionContext): Promise<void> {
+  async function closeLeftRequests(ctx: ExtensionContext, startedAt: number): Promise<void> {
     try {
       const journaled = ctx.host.durableMessage?.(`${JOURNAL_PREFIX}probe`) !== undefined;
       for (const record of await store.pendingIn(ctx.thread.threadKey)) {
-        if (waiting.has(record.id)) continue;
+        // A request made after this agent was built is this tenure's own (a budget request does
+        // not wait for this closing as a tool call's does), not one a dead worker left.
+        if (waiting.has(record.id) || record.createdAt > startedAt) continue;
         const settled = await settleAs(record, "cancelled");
         if (settled.messageRef && !journaled)
           await ctx.host.edit(settled.messageRef, decidedText(settled), { format: "markdown" });
