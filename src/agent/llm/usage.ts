@@ -24,6 +24,11 @@ export function calculateCost(model: Pick<Model, "cost">, usage: Usage): Usage["
 }
 
 /** An empty assistant message for `model`, the starting point of every provider's partial. */
+/** A cost as people read it: `$2.00`; amounts under a cent keep four decimals (`$0.0042`). */
+export function formatUsd(usd: number): string {
+  return usd > 0 && usd < 0.01 ? `$${usd.toFixed(4)}` : `$${usd.toFixed(2)}`;
+}
+
 export function createAssistantMessage(model: {
   api: Api;
   provider: Provider;

@@ -3,15 +3,12 @@
  * `/tools` (the thread's tools, by where they come from) and `/help` (every enabled command, each
  * said once).
  */
+import { formatUsd } from "../../agent/llm/usage.js";
 import type { ExtensionAPI, ExtensionCommandContext, ExtensionContext } from "../types.js";
 import { atChannelTopLevel, inAThread } from "./channel-top.js";
 import type { CommandGuard } from "./guard.js";
 
 const n = (value: number) => value.toLocaleString("en-US");
-
-function money(cost: number): string {
-  return cost < 0.01 && cost > 0 ? `$${cost.toFixed(4)}` : `$${cost.toFixed(2)}`;
-}
 
 /**
  * `/status` at a channel's top level: the defaults new threads there start with (set by `/model`
@@ -94,7 +91,7 @@ export function registerInfoCommands(
         modelLine,
         `Thinking: ${level}`,
         contextLine,
-        `Thread usage: ${n(u.input)} in · ${n(u.output)} out${cache} · ${money(u.cost)}`,
+        `Thread usage: ${n(u.input)} in · ${n(u.output)} out${cache} · ${formatUsd(u.cost)}`,
         `Queue mode: ${status.queueMode}${status.inboxDepth > 0 ? ` · ${status.inboxDepth} waiting` : ""}`,
         `Run: ${status.running ? "active" : "idle"}`,
         ...statusLines(),

@@ -133,6 +133,19 @@ async function pollUntilSettled(clock: ManualClock, pending: Promise<unknown>): 
     await clock.advance(250);
 }
 
+/** The admin ada approves the thread's one pending request. */
+async function approveAsAda(approvals: MemoryApprovalStore, threadKey: string, at: number): Promise<void> {
+  const [request] = await approvals.pendingIn(threadKey);
+  if (!request) throw new Error("no request");
+  await approvals.decide(request.id, { outcome: "approved", by: { id: "7", name: "ada" }, at });
+}
+
+/** The user's day as the ledger reports it (the 1000-token cap of `tokensCap(1000)`). */
+async function userDay(ledger: MemoryBudgetLedger, now: number) {
+  const [u] = await ledger.usage([{ scope: "user", key: "telegram:42", period: "day", tokens: 1000 }], now);
+  return u;
+}
+
 /** Another call's reservation filling the user's 1000-token day (`tokensCap(1000)`); its caps. */
 async function fillWithReservation(ledger: MemoryBudgetLedger, now: number, callId: string, ttlMs: number) {
   const caps = [{ scope: "user" as const, key: "telegram:42", period: "day" as const, tokens: 1000 }];
@@ -147,10 +160,7 @@ describe("BudgetGate", () => {
     const m = await call(gate.wrap(model.fn, () => caller));
     expect(m.stopReason).toBe("stop");
     await clock.advance(0);
-    const [u] = await ledger.usage(
-      [{ scope: "user", key: "telegram:42", period: "day", tokens: 1000 }],
-      clock.now(),
-    );
+    const u = await userDay(ledger, clock.now());
     expect(u?.spent).toEqual({ usd: 0.01, tokens: 100 });
     expect(u?.reserved).toEqual({ usd: 0, tokens: 0 });
   });
@@ -270,13 +280,7 @@ describe("BudgetGate", () => {
     expect(posts.at(-1)).toContain(
       "Their daily budget is used up (asked by alice): 100 tokens of 100 tokens",
     );
-    const [request] = await approvals.pendingIn(caller.threadKey);
-    if (!request) throw new Error("no request");
-    await approvals.decide(request.id, {
-      outcome: "approved",
-      by: { id: "7", name: "ada" },
-      at: clock.now(),
-    });
+    await approveAsAda(approvals, caller.threadKey, clock.now());
     expect((await pending).stopReason).toBe("stop");
     expect(edits.get("m1")).toContain("✅ One more run allowed by ada.");
     // The same run goes on past the cap without asking again…
@@ -305,13 +309,7 @@ describe("BudgetGate", () => {
     const run = new AbortController();
     const allowed = call(wrapped, run.signal);
     await clock.sleeping(30_000);
-    const [request] = await approvals.pendingIn(caller.threadKey);
-    if (!request) throw new Error("no request");
-    await approvals.decide(request.id, {
-      outcome: "approved",
-      by: { id: "7", name: "ada" },
-      at: clock.now(),
-    });
+    await approveAsAda(approvals, caller.threadKey, clock.now());
     expect((await allowed).stopReason).toBe("stop");
     // Bob's follow-up is taken by the same run: it is asked for anew, and refused without an answer.
     who = { ...caller, userKey: "telegram:43", user: { id: "43", name: "bob" } };
@@ -358,10 +356,7 @@ describe("BudgetGate", () => {
     await clock.advance(0);
     await clock.advance(1_000);
     await clock.advance(4_000);
-    const [u] = await ledger.usage(
-      [{ scope: "user", key: "telegram:42", period: "day", tokens: 1000 }],
-      clock.now(),
-    );
+    const u = await userDay(ledger, clock.now());
     expect(u?.spent.tokens).toBe(100);
   });
 });

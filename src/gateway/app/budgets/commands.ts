@@ -7,6 +7,7 @@
  */
 
 import type { Clock } from "../../../agent/clock.js";
+import { formatUsd } from "../../../agent/llm/usage.js";
 import type { ExtensionCommandContext, ExtensionFactory } from "../../../extensions/types.js";
 import { periodWindow } from "../../../queue/budgets/periods.js";
 import {
@@ -26,7 +27,7 @@ import type {
   BudgetScope,
   CapUsage,
 } from "../../../queue/budgets/types.js";
-import { capName, money, resetsAt, spentOf, tokenCount } from "./texts.js";
+import { capName, resetsAt, spentOf, tokenCount } from "./texts.js";
 
 export interface BudgetCommandsOptions {
   ledger: BudgetLedger;
@@ -55,8 +56,8 @@ function capLine(u: CapUsage, now: number, timeZone: string, asker: "you" | "the
   const name = capName(u.cap, asker);
   const spent = limits(u.limit)
     ? spentOf(u.spent, u.limit)
-    : `${money(u.spent.usd)}, ${tokenCount(u.spent.tokens)} (no cap)`;
-  const reserved = u.reserved.usd > 0 ? `, ${money(u.reserved.usd)} in calls under way` : "";
+    : `${formatUsd(u.spent.usd)}, ${tokenCount(u.spent.tokens)} (no cap)`;
+  const reserved = u.reserved.usd > 0 ? `, ${formatUsd(u.reserved.usd)} in calls under way` : "";
   return `• ${name[0]?.toUpperCase()}${name.slice(1)}: ${spent}${reserved}; resets ${resetsAt(u.resetsAt, now, timeZone)}`;
 }
 
@@ -121,7 +122,7 @@ export function createBudgetCommands(o: BudgetCommandsOptions): ExtensionFactory
         .sort((a, b) => b[1].usd - a[1].usd)
         .map(
           ([model, m]) =>
-            `${model || "unknown"} ${money(m.usd)} (${m.calls} call${m.calls === 1 ? "" : "s"})`,
+            `${model || "unknown"} ${formatUsd(m.usd)} (${m.calls} call${m.calls === 1 ? "" : "s"})`,
         );
       lines.push(`Your calls this month by model: ${parts.join(" · ")}`);
     } else lines.push("You have made no model calls this month.");
@@ -236,5 +237,5 @@ function parseAmount(text: string): { usd: number } | { tokens: number } | strin
 }
 
 function amountText(a: { usd?: number; tokens?: number }): string {
-  return a.usd !== undefined ? money(a.usd) : tokenCount(a.tokens ?? 0);
+  return a.usd !== undefined ? formatUsd(a.usd) : tokenCount(a.tokens ?? 0);
 }

@@ -21,7 +21,7 @@ import type { StreamFn } from "../../../agent/types.js";
 import type { ApprovalStore } from "../../../extensions/approval/types.js";
 import type { ThreadUser } from "../../../extensions/types.js";
 import { type BudgetParty, type BudgetPolicy, capsFor, limits } from "../../../queue/budgets/policy.js";
-import type { Amount, BudgetCap, BudgetLedger, CapUsage } from "../../../queue/budgets/types.js";
+import type { Amount, BudgetCap, BudgetLedger, ReserveOutcome } from "../../../queue/budgets/types.js";
 import type { Logger } from "../../log.js";
 import { askDecidedText, askText, type CapState, refusalText, shareUsed, warningText } from "./texts.js";
 
@@ -102,9 +102,9 @@ export class BudgetGate {
       const caps = capsFor(this.o.policy, who);
       const callId = randomUUID();
       const amount = worstCase(model, context, options);
-      let reservedAt: number | undefined;
+      let admitted: Admission;
       try {
-        reservedAt = await this.admit(who, caps, callId, amount, options?.signal);
+        admitted = await this.admit(who, caps, callId, amount, options?.signal);
       } catch (e) {
         if (options?.signal?.aborted) return failedStream(model, "The run was stopped.", "aborted");
         // The detail (hosts, ports, API errors) goes to the log, not into the chat.
@@ -115,11 +115,17 @@ export class BudgetGate {
         );
       }
       if (options?.signal?.aborted) {
-        if (reservedAt !== undefined) await this.o.ledger.release(callId).catch(() => {});
+        if (admitted.ok) await this.o.ledger.release(callId).catch(() => {});
         return failedStream(model, "The run was stopped.", "aborted");
       }
-      if (reservedAt === undefined) return failedStream(model, await this.refusal(who, caps));
-      const at = reservedAt;
+      if (!admitted.ok) {
+        const { timeZone } = this.o;
+        return failedStream(
+          model,
+          refusalText(admitted, this.o.clock.now(), timeZone, this.o.hasAdmins(who.platform)),
+        );
+      }
+      const at = admitted.at;
       let source: Awaited<ReturnType<StreamFn>>;
       try {
         source = await call(model, context, options);
@@ -137,7 +143,8 @@ export class BudgetGate {
 
   /**
    * Reserves, waiting out other calls' reservations; asks an admin when a cap is reached. Resolves
-   * with when the reservation was made (the call's day and month), undefined when it was refused.
+   * with when the reservation was made (the call's day and month), or the refusal: the cap reached,
+   * as it stood when the call was refused.
    */
   private async admit(
     who: BudgetCaller,
@@ -145,7 +152,7 @@ export class BudgetGate {
     callId: string,
     amount: Amount,
     signal: AbortSignal | undefined,
-  ): Promise<number | undefined> {
+  ): Promise<Admission> {
     const { ledger, clock } = this.o;
     const override =
       signal !== undefined && this.allowedRuns.has(signal) && this.allowedRuns.get(signal) === who.userKey;
@@ -174,17 +181,18 @@ export class BudgetGate {
         waitUntil = clock.now() + this.o.reservationTtlMs;
       }
     }
-    if (!outcome.ok && !signal?.aborted && (await this.askAdmins(who, stateOf(outcome), signal))) {
+    const refused = outcome.ok ? undefined : outcome;
+    if (refused && !signal?.aborted && (await this.askAdmins(who, refused, signal))) {
       if (signal) this.allowedRuns.set(signal, who.userKey);
       this.o.metrics?.budgetOverride();
       outcome = await reserve(true);
     }
     if (!outcome.ok) {
       this.o.metrics?.budgetRefused(outcome.cap);
-      return undefined;
+      return refused ?? outcome;
     }
     for (const cap of caps) this.o.metrics?.budgetReserved(cap, amount.usd);
-    return clock.now();
+    return { ok: true, at: clock.now() };
   }
 
   /** Whether an admin allowed one more run (false at once where nobody can be asked). */
@@ -258,18 +266,6 @@ export class BudgetGate {
     }
   }
 
-  /** The refusal text of the first reached cap (read again: the reservation answer may be stale). */
-  private async refusal(who: BudgetCaller, caps: BudgetCap[]): Promise<string> {
-    const now = this.o.clock.now();
-    const usage = await this.o.ledger.usage(caps, now).catch(() => [] as CapUsage[]);
-    const reached =
-      usage.find((u) => limits(u.limit) && shareUsed(u.spent, u.limit) >= 1) ??
-      usage.find((u) => limits(u.limit));
-    const hasAdmins = this.o.hasAdmins(who.platform);
-    if (!reached) return "💸 Not run: a budget cap is reached. Your message is kept in the conversation.";
-    return refusalText(reached, now, this.o.timeZone, hasAdmins);
-  }
-
   /** Settles the call to what it cost, then posts any warning it earned. */
   private async settle(
     who: BudgetCaller,
@@ -339,22 +335,22 @@ export class BudgetGate {
   }
 }
 
+/** A reserve the ledger refused: the cap reached, its spending, limit and reset. */
+type Refusal = Extract<ReserveOutcome, { ok: false }>;
+
+/** What `admit` came to: let in at `at`, or refused. */
+type Admission = { ok: true; at: number } | Refusal;
+
 /** What holds a refused call back (the cap, its spent and live reserved sums), to see it change. */
-function holdOf(o: Awaited<ReturnType<BudgetLedger["reserve"]>>): string {
+function holdOf(o: ReserveOutcome): string {
   if (o.ok) return "";
   const { cap, spent, reserved } = o;
   return `${cap.scope}:${cap.key}:${cap.period} ${spent.usd}/${spent.tokens} ${reserved.usd}/${reserved.tokens}`;
 }
 
 /** Whether a refusal came from other calls' reservations only: the spending itself is below every reached limit. */
-function heldByReservations(
-  o: Extract<Awaited<ReturnType<BudgetLedger["reserve"]>>, { ok: false }>,
-): boolean {
+function heldByReservations(o: Refusal): boolean {
   return shareUsed(o.spent, o.limit) < 1;
-}
-
-function stateOf(o: Extract<Awaited<ReturnType<BudgetLedger["reserve"]>>, { ok: false }>): CapState {
-  return { cap: o.cap, spent: o.spent, limit: o.limit, resetsAt: o.resetsAt };
 }
 
 /** The most a call can cost: its prompt (estimated) and `maxTokens` of output, at the model's rates. */

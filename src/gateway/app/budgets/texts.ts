@@ -3,6 +3,7 @@
  * message of a call over a cap and the admin's request to allow one more run. Short on purpose
  * (chat lines, and the refusal is also the failed call's error message).
  */
+import { formatUsd } from "../../../agent/llm/usage.js";
 import { formatInstant } from "../../../extensions/schedules/index.js";
 import type {
   Amount,
@@ -11,11 +12,6 @@ import type {
   BudgetPeriod,
   BudgetScope,
 } from "../../../queue/budgets/types.js";
-
-/** `$2.00`; amounts under a cent keep four decimals (`$0.0042`). */
-export function money(usd: number): string {
-  return usd > 0 && usd < 0.01 ? `$${usd.toFixed(4)}` : `$${usd.toFixed(2)}`;
-}
 
 /** `950 tokens`, `12.5k tokens`, `1.2M tokens`. */
 export function tokenCount(n: number): string {
@@ -44,9 +40,9 @@ export function capName(cap: Pick<BudgetCap, "scope" | "period">, asker: "you" |
 /** "$1.62 of $2.00" on the dimensions `limit` limits (both joined by "and"). */
 export function spentOf(spent: Amount, limit: BudgetLimit): string {
   const parts: string[] = [];
-  if (limit.usd !== undefined) parts.push(`${money(spent.usd)} of ${money(limit.usd)}`);
+  if (limit.usd !== undefined) parts.push(`${formatUsd(spent.usd)} of ${formatUsd(limit.usd)}`);
   if (limit.tokens !== undefined) parts.push(`${tokenCount(spent.tokens)} of ${tokenCount(limit.tokens)}`);
-  return parts.length > 0 ? parts.join(" and ") : money(spent.usd);
+  return parts.length > 0 ? parts.join(" and ") : formatUsd(spent.usd);
 }
 
 /** The highest share of its limit `spent` has reached (0 when nothing is limited). */

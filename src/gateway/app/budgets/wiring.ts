@@ -6,7 +6,7 @@
 import { type Clock, systemClock } from "../../../agent/clock.js";
 import type { ApprovalStore } from "../../../extensions/approval/types.js";
 import type { ExtensionFactory } from "../../../extensions/types.js";
-import type { BudgetPolicy } from "../../../queue/budgets/policy.js";
+import { type BudgetPolicy, capsFor } from "../../../queue/budgets/policy.js";
 import type { BudgetLedger } from "../../../queue/budgets/types.js";
 import type { BudgetsConfig, SwitchboardConfig } from "../../config/types.js";
 import { createBudgetMetrics } from "../../http/budget-metrics.js";
@@ -55,12 +55,10 @@ export async function wireBudgets(o: {
   o.closers.push(() => ledger.close());
   const clock = o.clock ?? systemClock;
   const policy = budgetPolicy(cfg);
-  const deploymentCaps = (["day", "month"] as const).map((period) => ({
-    scope: "deployment" as const,
-    key: "",
-    period,
-    ...(policy.limits.deployment?.[period] ?? {}),
-  }));
+  // The deployment's caps (day and month) as every call counts against them, for the gauges.
+  const deploymentCaps = capsFor(policy, { threadKey: "", channelKey: "" }).filter(
+    (c) => c.scope === "deployment",
+  );
   const gate = new BudgetGate({
     ledger,
     policy,
